@@ -1,0 +1,1 @@
+//! caldera: judges the output of code-analysis tools against ground truth.
