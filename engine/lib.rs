@@ -1,1 +1,13 @@
-//! caldera: judges the output of code-analysis tools against ground truth.
+//! caldera: judges the output of code-analysis tools against ground truth, with
+//! heuristics and with LLMs. A judge is YAML data; this crate is the one engine that
+//! interprets it.
+//!
+//! The path of a run, module by module: `load` reads a suite (YAML + inputs) into a
+//! validated plan, reporting problems as `diag::Diagnostic`s; `evidence` computes each
+//! judge's named values over the run context (`doc::Doc` documents); `verdict` scores
+//! them; `report` writes the run result.
+
+pub mod diag;
+pub mod doc;
+pub mod load;
+pub mod spec;

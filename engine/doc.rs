@@ -1,0 +1,504 @@
+//! `Doc`: the one in-memory form of every JSON document a run reads.
+//!
+//! Why not `serde_json::Value`? A run joins results to ground truth (`repos`), hands the
+//! same documents to JSONPath selectors and to minijinja expressions, and keeps evidence
+//! records that point into them. With `serde_json::Value` each of those would be a deep
+//! copy. `Doc` shares its arrays, maps and strings through `Arc`, so a clone is a pointer
+//! copy, and it implements both `jsonpath_rust::Queryable` (selectors run on it
+//! directly) and a lazy `minijinja` object view (expressions read it without converting
+//! the whole tree).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+
+/// An ordered JSON object whose keys keep document order.
+pub type DocMap = IndexMap<Arc<str>, Doc>;
+
+/// A JSON value with shared, immutable containers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Doc {
+    /// JSON `null` (also what a missing value reads as).
+    #[default]
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A number that fits an `i64`.
+    Int(i64),
+    /// Any other number.
+    Float(f64),
+    /// A string.
+    Str(Arc<str>),
+    /// An array.
+    Array(Arc<Vec<Doc>>),
+    /// An object, keys in document order.
+    Object(Arc<DocMap>),
+}
+
+impl Doc {
+    /// Builds an object from key/value pairs (keys kept in the given order).
+    pub fn object<K: Into<Arc<str>>>(pairs: impl IntoIterator<Item = (K, Doc)>) -> Doc {
+        Doc::Object(Arc::new(
+            pairs.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+        ))
+    }
+
+    /// The member `key` of an object, `None` for anything else.
+    pub fn field(&self, key: &str) -> Option<&Doc> {
+        match self {
+            Doc::Object(map) => map.get(key),
+            _ => None,
+        }
+    }
+
+    /// Follows a dotted path (`metadata.repo_id`); numeric segments index arrays.
+    pub fn dotted(&self, path: &str) -> Option<&Doc> {
+        path.split('.').try_fold(self, |cur, seg| match cur {
+            Doc::Object(map) => map.get(seg),
+            Doc::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        })
+    }
+
+    /// The string, for `Str`.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Doc::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether this is `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Doc::Null)
+    }
+
+    /// The name of the JSON type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Doc::Null => "null",
+            Doc::Bool(_) => "boolean",
+            Doc::Int(_) | Doc::Float(_) => "number",
+            Doc::Str(_) => "string",
+            Doc::Array(_) => "array",
+            Doc::Object(_) => "object",
+        }
+    }
+
+    /// A value for minijinja: scalars convert, containers are wrapped lazily.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Doc::Null => Value::from(()),
+            Doc::Bool(b) => Value::from(*b),
+            Doc::Int(i) => Value::from(*i),
+            Doc::Float(f) => Value::from(*f),
+            Doc::Str(s) => Value::from(s.clone()),
+            Doc::Array(items) => Value::from_object(DocSeq(items.clone())),
+            Doc::Object(map) => Value::from_object(DocObj(map.clone())),
+        }
+    }
+
+    /// Converts a minijinja value back. Wrapped documents are unwrapped without copying;
+    /// anything else is walked. `undefined` becomes `null`.
+    pub fn from_value(value: &Value) -> Doc {
+        if let Some(seq) = value.downcast_object_ref::<DocSeq>() {
+            return Doc::Array(seq.0.clone());
+        }
+        if let Some(obj) = value.downcast_object_ref::<DocObj>() {
+            return Doc::Object(obj.0.clone());
+        }
+        match value.kind() {
+            ValueKind::Undefined | ValueKind::None => Doc::Null,
+            ValueKind::Bool => Doc::Bool(value.is_true()),
+            ValueKind::Number => {
+                if value.is_integer() {
+                    match value.as_i64() {
+                        Some(i) => Doc::Int(i),
+                        None => f64::try_from(value.clone()).map_or(Doc::Null, Doc::Float),
+                    }
+                } else {
+                    f64::try_from(value.clone()).map_or(Doc::Null, Doc::Float)
+                }
+            }
+            ValueKind::String => Doc::Str(Arc::from(value.as_str().unwrap_or_default())),
+            ValueKind::Map => {
+                let mut map = DocMap::new();
+                if let Ok(keys) = value.try_iter() {
+                    for key in keys {
+                        let item = value.get_item(&key).unwrap_or_default();
+                        let name: Arc<str> = match key.as_str() {
+                            Some(s) => Arc::from(s),
+                            None => Arc::from(key.to_string()),
+                        };
+                        map.insert(name, Doc::from_value(&item));
+                    }
+                }
+                Doc::Object(Arc::new(map))
+            }
+            ValueKind::Seq | ValueKind::Iterable => Doc::Array(Arc::new(
+                value
+                    .try_iter()
+                    .map(|it| it.map(|v| Doc::from_value(&v)).collect())
+                    .unwrap_or_default(),
+            )),
+            ValueKind::Bytes | ValueKind::Plain | ValueKind::Invalid => {
+                Doc::Str(Arc::from(value.to_string()))
+            }
+            _ => Doc::Str(Arc::from(value.to_string())),
+        }
+    }
+
+    /// Converts from `serde_json::Value` (used for small values built in code).
+    pub fn from_json(value: &serde_json::Value) -> Doc {
+        match value {
+            serde_json::Value::Null => Doc::Null,
+            serde_json::Value::Bool(b) => Doc::Bool(*b),
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) => Doc::Int(i),
+                None => Doc::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            serde_json::Value::String(s) => Doc::Str(Arc::from(s.as_str())),
+            serde_json::Value::Array(items) => {
+                Doc::Array(Arc::new(items.iter().map(Doc::from_json).collect()))
+            }
+            serde_json::Value::Object(map) => Doc::Object(Arc::new(
+                map.iter()
+                    .map(|(k, v)| (Arc::from(k.as_str()), Doc::from_json(v)))
+                    .collect(),
+            )),
+        }
+    }
+
+    /// Converts to `serde_json::Value` (reports, snapshots).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl fmt::Display for Doc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match serde_json::to_string(self) {
+            Ok(s) => f.write_str(&s),
+            Err(_) => Err(fmt::Error),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- serde
+
+impl Serialize for Doc {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Doc::Null => ser.serialize_unit(),
+            Doc::Bool(b) => ser.serialize_bool(*b),
+            Doc::Int(i) => ser.serialize_i64(*i),
+            Doc::Float(x) if x.is_finite() => ser.serialize_f64(*x),
+            Doc::Float(_) => ser.serialize_unit(),
+            Doc::Str(s) => ser.serialize_str(s),
+            Doc::Array(items) => {
+                let mut seq = ser.serialize_seq(Some(items.len()))?;
+                for item in items.iter() {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Doc::Object(map) => {
+                let mut out = ser.serialize_map(Some(map.len()))?;
+                for (k, v) in map.iter() {
+                    out.serialize_entry(&**k, v)?;
+                }
+                out.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Doc {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Doc, D::Error> {
+        de.deserialize_any(&DocVisitor::default())
+    }
+}
+
+/// Interns object keys while parsing: documents repeat the same few keys thousands of
+/// times, and sharing them saves both allocations and memory.
+#[derive(Default)]
+struct DocVisitor {
+    keys: std::cell::RefCell<HashMap<Box<str>, Arc<str>>>,
+}
+
+impl DocVisitor {
+    fn intern(&self, key: &str) -> Arc<str> {
+        let mut keys = self.keys.borrow_mut();
+        if let Some(k) = keys.get(key) {
+            return k.clone();
+        }
+        let k: Arc<str> = Arc::from(key);
+        if keys.len() < 4096 {
+            keys.insert(Box::from(key), k.clone());
+        }
+        k
+    }
+}
+
+/// A seed that carries the interner down the tree.
+struct DocSeed<'a>(&'a DocVisitor);
+
+impl<'de> de::DeserializeSeed<'de> for DocSeed<'_> {
+    type Value = Doc;
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Doc, D::Error> {
+        de.deserialize_any(self.0)
+    }
+}
+
+/// A key seed that interns.
+struct KeySeed<'a>(&'a DocVisitor);
+
+impl<'de> de::DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = Arc<str>;
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Arc<str>, D::Error> {
+        struct KeyVisitor<'a>(&'a DocVisitor);
+        impl Visitor<'_> for KeyVisitor<'_> {
+            type Value = Arc<str>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Arc<str>, E> {
+                Ok(self.0.intern(v))
+            }
+        }
+        de.deserialize_str(KeyVisitor(self.0))
+    }
+}
+
+impl<'de> Visitor<'de> for &DocVisitor {
+    type Value = Doc;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Doc, E> {
+        Ok(Doc::Null)
+    }
+    fn visit_none<E>(self) -> Result<Doc, E> {
+        Ok(Doc::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<Doc, D::Error> {
+        de.deserialize_any(self)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Doc, E> {
+        Ok(Doc::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Doc, E> {
+        Ok(Doc::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Doc, E> {
+        Ok(i64::try_from(v).map_or(Doc::Float(v as f64), Doc::Int))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Doc, E> {
+        Ok(Doc::Float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Doc, E> {
+        Ok(Doc::Str(Arc::from(v)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element_seed(DocSeed(self))? {
+            items.push(item);
+        }
+        Ok(Doc::Array(Arc::new(items)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+        let mut out = DocMap::with_capacity(map.size_hint().unwrap_or(0).min(256));
+        while let Some(key) = map.next_key_seed(KeySeed(self))? {
+            let value = map.next_value_seed(DocSeed(self))?;
+            out.insert(key, value);
+        }
+        Ok(Doc::Object(Arc::new(out)))
+    }
+}
+
+// ---------------------------------------------------------------- conversions
+
+impl From<&str> for Doc {
+    fn from(s: &str) -> Doc {
+        Doc::Str(Arc::from(s))
+    }
+}
+impl From<String> for Doc {
+    fn from(s: String) -> Doc {
+        Doc::Str(Arc::from(s))
+    }
+}
+impl From<bool> for Doc {
+    fn from(b: bool) -> Doc {
+        Doc::Bool(b)
+    }
+}
+impl From<i64> for Doc {
+    fn from(i: i64) -> Doc {
+        Doc::Int(i)
+    }
+}
+impl From<f64> for Doc {
+    fn from(f: f64) -> Doc {
+        Doc::Float(f)
+    }
+}
+impl From<Vec<Doc>> for Doc {
+    fn from(items: Vec<Doc>) -> Doc {
+        Doc::Array(Arc::new(items))
+    }
+}
+
+// ---------------------------------------------------------------- JSONPath
+
+impl jsonpath_rust::query::queryable::Queryable for Doc {
+    fn get(&self, key: &str) -> Option<&Self> {
+        self.field(key)
+    }
+    fn as_array(&self) -> Option<&Vec<Self>> {
+        match self {
+            Doc::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+    fn as_object(&self) -> Option<Vec<(&str, &Self)>> {
+        match self {
+            Doc::Object(map) => Some(map.iter().map(|(k, v)| (&**k, v)).collect()),
+            _ => None,
+        }
+    }
+    fn as_str(&self) -> Option<&str> {
+        Doc::as_str(self)
+    }
+    fn as_i64(&self) -> Option<i64> {
+        match self {
+            Doc::Int(i) => Some(*i),
+            Doc::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(*f as i64),
+            _ => None,
+        }
+    }
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            Doc::Int(i) => Some(*i as f64),
+            Doc::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+    fn as_bool(&self) -> Option<bool> {
+        match self {
+            Doc::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    fn null() -> Self {
+        Doc::Null
+    }
+}
+
+// ---------------------------------------------------------------- minijinja view
+
+/// A lazily converted array.
+#[derive(Debug)]
+pub struct DocSeq(pub Arc<Vec<Doc>>);
+
+/// A lazily converted object.
+#[derive(Debug)]
+pub struct DocObj(pub Arc<DocMap>);
+
+impl Object for DocSeq {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let idx = key.as_i64()?;
+        let len = self.0.len() as i64;
+        let idx = if idx < 0 { len + idx } else { idx };
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.0.get(i))
+            .map(Doc::to_value)
+    }
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.0.len())
+    }
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+impl Object for DocObj {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.0.get(key.as_str()?).map(Doc::to_value)
+    }
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let keys: Vec<Value> = self.0.keys().map(|k| Value::from(k.clone())).collect();
+        Enumerator::Values(keys)
+    }
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonpath_rust::query::js_path_process;
+
+    fn doc(text: &str) -> Doc {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn parses_and_serializes_in_document_order() {
+        let d = doc(r#"{"b": 1, "a": [true, null, 2.5, "x"], "big": 18446744073709551615}"#);
+        assert_eq!(
+            serde_json::to_string(&d).unwrap(),
+            r#"{"b":1,"a":[true,null,2.5,"x"],"big":1.8446744073709552e+19}"#
+        );
+    }
+
+    #[test]
+    fn jsonpath_runs_on_doc() {
+        let d = doc(r#"{"repos": [{"id": "a", "n": 3}, {"id": "b", "n": 0}]}"#);
+        let q = jsonpath_rust::parser::parse_json_path("$.repos[?@.n > 1].id").unwrap();
+        let hits: Vec<Doc> = js_path_process(&q, &d)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.val().clone())
+            .collect();
+        assert_eq!(hits, vec![Doc::from("a")]);
+    }
+
+    #[test]
+    fn minijinja_reads_lazily_and_round_trips() {
+        let d = doc(r#"{"xs": [1, 2, 3], "m": {"k": "v"}}"#);
+        let env = minijinja::Environment::new();
+        let expr = env.compile_expression("xs | sum + (m.k | length)").unwrap();
+        let out = expr.eval(d.to_value()).unwrap();
+        assert_eq!(out.as_i64(), Some(7));
+        let back = Doc::from_value(&d.to_value());
+        assert_eq!(back, d);
+        let built = env.compile_expression("{'a': [1, none], 'b': 'x'}").unwrap();
+        assert_eq!(
+            Doc::from_value(&built.eval(()).unwrap()).to_string(),
+            r#"{"a":[1,null],"b":"x"}"#
+        );
+    }
+
+    #[test]
+    fn dotted_paths() {
+        let d = doc(r#"{"metadata": {"repo_id": "r1"}, "xs": [{"a": 1}]}"#);
+        assert_eq!(d.dotted("metadata.repo_id"), Some(&Doc::from("r1")));
+        assert_eq!(d.dotted("xs.0.a"), Some(&Doc::Int(1)));
+        assert_eq!(d.dotted("xs.1.a"), None);
+    }
+}

@@ -1,0 +1,323 @@
+//! A judge file: one evaluation dimension as data.
+//!
+//! Types only; `load` turns them into the resolved plan the engine runs, and
+//! `schemas/judge.schema.json` is generated from them.
+
+use std::borrow::Cow;
+
+use indexmap::IndexMap;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+/// One judge: a dimension, its weight, how evidence is computed, how it is scored.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "caldera judge", example = example_judge())]
+pub struct JudgeSpec {
+    /// The dimension this judge scores, snake_case; unique within a suite.
+    #[schemars(example = &"vulnerability_accuracy")]
+    pub dimension: String,
+
+    /// Relative weight in the suite's overall score (> 0). Weights are normalised by their
+    /// sum, so 0.35 among weights summing to 1.5 counts for 0.35 / 1.5.
+    #[schemars(example = 0.35)]
+    pub weight: f64,
+
+    /// What the judge checks, and any deliberate departure from an earlier judge.
+    #[serde(default)]
+    #[schemars(example = &"Known CVEs detected and severity counts within expected ranges.")]
+    pub description: Option<String>,
+
+    /// `suite`: one verdict over all repos (default). `repo`: one verdict per repo, then
+    /// their mean, with the spread reported.
+    #[serde(default)]
+    pub scope: Scope,
+
+    /// The score this judge must reach to pass (default: the suite's, else 3).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 5), example = 3)]
+    pub pass_threshold: Option<f64>,
+
+    /// Named values computed in order. A value is a JSONPath selector (`$...`), an
+    /// expression (`<< expr >>`), a text with `<< >>` parts, a constant, or a record list
+    /// (`for_each` + `fields`). Each sees the run context and every earlier name.
+    #[serde(default)]
+    pub evidence: IndexMap<String, EvidenceValue>,
+
+    /// How to score without an LLM. A judge without one is unscored in heuristic mode.
+    #[serde(default)]
+    pub heuristic: Option<HeuristicSpec>,
+
+    /// Checks that run in every mode; a failure is listed on the verdict and may cap it.
+    #[serde(default)]
+    pub assertions: Vec<AssertionSpec>,
+
+    /// The prompt template for LLM mode, relative to this file.
+    #[serde(default)]
+    #[schemars(example = &"../../prompts/trivy/vulnerability_accuracy.md")]
+    pub prompt: Option<String>,
+}
+
+/// Whether a judge gives one verdict for the suite or one per repo.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// One verdict over all repos.
+    #[default]
+    Suite,
+    /// One verdict per repo; the judge's score is their mean.
+    Repo,
+}
+
+/// One evidence value.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum EvidenceValue {
+    /// A JSONPath selector (`$.a.b`), an expression (`<< expr >>`), a text with `<< >>`
+    /// parts, or a plain string constant.
+    Text(String),
+    /// A number constant.
+    Number(f64),
+    /// A boolean constant.
+    Bool(bool),
+    /// A list of records: one per item of `for_each`.
+    Records(Box<RecordsSpec>),
+}
+
+/// A record list: for every item selected by `for_each`, the `fields` are computed with
+/// the item as JSONPath root `$` and its keys as names in expressions.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_records())]
+pub struct RecordsSpec {
+    /// The items: a JSONPath selector over the run context or an `<< expression >>`
+    /// giving a list.
+    pub for_each: String,
+
+    /// Keep only items for which this `<< expression >>` is true (item keys are names).
+    #[serde(default, rename = "where")]
+    pub filter: Option<String>,
+
+    /// The record's fields, computed in order; later fields see earlier ones.
+    pub fields: IndexMap<String, EvidenceValue>,
+}
+
+/// Scoring without an LLM: a band table over one metric.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HeuristicSpec {
+    /// The evidence name the bands read (a number).
+    #[schemars(example = &"cve_detection_rate")]
+    pub metric: String,
+
+    /// Bands tried in order; the first whose bounds all hold gives the score. The last
+    /// band should have no bounds (a catch-all).
+    pub bands: Vec<Band>,
+
+    /// When this condition holds there is nothing to judge: give this score instead of
+    /// the bands (never silently; the reasoning says why).
+    #[serde(default)]
+    pub when_no_data: Option<NoDataSpec>,
+
+    /// Confidence of a banded verdict, 0..1 (default 0.8).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0), example = 0.8)]
+    pub confidence: Option<f64>,
+
+    /// Why the score is what it is: a text with `<< >>` parts.
+    #[schemars(example = &"CVE detection rate << cve_detection_rate >>%")]
+    pub reasoning: String,
+
+    /// Adjustments applied after the bands, in order (the score stays within 1-5).
+    #[serde(default)]
+    pub adjust: Vec<AdjustSpec>,
+
+    /// Evidence points to cite: texts with `<< >>` parts; empty results are dropped.
+    #[serde(default)]
+    pub evidence_cited: Vec<String>,
+
+    /// Recommendations, each shown when its condition holds.
+    #[serde(default)]
+    pub recommendations: Vec<RecommendationSpec>,
+
+    /// Sub-scores: name -> `<< expression >>` giving an integer 1-5.
+    #[serde(default)]
+    pub sub_scores: IndexMap<String, String>,
+}
+
+/// One band: all given bounds must hold.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_band())]
+pub struct Band {
+    /// metric >= min.
+    #[serde(default)]
+    pub min: Option<f64>,
+    /// metric > above.
+    #[serde(default)]
+    pub above: Option<f64>,
+    /// metric <= max.
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// metric < below.
+    #[serde(default)]
+    pub below: Option<f64>,
+    /// The score, 1-5.
+    #[schemars(range(min = 1, max = 5))]
+    pub score: i64,
+}
+
+/// The no-data rule of a heuristic.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoDataSpec {
+    /// `<< expression >>`: true when there is nothing to judge.
+    #[serde(rename = "if")]
+    #[schemars(example = &"<< total_expected == 0 >>")]
+    pub condition: String,
+    /// The score to give, 1-5.
+    #[schemars(range(min = 1, max = 5))]
+    pub score: i64,
+    /// Its confidence, 0..1 (default 0.4: little was seen).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub confidence: Option<f64>,
+    /// Why: a text with `<< >>` parts.
+    pub reasoning: String,
+}
+
+/// A score adjustment.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_adjust())]
+pub struct AdjustSpec {
+    /// `<< expression >>`: when true the adjustment applies.
+    #[serde(rename = "if")]
+    pub condition: String,
+    /// Points to add (negative to subtract); the result stays within 1-5.
+    pub by: i64,
+    /// Why, appended to the reasoning: a text with `<< >>` parts.
+    pub reason: String,
+}
+
+/// A recommendation shown when its condition holds.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecommendationSpec {
+    /// `<< expression >>`; omitted means always.
+    #[serde(default, rename = "if")]
+    pub condition: Option<String>,
+    /// The recommendation: a text with `<< >>` parts.
+    pub text: String,
+}
+
+/// A check run in every mode.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_assertion())]
+pub struct AssertionSpec {
+    /// `<< expression >>` that must be true.
+    pub that: String,
+    /// Shown when it is false: a text with `<< >>` parts.
+    pub message: String,
+    /// When it fails, the score is capped at this value (1-5); the verdict reports the
+    /// score before and after.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 5))]
+    pub cap: Option<i64>,
+}
+
+// ------------------------------------------------------------------ evidence values
+
+impl<'de> Deserialize<'de> for EvidenceValue {
+    /// Hand-written so a record list with a bad key reports that key (an untagged enum
+    /// would only say "did not match any variant").
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = EvidenceValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a selector `$...`, an expression `<< ... >>`, a constant, \
+                     or a record list {for_each, fields}",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<EvidenceValue, E> {
+                Ok(EvidenceValue::Text(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<EvidenceValue, E> {
+                Ok(EvidenceValue::Text(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<EvidenceValue, E> {
+                Ok(EvidenceValue::Bool(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<EvidenceValue, E> {
+                Ok(EvidenceValue::Number(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<EvidenceValue, E> {
+                Ok(EvidenceValue::Number(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<EvidenceValue, E> {
+                Ok(EvidenceValue::Number(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EvidenceValue, A::Error> {
+                let rec = RecordsSpec::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(EvidenceValue::Records(Box::new(rec)))
+            }
+        }
+        de.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for EvidenceValue {
+    fn schema_name() -> Cow<'static, str> {
+        "EvidenceValue".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let records = generator.subschema_for::<RecordsSpec>();
+        json_schema!({
+            "description": "A JSONPath selector (`$...`), an expression (`<< expr >>`), a text with `<< >>` parts, a constant, or a record list.",
+            "examples": ["$.repos[*].id", "<< pct(total_detected, total_expected) >>"],
+            "anyOf": [
+                {"type": "string", "description": "Selector, expression, template or string constant."},
+                {"type": "number", "description": "A number constant."},
+                {"type": "boolean", "description": "A boolean constant."},
+                records
+            ]
+        })
+    }
+}
+
+// ------------------------------------------------------------------ schema examples
+
+fn example_judge() -> serde_json::Value {
+    serde_json::json!({
+        "dimension": "vulnerability_accuracy",
+        "weight": 0.35,
+        "evidence": {
+            "total_expected": "<< repos | map(attribute='truth.expected.known_cves') | select | map('length') | sum >>"
+        },
+        "heuristic": {
+            "metric": "total_expected",
+            "bands": [{"min": 1, "score": 4}, {"score": 2}],
+            "reasoning": "<< total_expected >> known CVEs"
+        }
+    })
+}
+fn example_records() -> serde_json::Value {
+    serde_json::json!({
+        "for_each": "$.repos[?@.truth]",
+        "fields": {"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}
+    })
+}
+fn example_band() -> serde_json::Value {
+    serde_json::json!({"min": 90, "score": 5})
+}
+fn example_adjust() -> serde_json::Value {
+    serde_json::json!({"if": "<< not all_in_range >>", "by": -1, "reason": "a count is out of its expected range"})
+}
+fn example_assertion() -> serde_json::Value {
+    serde_json::json!({"that": "<< per_repo | length > 0 >>", "message": "no result matched any ground truth", "cap": 2})
+}

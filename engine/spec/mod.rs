@@ -1,0 +1,5 @@
+//! What a user can write: serde + schemars types only, documented key by key.
+//! No behaviour lives here; `load` validates these into the plan the engine runs.
+
+pub mod judge;
+pub mod suite;

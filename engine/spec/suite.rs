@@ -1,0 +1,160 @@
+//! `suite.yaml`: what a suite reads and how its verdicts combine.
+//!
+//! Types here carry no behaviour: they are what a user can write, documented key by key.
+//! The JSON Schema in `schemas/suite.schema.json` is generated from them.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A suite: the judges of one analysis tool, plus `suite.yaml`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "caldera suite",
+    example = example_suite()
+)]
+pub struct SuiteSpec {
+    /// The suite's name, usually the analysis tool's (`trivy`).
+    #[schemars(example = &"trivy")]
+    pub suite: String,
+
+    /// What the suite evaluates, in a sentence.
+    #[serde(default)]
+    #[schemars(example = &"Quality of Trivy scanner output against ground truth.")]
+    pub description: Option<String>,
+
+    /// Where the run context comes from.
+    pub inputs: InputsSpec,
+
+    /// Default model for LLM mode: an alias (`sonnet`, `opus`, `haiku`) or a full model id.
+    /// `--model` overrides it.
+    #[serde(default)]
+    #[schemars(example = &"sonnet")]
+    pub model: Option<String>,
+
+    /// Extra model aliases, added to (or overriding) the built-in table.
+    #[serde(default)]
+    #[schemars(example = example_aliases())]
+    pub model_aliases: IndexMap<String, String>,
+
+    /// The score a judge must reach to pass, unless the judge says otherwise (default 3).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 5), example = 3)]
+    pub pass_threshold: Option<f64>,
+
+    /// Decision labels on the weighted 1-5 score; the first row whose `min` the score
+    /// reaches wins, and the last row must have no `min`. Default: >= 4.0 STRONG_PASS,
+    /// >= 3.5 PASS, >= 3.0 WEAK_PASS, else FAIL.
+    #[serde(default)]
+    pub decision: Option<Vec<DecisionRow>>,
+
+    /// Judge files to run, in order, relative to the suite folder. Default: every
+    /// `*.yaml` / `*.yml` file of the folder except `suite.yaml`, sorted by name.
+    #[serde(default)]
+    #[schemars(example = example_judges())]
+    pub judges: Option<Vec<String>>,
+}
+
+/// The inputs of a run: analysis results, ground truth and other named files.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InputsSpec {
+    /// Folder of analysis outputs (`*.json`), relative to `suite.yaml`. `--results`
+    /// overrides it.
+    #[schemars(example = &"../../ground-truth/trivy/outputs")]
+    pub results: String,
+
+    /// Folder of ground-truth files (`*.json`), relative to `suite.yaml`.
+    /// `--ground-truth` overrides it.
+    #[serde(default)]
+    #[schemars(example = &"../../ground-truth/trivy/expected")]
+    pub ground_truth: Option<String>,
+
+    /// How a document names its repo: the first of these fields (dotted paths allowed)
+    /// that holds a non-empty string wins; otherwise the file stem. Applies to results
+    /// and ground truth alike.
+    #[serde(default = "default_key")]
+    #[schemars(example = example_key())]
+    pub key: Vec<String>,
+
+    /// Envelope keys to unwrap, tried in order: when a result document has this
+    /// top-level key holding an object, that object is what judges see.
+    #[serde(default = "default_unwrap")]
+    #[schemars(example = example_unwrap())]
+    pub unwrap: Vec<String>,
+
+    /// Envelope keys to unwrap in ground-truth documents (default: none).
+    #[serde(default)]
+    pub unwrap_truth: Vec<String>,
+
+    /// Other named inputs a judge may read as `inputs.<name>`.
+    #[serde(default)]
+    pub files: IndexMap<String, NamedInput>,
+}
+
+/// One named input: a single file or the newest file matching a glob.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_named_input())]
+pub struct NamedInput {
+    /// One JSON file, relative to `suite.yaml`.
+    #[serde(default)]
+    pub file: Option<String>,
+
+    /// A glob (relative to `suite.yaml`); the most recently modified match is read.
+    #[serde(default)]
+    pub newest: Option<String>,
+
+    /// When true, a missing file gives `null` instead of an error.
+    #[serde(default)]
+    pub optional: bool,
+}
+
+/// One row of the decision table.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_decision_row())]
+pub struct DecisionRow {
+    /// The lowest weighted score (inclusive) that earns this label; omit on the last row.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 5))]
+    pub min: Option<f64>,
+
+    /// The label (`STRONG_PASS`, `PASS`, `WEAK_PASS`, `FAIL`, or your own).
+    pub label: String,
+}
+
+fn default_key() -> Vec<String> {
+    vec!["id".into(), "metadata.repo_id".into()]
+}
+
+fn default_unwrap() -> Vec<String> {
+    vec!["data".into()]
+}
+
+fn example_suite() -> serde_json::Value {
+    serde_json::json!({
+        "suite": "trivy",
+        "inputs": {"results": "../../ground-truth/trivy/outputs", "ground_truth": "../../ground-truth/trivy/expected"},
+        "model": "sonnet"
+    })
+}
+fn example_aliases() -> serde_json::Value {
+    serde_json::json!({"fast": "claude-haiku-4-5"})
+}
+fn example_judges() -> serde_json::Value {
+    serde_json::json!(["vulnerability_accuracy.yaml", "severity_accuracy.yaml"])
+}
+fn example_key() -> serde_json::Value {
+    serde_json::json!(["id", "metadata.repo_id"])
+}
+fn example_unwrap() -> serde_json::Value {
+    serde_json::json!(["data", "results"])
+}
+fn example_named_input() -> serde_json::Value {
+    serde_json::json!({"newest": "../../runs/*.json", "optional": true})
+}
+fn example_decision_row() -> serde_json::Value {
+    serde_json::json!({"min": 3.5, "label": "PASS"})
+}
