@@ -9,5 +9,6 @@
 
 pub mod diag;
 pub mod doc;
+pub mod evidence;
 pub mod load;
 pub mod spec;

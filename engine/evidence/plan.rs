@@ -1,0 +1,92 @@
+//! The resolved form of evidence: every value classified once at load (selector,
+//! expression, template, constant, record list) so evaluation never re-parses YAML text.
+
+use crate::doc::Doc;
+use crate::evidence::select::Selector;
+
+/// How one evidence value is computed.
+#[derive(Clone, Debug)]
+pub enum ValuePlan {
+    /// A JSONPath selector.
+    Select(Selector),
+    /// A minijinja expression (the text between `<<` and `>>`).
+    Expr(String),
+    /// A text with `<< >>` parts, rendered to a string.
+    Template(String),
+    /// A constant.
+    Const(Doc),
+    /// A record list.
+    Records(Box<RecordsPlan>),
+}
+
+/// A record list: fields computed per selected item.
+#[derive(Clone, Debug)]
+pub struct RecordsPlan {
+    /// Where the items come from.
+    pub for_each: ValuePlan,
+    /// Keep an item only when this expression is true.
+    pub filter: Option<String>,
+    /// The fields, in order.
+    pub fields: Vec<(String, ValuePlan)>,
+}
+
+/// What a piece of text in a judge file is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TextKind<'a> {
+    /// `$...`: a JSONPath selector.
+    Selector(&'a str),
+    /// `<< expr >>` and nothing else: an expression (its inner text).
+    Expr(&'a str),
+    /// Text containing `<< >>` or `<% %>` parts: a template.
+    Template(&'a str),
+    /// Anything else: a string constant.
+    Literal(&'a str),
+}
+
+/// Classifies evidence text. One rule for every place a value is written, so a reader
+/// can tell a value's kind from its first characters.
+pub fn classify(text: &str) -> TextKind<'_> {
+    let trimmed = text.trim();
+    if trimmed.starts_with('$') {
+        return TextKind::Selector(trimmed);
+    }
+    if let Some(inner) = expression_inner(trimmed) {
+        return TextKind::Expr(inner);
+    }
+    if text.contains("<<") || text.contains("<%") {
+        return TextKind::Template(text);
+    }
+    TextKind::Literal(text)
+}
+
+/// The inner text of `<< expr >>` when the whole text is one expression.
+pub fn expression_inner(text: &str) -> Option<&str> {
+    let t = text.trim();
+    let inner = t.strip_prefix("<<")?.strip_suffix(">>")?;
+    (!inner.contains("<<") && !inner.contains(">>")).then(|| inner.trim())
+}
+
+/// A condition (`that:`, `if:`) may be written `<< expr >>` or as a bare expression.
+pub fn condition_source(text: &str) -> &str {
+    expression_inner(text).unwrap_or_else(|| text.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification() {
+        assert_eq!(classify("$.a[*]"), TextKind::Selector("$.a[*]"));
+        assert_eq!(classify("<< a + 1 >>"), TextKind::Expr("a + 1"));
+        assert_eq!(classify(" << a >> "), TextKind::Expr("a"));
+        assert_eq!(
+            classify("<< a >> of << b >>"),
+            TextKind::Template("<< a >> of << b >>")
+        );
+        assert_eq!(classify("rate: << r >>%"), TextKind::Template("rate: << r >>%"));
+        assert_eq!(classify("plain"), TextKind::Literal("plain"));
+        assert_eq!(condition_source("<< x > 1 >>"), "x > 1");
+        assert_eq!(condition_source("x > 1"), "x > 1");
+    }
+}
