@@ -1,1 +1,3 @@
 //! caldera: judges the output of code-analysis tools against ground truth.
+
+pub mod evidence;
