@@ -9,7 +9,7 @@ use minijinja::value::{Rest, ValueOrKwargs};
 use minijinja::{Error, Value};
 
 use super::args::{Args, is_nothing};
-use super::path::key_of;
+use super::path::{canonical, key_of};
 
 /// The group key of `item`, with `default` standing in for a missing one.
 fn group_key(item: &Value, attribute: Option<&str>, default: &Value) -> Value {
@@ -17,7 +17,7 @@ fn group_key(item: &Value, attribute: Option<&str>, default: &Value) -> Value {
     if is_nothing(&key) {
         default.clone()
     } else {
-        key
+        canonical(&key)
     }
 }
 
@@ -137,6 +137,19 @@ mod tests {
             "[1,2,3]"
         );
         assert_eq!(json("distinct(missing)", json!({})), "[]");
+    }
+
+    #[test]
+    fn map_keys_group_regardless_of_key_order() {
+        // Several keys: indexmap compares a lone entry without hashing.
+        let ctx = json!({"xs": [
+            {"k": {"a": 1, "b": 2}}, {"k": {"a": 2}}, {"k": {"b": 2, "a": 1}}, {"k": {"a": 3}}
+        ]});
+        assert_eq!(
+            json_lazy("count_by(xs, 'k')|values", ctx.clone()),
+            "[2,1,1]"
+        );
+        assert_eq!(json("distinct(xs, 'k')|length", ctx), "3");
     }
 
     #[test]

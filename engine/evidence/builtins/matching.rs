@@ -10,7 +10,7 @@ use minijinja::value::{Rest, ValueOrKwargs};
 use minijinja::{Error, Value};
 
 use super::args::{Args, is_nothing};
-use super::path::key_of;
+use super::path::{canonical, key_of};
 
 const PARAMS: &[&str] = &["detected", "expected", "by", "ignore_case", "zero_division"];
 
@@ -69,7 +69,7 @@ fn distinct_keys(items: &[Value], by: Option<&str>, ignore_case: bool) -> IndexM
         }
         let norm = match key.as_str() {
             Some(text) if ignore_case => Value::from(text.to_lowercase()),
-            _ => key.clone(),
+            _ => canonical(&key),
         };
         keys.entry(norm).or_insert(key);
     }
@@ -175,6 +175,25 @@ mod tests {
         assert!(
             out.contains(r#""precision":null,"recall":0.0,"f1":0.0"#),
             "{out}"
+        );
+    }
+
+    #[test]
+    fn map_items_match_regardless_of_key_order_or_laziness() {
+        // Several entries per side: indexmap compares a lone entry without
+        // hashing, which would hide a hash mismatch.
+        let ctx = json!({
+            "d": [{"a": 1, "b": [{"x": 1, "y": 2}]}, {"a": 2}, {"a": 3}],
+            "e": [{"a": 4}, {"b": [{"y": 2, "x": 1}], "a": 1}, {"a": 5}]
+        });
+        assert_eq!(json("match(d, e).tp", ctx.clone()), "1");
+        assert_eq!(json_lazy("match(d, e).tp", ctx.clone()), "1");
+        assert_eq!(
+            json_lazy(
+                "match(d, [{'a': 1, 'b': [{'x': 1, 'y': 2}]}, {'a': 0}]).tp",
+                ctx
+            ),
+            "1"
         );
     }
 

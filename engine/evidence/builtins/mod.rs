@@ -189,3 +189,34 @@ mod tests {
         assert_eq!(json("xs|sum(attribute='a.b')", ctx), "5");
     }
 }
+
+#[cfg(test)]
+mod strict_tests {
+    use minijinja::{UndefinedBehavior, Value};
+
+    /// The engine may run with strict undefined; missing variables must
+    /// still reach the built-ins as "absent" instead of failing the call.
+    fn eval_strict(expr: &str) -> Result<Value, minijinja::Error> {
+        let mut env = super::testutil::env();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        let compiled = env.compile_expression(expr)?;
+        compiled.eval(minijinja::context! { doc => minijinja::context! { a => 1 } })
+    }
+
+    #[test]
+    fn missing_values_reach_builtins_under_strict_undefined() {
+        assert_eq!(
+            eval_strict("coalesce(missing, 1)").ok(),
+            Some(Value::from(1))
+        );
+        assert_eq!(eval_strict("get(doc, 'b.c', 7)").ok(), Some(Value::from(7)));
+        assert_eq!(
+            eval_strict("match(missing, ['a']).fn").ok(),
+            Some(Value::from(1))
+        );
+        assert_eq!(
+            eval_strict("missing is within(3)").ok(),
+            Some(Value::from(false))
+        );
+    }
+}

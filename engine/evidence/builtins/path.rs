@@ -58,3 +58,31 @@ pub(crate) fn key_of(item: &Value, path: Option<&str>) -> Value {
         _ => item.clone(),
     }
 }
+
+/// A form of `value` fit for hashing: maps become plain maps with sorted
+/// keys, lists plain lists, recursively. minijinja hashes a map by its
+/// pairs in iteration order while equality ignores order, so two equal maps
+/// written in different key order (or one lazy, one plain) would otherwise
+/// land in different hash buckets and never match.
+pub(crate) fn canonical(value: &Value) -> Value {
+    match value.kind() {
+        ValueKind::Map => {
+            let mut pairs: Vec<(Value, Value)> = match value.try_iter() {
+                Ok(keys) => keys
+                    .map(|key| {
+                        let item = value.get_item(&key).unwrap_or(Value::UNDEFINED);
+                        (canonical(&key), canonical(&item))
+                    })
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::from_pairs(pairs)
+        }
+        ValueKind::Seq | ValueKind::Iterable => match value.try_iter() {
+            Ok(items) => Value::from(items.map(|item| canonical(&item)).collect::<Vec<_>>()),
+            Err(_) => value.clone(),
+        },
+        _ => value.clone(),
+    }
+}
