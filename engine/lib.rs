@@ -12,3 +12,4 @@ pub mod doc;
 pub mod evidence;
 pub mod load;
 pub mod spec;
+pub mod render;

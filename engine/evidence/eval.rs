@@ -287,7 +287,7 @@ mod tests {
 
     #[test]
     fn evaluates_in_order_with_records() {
-        let env = Environment::new();
+        let env = crate::render::environment();
         let plan = vec![
             (
                 "per_repo".to_owned(),
@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_item() {
-        let env = Environment::new();
+        let env = crate::render::environment();
         let plan = vec![(
             "per_repo".to_owned(),
             ValuePlan::Records(Box::new(RecordsPlan {

@@ -1,6 +1,7 @@
 //! Evidence: the run context, JSONPath selectors, expressions and the built-in
 //! functions judges use to compute named values.
 
+pub mod builtins;
 pub mod eval;
 pub mod plan;
 pub mod scope;
