@@ -183,6 +183,35 @@ mod tests {
     }
 
     #[test]
+    fn every_doc_example_compiles() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/functions.md");
+        let doc = std::fs::read_to_string(&path).expect("docs/functions.md exists");
+        let env = env();
+        // Only fenced code blocks hold examples; prose mentions `<<` too.
+        let mut fenced = String::new();
+        let mut inside = false;
+        for line in doc.lines() {
+            if line.starts_with("```") {
+                inside = !inside;
+            } else if inside {
+                fenced.push_str(line);
+                fenced.push('\n');
+            }
+        }
+        let mut count = 0;
+        for chunk in fenced.split("<<").skip(1) {
+            let Some((expr, _)) = chunk.split_once(">>") else {
+                panic!("unterminated example: {chunk}");
+            };
+            if let Err(err) = env.compile_expression(expr) {
+                panic!("example does not compile: << {expr} >>: {err:#}");
+            }
+            count += 1;
+        }
+        assert!(count >= names().count(), "only {count} examples");
+    }
+
+    #[test]
     fn builtin_sum_already_follows_dotted_paths() {
         // The reason there is no `sum_of`: minijinja's `sum` does this.
         let ctx = json!({"xs": [{"a": {"b": 2}}, {"a": {"b": 3}}, {"a": {}}]});
