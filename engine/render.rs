@@ -29,7 +29,6 @@ pub fn environment() -> Environment<'static> {
         Err(e) => unreachable!("invalid built-in syntax config: {e}"),
     }
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
-    env.set_keep_trailing_newline(true);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     crate::evidence::builtins::register(&mut env);
     env

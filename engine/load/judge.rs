@@ -1,0 +1,764 @@
+//! Loads one judge file into a [`JudgePlan`], collecting every problem as a diagnostic:
+//! JSONPath that does not parse, expressions and templates that do not compile, names
+//! used before they are defined, band tables that cannot work, prompts that are missing.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use minijinja::Environment;
+
+use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
+use crate::doc::Doc;
+use crate::evidence::plan::{RecordsPlan, TextKind, ValuePlan, classify, condition_source};
+use crate::evidence::select::Selector;
+use crate::load::names::{Known, Uses, scan, template_code};
+use crate::load::yaml::{self, KeyIndex};
+use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
+use crate::spec::judge::{Band, EvidenceValue, JudgeSpec, Scope};
+
+/// A judge ready to run.
+#[derive(Debug, Clone)]
+pub struct JudgePlan {
+    /// The judge file.
+    pub file: PathBuf,
+    /// What the user wrote.
+    pub spec: JudgeSpec,
+    /// Evidence, classified and parsed.
+    pub evidence: Vec<(String, ValuePlan)>,
+    /// The prompt template, when the judge has one that could be read.
+    pub prompt: Option<PromptFile>,
+    /// Key locations, for diagnostics raised while running.
+    pub index: KeyIndex,
+}
+
+/// A prompt template read from disk.
+#[derive(Debug, Clone)]
+pub struct PromptFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
+/// Shared inputs of the checks.
+pub struct Checker<'a> {
+    /// The render environment.
+    pub env: &'a Environment<'static>,
+    /// Known functions, filters, tests.
+    pub known: &'a Known<'a>,
+    /// Prompts must resolve inside this folder.
+    pub project_root: &'a Path,
+}
+
+/// Loads and checks the judge at `path`.
+pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec<Diagnostic>) {
+    let source = match std::fs::read_to_string(path) {
+        Ok(s) => s,
+        Err(e) => {
+            return (
+                None,
+                vec![Diagnostic::error(Code::Io, format!("cannot read judge file: {e}")).in_file(path)],
+            );
+        }
+    };
+    let parsed = match yaml::parse::<JudgeSpec>(path, &source) {
+        Ok(p) => p,
+        Err(d) => return (None, vec![d]),
+    };
+    let mut cx = JudgeCx {
+        file: path,
+        source: &parsed.source,
+        index: &parsed.index,
+        checker,
+        diags: Vec::new(),
+        used: HashSet::new(),
+    };
+    let spec = parsed.value;
+    cx.check_basics(&spec);
+    let evidence = cx.plan_evidence(&spec);
+    let names: Vec<String> = spec.evidence.keys().cloned().collect();
+    cx.check_heuristic(&spec, &names);
+    cx.check_assertions(&spec, &names);
+    let prompt = cx.check_prompt(&spec, &names);
+    cx.warn_unused(&spec, &names, prompt.as_ref());
+    let plan = JudgePlan {
+        file: path.to_owned(),
+        spec,
+        evidence,
+        prompt,
+        index: parsed.index.clone(),
+    };
+    (Some(plan), cx.diags)
+}
+
+struct JudgeCx<'a> {
+    file: &'a Path,
+    source: &'a str,
+    index: &'a KeyIndex,
+    checker: &'a Checker<'a>,
+    diags: Vec<Diagnostic>,
+    /// Names read by any expression, template or heuristic.
+    used: HashSet<String>,
+}
+
+/// Where names come from, for one expression.
+struct NameScope<'s> {
+    available: Vec<&'s str>,
+    later: &'s [String],
+    /// Record items whose keys cannot be known statically: unknown names are allowed.
+    open: bool,
+}
+
+impl JudgeCx<'_> {
+    fn diag(&self, d: Diagnostic, path: &str) -> Diagnostic {
+        d.in_file(self.file).at(self.index.value_span(path)).key(path)
+    }
+
+    fn key_diag(&self, d: Diagnostic, path: &str) -> Diagnostic {
+        d.in_file(self.file).at(self.index.key_span(path)).key(path)
+    }
+
+    /// Narrows the span of `path`'s value to the first occurrence of `word` in it.
+    fn word_span(&self, path: &str, word: &str) -> Option<Span> {
+        let span = self.index.value_span(path)?;
+        let text = self.source.get(span.start..span.end)?;
+        let at = find_word(text, word)?;
+        Some(Span::from_offsets(
+            self.source,
+            span.start + at,
+            span.start + at + word.len(),
+        ))
+    }
+
+    fn push(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn context_names(&self, spec: &JudgeSpec) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = CONTEXT_NAMES.to_vec();
+        if spec.scope == Scope::Repo {
+            v.extend(REPO_SCOPE_NAMES);
+        }
+        v
+    }
+
+    fn check_basics(&mut self, spec: &JudgeSpec) {
+        if spec.weight.is_nan() || spec.weight <= 0.0 {
+            let d = Diagnostic::error(
+                Code::WeightNotPositive,
+                format!("weight must be greater than 0, got {}", spec.weight),
+            )
+            .help("weights are relative; use a small positive number to count a judge for little");
+            let d = self.diag(d, "weight");
+            self.push(d);
+        }
+        if let Some(t) = spec.pass_threshold {
+            self.check_score_f(t, "pass_threshold");
+        }
+    }
+
+    fn check_score(&mut self, score: i64, path: &str) {
+        if !(1..=5).contains(&score) {
+            let d = Diagnostic::error(
+                Code::ScoreOutOfRange,
+                format!("score must be between 1 and 5, got {score}"),
+            );
+            let d = self.diag(d, path);
+            self.push(d);
+        }
+    }
+
+    fn check_score_f(&mut self, score: f64, path: &str) {
+        if !(1.0..=5.0).contains(&score) {
+            let d = Diagnostic::error(
+                Code::ScoreOutOfRange,
+                format!("must be between 1 and 5, got {score}"),
+            );
+            let d = self.diag(d, path);
+            self.push(d);
+        }
+    }
+
+    fn check_confidence(&mut self, c: f64, path: &str) {
+        if !(0.0..=1.0).contains(&c) {
+            let d = Diagnostic::error(
+                Code::ConfidenceOutOfRange,
+                format!("confidence must be between 0 and 1, got {c}"),
+            );
+            let d = self.diag(d, path);
+            self.push(d);
+        }
+    }
+
+    // ------------------------------------------------------------------ evidence
+
+    fn plan_evidence(&mut self, spec: &JudgeSpec) -> Vec<(String, ValuePlan)> {
+        let ctx = self.context_names(spec);
+        let names: Vec<String> = spec.evidence.keys().cloned().collect();
+        let mut out = Vec::new();
+        for (i, (name, value)) in spec.evidence.iter().enumerate() {
+            let path = format!("evidence.{name}");
+            let mut available: Vec<&str> = ctx.clone();
+            available.extend(names[..i].iter().map(String::as_str));
+            let scope = NameScope {
+                available,
+                later: &names[i + 1..],
+                open: false,
+            };
+            if let Some(plan) = self.plan_value(value, &path, &scope) {
+                out.push((name.clone(), plan));
+            }
+        }
+        out
+    }
+
+    fn plan_value(
+        &mut self,
+        value: &EvidenceValue,
+        path: &str,
+        scope: &NameScope<'_>,
+    ) -> Option<ValuePlan> {
+        match value {
+            EvidenceValue::Number(n) => Some(ValuePlan::Const(if n.fract() == 0.0 && n.abs() < 9e15 {
+                Doc::Int(*n as i64)
+            } else {
+                Doc::Float(*n)
+            })),
+            EvidenceValue::Bool(b) => Some(ValuePlan::Const(Doc::Bool(*b))),
+            EvidenceValue::Text(text) => self.plan_text(text, path, scope),
+            EvidenceValue::Records(rec) => {
+                let fe_path = format!("{path}.for_each");
+                let for_each = self.plan_text(&rec.for_each, &fe_path, scope)?;
+                if matches!(for_each, ValuePlan::Const(_) | ValuePlan::Template(_)) {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        "for_each must be a JSONPath selector (`$...`) or an expression (`<< ... >>`)",
+                    );
+                    let d = self.diag(d, &fe_path);
+                    self.push(d);
+                    return None;
+                }
+                let over_repos = rec.for_each.trim().starts_with("$.repos")
+                    || rec.for_each.trim().trim_start_matches("<<").trim().starts_with("repos");
+                let mut available = scope.available.clone();
+                available.push("item");
+                if over_repos {
+                    available.extend(["id", "result", "truth"]);
+                }
+                let item_scope = NameScope {
+                    available: available.clone(),
+                    later: scope.later,
+                    open: !over_repos,
+                };
+                let filter = rec.filter.as_ref().and_then(|f| {
+                    let p = format!("{path}.where");
+                    let src = condition_source(f).to_owned();
+                    self.check_expr(&src, &p, &item_scope).then_some(src)
+                });
+                let mut fields = Vec::new();
+                let field_names: Vec<String> = rec.fields.keys().cloned().collect();
+                for (j, (fname, fvalue)) in rec.fields.iter().enumerate() {
+                    let fpath = format!("{path}.fields.{fname}");
+                    let mut avail = available.clone();
+                    avail.extend(field_names[..j].iter().map(String::as_str));
+                    let mut later: Vec<String> = field_names[j + 1..].to_vec();
+                    later.extend(scope.later.iter().cloned());
+                    let fscope = NameScope {
+                        available: avail,
+                        later: &later,
+                        open: !over_repos,
+                    };
+                    if let EvidenceValue::Records(_) = fvalue {
+                        let d = Diagnostic::error(
+                            Code::WrongType,
+                            "record lists cannot be nested; compute the inner list as its own evidence name",
+                        );
+                        let d = self.diag(d, &fpath);
+                        self.push(d);
+                        continue;
+                    }
+                    if let Some(p) = self.plan_value(fvalue, &fpath, &fscope) {
+                        fields.push((fname.clone(), p));
+                    }
+                }
+                Some(ValuePlan::Records(Box::new(RecordsPlan {
+                    for_each,
+                    filter,
+                    fields,
+                })))
+            }
+        }
+    }
+
+    fn plan_text(&mut self, text: &str, path: &str, scope: &NameScope<'_>) -> Option<ValuePlan> {
+        match classify(text) {
+            TextKind::Selector(sel) => match Selector::parse(sel) {
+                Ok(s) => Some(ValuePlan::Select(s)),
+                Err(msg) => {
+                    let d = Diagnostic::error(
+                        Code::JsonpathSyntax,
+                        format!("JSONPath `{sel}` does not parse: {msg}"),
+                    )
+                    .help("selectors follow RFC 9535, e.g. `$.repos[*].id` or `$.vulnerabilities[?@.severity == 'HIGH']`");
+                    let d = self.diag(d, path);
+                    self.push(d);
+                    None
+                }
+            },
+            TextKind::Expr(src) => self
+                .check_expr(src, path, scope)
+                .then(|| ValuePlan::Expr(src.to_owned())),
+            TextKind::Template(src) => self
+                .check_template(src, path, scope)
+                .then(|| ValuePlan::Template(src.to_owned())),
+            TextKind::Literal(s) => Some(ValuePlan::Const(Doc::from(s))),
+        }
+    }
+
+    /// Compiles an expression and checks its names; true when it is usable.
+    fn check_expr(&mut self, src: &str, path: &str, scope: &NameScope<'_>) -> bool {
+        let env = self.checker.env;
+        match env.compile_expression(src) {
+            Ok(expr) => {
+                let mut free: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
+                free.sort();
+                let uses = scan(src, free);
+                self.check_uses(&uses, path, scope)
+            }
+            Err(e) => {
+                let d = Diagnostic::error(
+                    Code::ExpressionSyntax,
+                    format!(
+                        "expression does not compile: {}",
+                        crate::evidence::eval::error_text(&e)
+                    ),
+                )
+                .note(format!("expression: {src}"));
+                let d = self.diag(d, path);
+                self.push(d);
+                false
+            }
+        }
+    }
+
+    /// Compiles a template and checks its names; true when it is usable.
+    fn check_template(&mut self, src: &str, path: &str, scope: &NameScope<'_>) -> bool {
+        let env = self.checker.env;
+        match env.template_from_str(src) {
+            Ok(t) => {
+                let mut free: Vec<String> = t.undeclared_variables(false).into_iter().collect();
+                free.sort();
+                let uses = scan(&template_code(src), free);
+                self.check_uses(&uses, path, scope)
+            }
+            Err(e) => {
+                let d = Diagnostic::error(
+                    Code::TemplateSyntax,
+                    format!(
+                        "template does not compile: {}",
+                        crate::evidence::eval::error_text(&e)
+                    ),
+                );
+                let d = self.diag(d, path);
+                self.push(d);
+                false
+            }
+        }
+    }
+
+    fn check_uses(&mut self, uses: &Uses, path: &str, scope: &NameScope<'_>) -> bool {
+        let known = self.checker.known;
+        let mut ok = true;
+        for name in &uses.names {
+            self.used.insert(name.clone());
+            if scope.available.contains(&name.as_str()) || known.is_global(name) {
+                continue;
+            }
+            if scope.later.iter().any(|l| l == name) {
+                let d = Diagnostic::error(
+                    Code::NameUsedBeforeDefined,
+                    format!("`{name}` is used before it is defined"),
+                )
+                .help(format!(
+                    "evidence is computed in order: move `{name}` above this entry"
+                ));
+                let d = d
+                    .in_file(self.file)
+                    .at(self.word_span(path, name).or(self.index.value_span(path)))
+                    .key(path);
+                self.push(d);
+                ok = false;
+                continue;
+            }
+            if scope.open {
+                continue;
+            }
+            let (code, what, help) = if uses.calls.contains(name) {
+                let globals: Vec<&str> = known.globals().collect();
+                (
+                    Code::UnknownFunction,
+                    format!("unknown function `{name}`"),
+                    did_you_mean_help(name, globals),
+                )
+            } else {
+                (
+                    Code::UnknownName,
+                    format!("unknown name `{name}`"),
+                    did_you_mean_help(name, scope.available.iter().copied()).or_else(|| {
+                        Some(format!(
+                            "names available here: {}",
+                            scope.available.join(", ")
+                        ))
+                    }),
+                )
+            };
+            let d = Diagnostic::error(code, what)
+                .maybe_help(help)
+                .in_file(self.file)
+                .at(self.word_span(path, name).or(self.index.value_span(path)))
+                .key(path);
+            self.push(d);
+            ok = false;
+        }
+        for f in &uses.filters {
+            if !known.is_filter(f) {
+                let cands = known.filter_candidates();
+                let d = Diagnostic::error(Code::UnknownFunction, format!("unknown filter `{f}`"))
+                    .maybe_help(did_you_mean_help(f, cands.iter().copied()))
+                    .in_file(self.file)
+                    .at(self.word_span(path, f).or(self.index.value_span(path)))
+                    .key(path);
+                self.push(d);
+                ok = false;
+            }
+        }
+        for t in &uses.tests {
+            if !known.is_test(t) {
+                let cands = known.test_candidates();
+                let d = Diagnostic::error(Code::UnknownFunction, format!("unknown test `{t}`"))
+                    .maybe_help(did_you_mean_help(t, cands.iter().copied()))
+                    .in_file(self.file)
+                    .at(self.word_span(path, t).or(self.index.value_span(path)))
+                    .key(path);
+                self.push(d);
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    // ------------------------------------------------------------------ heuristic
+
+    fn check_heuristic(&mut self, spec: &JudgeSpec, names: &[String]) {
+        let Some(h) = &spec.heuristic else {
+            let d = Diagnostic::warning(
+                Code::NoHeuristic,
+                format!(
+                    "judge `{}` has no heuristic: it is unscored in heuristic mode",
+                    spec.dimension
+                ),
+            )
+            .help("add a `heuristic:` with a metric and bands to score it without an LLM");
+            let d = self.key_diag(d, "dimension");
+            self.push(d);
+            return;
+        };
+        let mut available: Vec<&str> = self.context_names(spec);
+        available.extend(names.iter().map(String::as_str));
+        let scope = NameScope {
+            available,
+            later: &[],
+            open: false,
+        };
+        self.used.insert(h.metric.clone());
+        if !names.contains(&h.metric) {
+            let d = Diagnostic::error(
+                Code::MetricNotEvidence,
+                format!("heuristic metric `{}` is not an evidence name", h.metric),
+            )
+            .maybe_help(did_you_mean_help(&h.metric, names.iter().map(String::as_str)));
+            let d = self.diag(d, "heuristic.metric");
+            self.push(d);
+        }
+        self.check_bands(&h.bands);
+        if let Some(nd) = &h.when_no_data {
+            self.check_expr(condition_source(&nd.condition), "heuristic.when_no_data.if", &scope);
+            self.check_score(nd.score, "heuristic.when_no_data.score");
+            if let Some(c) = nd.confidence {
+                self.check_confidence(c, "heuristic.when_no_data.confidence");
+            }
+            self.check_text(&nd.reasoning, "heuristic.when_no_data.reasoning", &scope);
+        }
+        if let Some(c) = h.confidence {
+            self.check_confidence(c, "heuristic.confidence");
+        }
+        self.check_text(&h.reasoning, "heuristic.reasoning", &scope);
+        for (i, a) in h.adjust.iter().enumerate() {
+            self.check_expr(condition_source(&a.condition), &format!("heuristic.adjust[{i}].if"), &scope);
+            self.check_text(&a.reason, &format!("heuristic.adjust[{i}].reason"), &scope);
+        }
+        for (i, t) in h.evidence_cited.iter().enumerate() {
+            self.check_text(t, &format!("heuristic.evidence_cited[{i}]"), &scope);
+        }
+        for (i, r) in h.recommendations.iter().enumerate() {
+            if let Some(c) = &r.condition {
+                self.check_expr(condition_source(c), &format!("heuristic.recommendations[{i}].if"), &scope);
+            }
+            self.check_text(&r.text, &format!("heuristic.recommendations[{i}].text"), &scope);
+        }
+        for (name, expr) in &h.sub_scores {
+            self.check_expr(condition_source(expr), &format!("heuristic.sub_scores.{name}"), &scope);
+        }
+    }
+
+    /// A text field (`reasoning`, `message`): a template when it has `<< >>` parts.
+    fn check_text(&mut self, text: &str, path: &str, scope: &NameScope<'_>) {
+        if text.contains("<<") || text.contains("<%") {
+            self.check_template(text, path, scope);
+        }
+    }
+
+    fn check_bands(&mut self, bands: &[Band]) {
+        if bands.is_empty() {
+            let d = Diagnostic::error(Code::BandUnreachable, "a heuristic needs at least one band")
+                .help("end the table with a catch-all band, e.g. `- { score: 1 }`");
+            let d = self.diag(d, "heuristic.bands");
+            self.push(d);
+            return;
+        }
+        let mut covered_all = false;
+        let mut prev_lower: Option<f64> = None;
+        let mut prev_upper: Option<f64> = None;
+        for (i, b) in bands.iter().enumerate() {
+            let path = format!("heuristic.bands[{i}]");
+            self.check_score(b.score, &format!("{path}.score"));
+            if covered_all {
+                let d = Diagnostic::error(
+                    Code::BandUnreachable,
+                    "this band can never match: an earlier band has no bounds and matches everything",
+                )
+                .help("put the catch-all band last");
+                let d = self.diag(d, &path);
+                self.push(d);
+                continue;
+            }
+            let lower = match (b.min, b.above) {
+                (Some(m), Some(a)) => Some(m.max(a)),
+                (m, a) => m.or(a),
+            };
+            let upper = match (b.max, b.below) {
+                (Some(m), Some(x)) => Some(m.min(x)),
+                (m, x) => m.or(x),
+            };
+            if let (Some(l), Some(u)) = (lower, upper)
+                && l > u
+            {
+                let d = Diagnostic::error(
+                    Code::BandUnreachable,
+                    format!("this band can never match: its lower bound {l} is above its upper bound {u}"),
+                );
+                let d = self.diag(d, &path);
+                self.push(d);
+            }
+            match (lower, upper) {
+                (None, None) => covered_all = true,
+                (Some(l), None) => {
+                    if let Some(p) = prev_lower
+                        && l > p
+                    {
+                        let d = Diagnostic::error(
+                            Code::BandsUnordered,
+                            format!("bands with lower bounds must go from high to low: {l} follows {p}"),
+                        )
+                        .help("the first matching band wins, so this band is shadowed by the one before");
+                        let d = self.diag(d, &path);
+                        self.push(d);
+                    } else if prev_lower == Some(l) && b.above.is_none() {
+                        let d = Diagnostic::error(
+                            Code::BandUnreachable,
+                            format!("this band can never match: an earlier band already starts at {l}"),
+                        );
+                        let d = self.diag(d, &path);
+                        self.push(d);
+                    }
+                    prev_lower = Some(l);
+                }
+                (None, Some(u)) => {
+                    if let Some(p) = prev_upper
+                        && u < p
+                    {
+                        let d = Diagnostic::error(
+                            Code::BandsUnordered,
+                            format!("bands with upper bounds must go from low to high: {u} follows {p}"),
+                        )
+                        .help("the first matching band wins, so this band is shadowed by the one before");
+                        let d = self.diag(d, &path);
+                        self.push(d);
+                    }
+                    prev_upper = Some(u);
+                }
+                (Some(_), Some(_)) => {}
+            }
+        }
+        if !covered_all {
+            let d = Diagnostic::warning(
+                Code::BandUnreachable,
+                "the last band has bounds: a metric outside every band leaves the judge unscored",
+            )
+            .help("end the table with a catch-all band such as `- { score: 1 }`");
+            let d = self.diag(d, &format!("heuristic.bands[{}]", bands.len() - 1));
+            self.push(d);
+        }
+    }
+
+    // ------------------------------------------------------------------ assertions
+
+    fn check_assertions(&mut self, spec: &JudgeSpec, names: &[String]) {
+        let mut available: Vec<&str> = self.context_names(spec);
+        available.extend(names.iter().map(String::as_str));
+        let scope = NameScope {
+            available,
+            later: &[],
+            open: false,
+        };
+        for (i, a) in spec.assertions.iter().enumerate() {
+            let path = format!("assertions[{i}]");
+            self.check_expr(condition_source(&a.that), &format!("{path}.that"), &scope);
+            self.check_text(&a.message, &format!("{path}.message"), &scope);
+            if let Some(cap) = a.cap {
+                self.check_score(cap, &format!("{path}.cap"));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ prompt
+
+    fn check_prompt(&mut self, spec: &JudgeSpec, names: &[String]) -> Option<PromptFile> {
+        let rel = spec.prompt.as_ref()?;
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        let path = dir.join(rel);
+        let root = self.checker.project_root;
+        let canonical = match path.canonicalize() {
+            Ok(p) => p,
+            Err(_) => {
+                let d = Diagnostic::error(
+                    Code::PromptMissing,
+                    format!("prompt file `{rel}` does not exist"),
+                )
+                .note(format!("looked for {}", crate::diag::display_path(&path)));
+                let d = self.diag(d, "prompt");
+                self.push(d);
+                return None;
+            }
+        };
+        if let Ok(root) = root.canonicalize()
+            && !canonical.starts_with(&root)
+        {
+            let d = Diagnostic::error(
+                Code::PromptOutsideProject,
+                format!("prompt file `{rel}` resolves outside the project"),
+            )
+            .note(format!("project root: {}", crate::diag::display_path(&root)))
+            .help("keep prompts under the project's `prompts/` folder");
+            let d = self.diag(d, "prompt");
+            self.push(d);
+            return None;
+        }
+        let text = match std::fs::read_to_string(&canonical) {
+            Ok(t) => t,
+            Err(e) => {
+                let d = Diagnostic::error(Code::Io, format!("cannot read prompt `{rel}`: {e}"));
+                let d = self.diag(d, "prompt");
+                self.push(d);
+                return None;
+            }
+        };
+        let env = self.checker.env;
+        match env.template_from_str(&text) {
+            Ok(_) => {
+                let code = template_code(&text);
+                static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+                let re = RE.get_or_init(|| {
+                    regex::Regex::new(r"\bevidence\.([A-Za-z_]\w*)")
+                        .unwrap_or_else(|_| unreachable!())
+                });
+                for cap in re.captures_iter(&code) {
+                    let Some(m) = cap.get(1) else { continue };
+                    let name = m.as_str();
+                    self.used.insert(name.to_owned());
+                    if !names.iter().any(|n| n == name) {
+                        // The prompt may guard it with `is defined`; a guarded name is fine.
+                        if code.contains(&format!("evidence.{name} is defined")) {
+                            continue;
+                        }
+                        let d = Diagnostic::error(
+                            Code::UnknownName,
+                            format!("prompt reads `evidence.{name}`, which this judge does not define"),
+                        )
+                        .in_file(&canonical)
+                        .at(find_word(&text, &format!("evidence.{name}")).map(|at| {
+                            Span::from_offsets(&text, at, at + "evidence.".len() + name.len())
+                        }))
+                        .maybe_help(did_you_mean_help(name, names.iter().map(String::as_str)));
+                        self.push(d);
+                    }
+                }
+                if code.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '.').any(|w| w == "evidence") {
+                    self.used.insert("*".into());
+                }
+            }
+            Err(e) => {
+                let line = e.line().unwrap_or(1);
+                let d = Diagnostic::error(
+                    Code::TemplateSyntax,
+                    format!(
+                        "prompt template does not compile: {}",
+                        crate::evidence::eval::error_text(&e)
+                    ),
+                )
+                .in_file(&canonical)
+                .at(Some(Span::at_line_col(&text, line, 1, 1)));
+                self.push(d);
+                return None;
+            }
+        }
+        Some(PromptFile {
+            path: canonical,
+            text,
+        })
+    }
+
+    fn warn_unused(&mut self, spec: &JudgeSpec, names: &[String], prompt: Option<&PromptFile>) {
+        if self.used.contains("*") || (prompt.is_none() && spec.heuristic.is_none()) {
+            return;
+        }
+        for name in names {
+            if !self.used.contains(name) {
+                let d = Diagnostic::warning(
+                    Code::UnusedEvidence,
+                    format!("evidence `{name}` is never read by the heuristic, assertions or prompt"),
+                )
+                .help("remove it, or use it (a prompt's `<< evidence >>` shows every name)");
+                let d = self.key_diag(d, &format!("evidence.{name}"));
+                self.push(d);
+            }
+        }
+    }
+}
+
+/// Byte offset of `word` in `text` as a whole word.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(word) {
+        let at = from + i;
+        let before_ok = at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+        let end = at + word.len();
+        let after_ok = end >= bytes.len() || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_');
+        if before_ok && after_ok {
+            return Some(at);
+        }
+        from = at + word.len().max(1);
+    }
+    None
+}

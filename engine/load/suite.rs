@@ -1,0 +1,297 @@
+//! Loads a suite folder: `suite.yaml`, then every judge, then the checks that need the
+//! whole suite (duplicate dimensions, weights, the decision table).
+
+use std::path::{Path, PathBuf};
+
+use minijinja::Environment;
+
+use crate::diag::{Code, Diagnostic};
+use crate::load::judge::{Checker, JudgePlan, load_judge};
+use crate::load::names::Known;
+use crate::load::yaml::{self, KeyIndex};
+use crate::spec::suite::{DecisionRow, SuiteSpec};
+
+/// A loaded suite.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// The suite folder.
+    pub dir: PathBuf,
+    /// Its `suite.yaml`.
+    pub file: PathBuf,
+    /// What it says.
+    pub spec: SuiteSpec,
+    /// Key locations in `suite.yaml`.
+    pub index: KeyIndex,
+    /// The judges, in run order.
+    pub judges: Vec<JudgePlan>,
+}
+
+impl Suite {
+    /// The decision table in force.
+    pub fn decision_table(&self) -> Vec<DecisionRow> {
+        self.spec.decision.clone().unwrap_or_else(default_decision)
+    }
+
+    /// The pass threshold in force for suites that do not set one.
+    pub fn pass_threshold(&self) -> f64 {
+        self.spec.pass_threshold.unwrap_or(3.0)
+    }
+}
+
+/// The framework's decision table: >= 4.0 STRONG_PASS, >= 3.5 PASS, >= 3.0 WEAK_PASS,
+/// else FAIL.
+pub fn default_decision() -> Vec<DecisionRow> {
+    [
+        (Some(4.0), "STRONG_PASS"),
+        (Some(3.5), "PASS"),
+        (Some(3.0), "WEAK_PASS"),
+        (None, "FAIL"),
+    ]
+    .into_iter()
+    .map(|(min, label)| DecisionRow {
+        min,
+        label: label.into(),
+    })
+    .collect()
+}
+
+/// The folder prompts must stay inside: the parent of `judges.d` when the suite lives
+/// in one, else the suite folder's parent.
+pub fn project_root(suite_dir: &Path) -> PathBuf {
+    let abs = suite_dir
+        .canonicalize()
+        .unwrap_or_else(|_| suite_dir.to_path_buf());
+    abs.ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "judges.d"))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .or_else(|| abs.parent().map(Path::to_path_buf))
+        .unwrap_or(abs)
+}
+
+/// Loads the suite in `dir`; returns it (when `suite.yaml` parsed) and every diagnostic.
+pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    if !dir.is_dir() {
+        let d = Diagnostic::error(
+            Code::MissingPath,
+            format!("suite folder {} does not exist", crate::diag::display_path(dir)),
+        )
+        .in_file(dir);
+        let d = match sibling_suites(dir) {
+            Some(h) => d.help(h),
+            None => d,
+        };
+        return (None, vec![d]);
+    }
+    let file = dir.join("suite.yaml");
+    let source = match std::fs::read_to_string(&file) {
+        Ok(s) => s,
+        Err(_) => {
+            return (
+                None,
+                vec![Diagnostic::error(
+                    Code::MissingPath,
+                    format!("{} has no suite.yaml", crate::diag::display_path(dir)),
+                )
+                .in_file(dir)
+                .help("a suite folder holds suite.yaml plus one YAML file per judge")],
+            );
+        }
+    };
+    let parsed = match yaml::parse::<SuiteSpec>(&file, &source) {
+        Ok(p) => p,
+        Err(d) => return (None, vec![d]),
+    };
+    check_decision(&parsed.value, &parsed.index, &file, &mut diags);
+
+    let judge_files = match judge_files(dir, &parsed.value, &parsed.index, &file, &mut diags) {
+        Some(f) => f,
+        None => return (None, diags),
+    };
+    let root = project_root(dir);
+    let known = Known::new(env);
+    let checker = Checker {
+        env,
+        known: &known,
+        project_root: &root,
+    };
+    let mut judges: Vec<JudgePlan> = Vec::new();
+    for path in judge_files {
+        let (plan, d) = load_judge(&path, &checker);
+        diags.extend(d);
+        if let Some(plan) = plan {
+            if let Some(first) = judges
+                .iter()
+                .find(|j| j.spec.dimension == plan.spec.dimension)
+            {
+                diags.push(
+                    Diagnostic::error(
+                        Code::DuplicateDimension,
+                        format!(
+                            "dimension `{}` is already judged by {}",
+                            plan.spec.dimension,
+                            crate::diag::display_path(&first.file)
+                        ),
+                    )
+                    .in_file(&plan.file)
+                    .at(plan.index.value_span("dimension"))
+                    .key("dimension"),
+                );
+                continue;
+            }
+            judges.push(plan);
+        }
+    }
+    let total: f64 = judges.iter().map(|j| j.spec.weight).filter(|w| *w > 0.0).sum();
+    if !judges.is_empty() && (total - 1.0).abs() > 1e-9 {
+        diags.push(
+            Diagnostic::warning(
+                Code::WeightsNotNormalised,
+                format!("judge weights sum to {total:.3}, not 1.0"),
+            )
+            .in_file(&file)
+            .note("weights are normalised by their sum: a judge counts for weight / sum")
+            .help("scale the weights to sum to 1.0 to make each judge's share explicit"),
+        );
+    }
+    let suite = Suite {
+        dir: dir.to_path_buf(),
+        file,
+        spec: parsed.value,
+        index: parsed.index,
+        judges,
+    };
+    (Some(suite), diags)
+}
+
+fn judge_files(
+    dir: &Path,
+    spec: &SuiteSpec,
+    index: &KeyIndex,
+    file: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<PathBuf>> {
+    let files: Vec<PathBuf> = match &spec.judges {
+        Some(list) => {
+            let mut out = Vec::new();
+            for (i, name) in list.iter().enumerate() {
+                let p = dir.join(name);
+                if p.is_file() {
+                    out.push(p);
+                } else {
+                    diags.push(
+                        Diagnostic::error(
+                            Code::MissingPath,
+                            format!("judge file `{name}` does not exist"),
+                        )
+                        .in_file(file)
+                        .at(index.value_span(&format!("judges[{i}]")))
+                        .key(format!("judges[{i}]")),
+                    );
+                }
+            }
+            out
+        }
+        None => {
+            let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+                .map(|rd| {
+                    rd.filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| {
+                            p.is_file()
+                                && p.extension().is_some_and(|x| x == "yaml" || x == "yml")
+                                && p.file_stem().is_some_and(|s| s != "suite")
+                                && !p
+                                    .file_name()
+                                    .and_then(|n| n.to_str())
+                                    .is_some_and(|n| n.starts_with('.'))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.sort();
+            out
+        }
+    };
+    if files.is_empty() && diags.is_empty() {
+        diags.push(
+            Diagnostic::error(Code::NoJudges, "the suite has no judge files")
+                .in_file(file)
+                .help("add one YAML file per judge next to suite.yaml"),
+        );
+        return None;
+    }
+    Some(files)
+}
+
+fn check_decision(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut Vec<Diagnostic>) {
+    if let Some(t) = spec.pass_threshold
+        && !(1.0..=5.0).contains(&t)
+    {
+        diags.push(
+            Diagnostic::error(
+                Code::ScoreOutOfRange,
+                format!("pass_threshold must be between 1 and 5, got {t}"),
+            )
+            .in_file(file)
+            .at(index.value_span("pass_threshold"))
+            .key("pass_threshold"),
+        );
+    }
+    let Some(rows) = &spec.decision else { return };
+    let mut prev: Option<f64> = None;
+    for (i, row) in rows.iter().enumerate() {
+        let path = format!("decision[{i}]");
+        let last = i + 1 == rows.len();
+        match row.min {
+            None if !last => diags.push(
+                Diagnostic::error(
+                    Code::DecisionTable,
+                    "only the last decision row may omit `min`; the rows after it can never match",
+                )
+                .in_file(file)
+                .at(index.value_span(&path))
+                .key(&path),
+            ),
+            Some(_) if last => diags.push(
+                Diagnostic::error(
+                    Code::DecisionTable,
+                    "the last decision row must have no `min`, so every score gets a label",
+                )
+                .in_file(file)
+                .at(index.value_span(&path))
+                .key(&path)
+                .help("add a final row such as `- { label: FAIL }`"),
+            ),
+            Some(m) => {
+                if prev.is_some_and(|p| m >= p) {
+                    diags.push(
+                        Diagnostic::error(
+                            Code::DecisionTable,
+                            format!("decision rows must go from high to low: {m} follows {}", prev.unwrap_or_default()),
+                        )
+                        .in_file(file)
+                        .at(index.value_span(&path))
+                        .key(&path),
+                    );
+                }
+                prev = Some(m);
+            }
+            None => {}
+        }
+    }
+}
+
+/// "did you mean" for a suite folder that does not exist, from its siblings.
+fn sibling_suites(dir: &Path) -> Option<String> {
+    let parent = dir.parent()?;
+    let name = dir.file_name()?.to_str()?;
+    let names: Vec<String> = std::fs::read_dir(parent)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("suite.yaml").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .collect();
+    crate::diag::did_you_mean_help(name, names.iter().map(String::as_str))
+}
