@@ -13,3 +13,7 @@ pub mod evidence;
 pub mod load;
 pub mod spec;
 pub mod render;
+pub mod run;
+pub mod verdict;
+pub mod cli;
+pub mod report;

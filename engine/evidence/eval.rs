@@ -62,6 +62,34 @@ impl Context {
     }
 }
 
+/// The names heuristics, assertions and prompts see: the run context and every
+/// evidence value.
+pub fn full_scope(ctx: &Context, evidence: &Evidence) -> Value {
+    ctx.scope()
+        .with_names(
+            evidence
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_value()))
+                .collect(),
+        )
+        .into_value()
+}
+
+/// Evaluates a condition or value expression in `scope`.
+pub fn eval_expr(env: &Environment<'static>, src: &str, scope: &Value) -> Result<Value, String> {
+    env.compile_expression(src)
+        .and_then(|e| e.eval(scope))
+        .map_err(|e| error_text(&e))
+}
+
+/// Renders a text field: a template when it has `<< >>` or `<% %>` parts, else as is.
+pub fn render_text(env: &Environment<'static>, text: &str, scope: &Value) -> Result<String, String> {
+    if !(text.contains("<<") || text.contains("<%")) {
+        return Ok(text.to_owned());
+    }
+    env.render_str(text, scope).map_err(|e| error_text(&e))
+}
+
 /// Formats a minijinja error as one line (kind, detail, no debug dump).
 pub fn error_text(err: &minijinja::Error) -> String {
     let mut text = match err.detail() {

@@ -1,0 +1,93 @@
+//! `caldera validate`: loads suites and judge files without running them and reports
+//! every problem (not only the first), as text with source snippets or as JSON.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use crate::cli::{Exit, stderr_color};
+use crate::diag::{Diagnostic, render_text, tally};
+use crate::load::judge::{Checker, load_judge};
+use crate::load::names::Known;
+use crate::load::suite::{load_suite, project_root};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+pub enum Format {
+    /// Human-readable, with source snippets.
+    #[default]
+    Text,
+    /// One JSON document: `{"diagnostics": [...], "errors": N, "warnings": N}`.
+    Json,
+}
+
+/// Arguments of `caldera validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Suite folders, `suite.yaml` files or judge files.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Fail (exit 2) on warnings too.
+    #[arg(long)]
+    pub deny_warnings: bool,
+}
+
+/// Validates one path: a suite folder (or its suite.yaml), or a single judge file.
+pub fn validate_path(path: &Path) -> Vec<Diagnostic> {
+    let env = crate::render::environment();
+    let is_suite_file = path.file_name().is_some_and(|n| n == "suite.yaml");
+    if path.is_dir() || is_suite_file || !path.exists() {
+        let dir = if is_suite_file {
+            path.parent().unwrap_or(Path::new(".")).to_path_buf()
+        } else {
+            path.to_path_buf()
+        };
+        return load_suite(&dir, &env).1;
+    }
+    let known = Known::new(&env);
+    let root = project_root(path.parent().unwrap_or(Path::new(".")));
+    let checker = Checker {
+        env: &env,
+        known: &known,
+        project_root: &root,
+    };
+    load_judge(path, &checker).1
+}
+
+/// Runs the command.
+pub fn execute(args: ValidateArgs) -> Exit {
+    let mut diags = Vec::new();
+    for p in &args.paths {
+        diags.extend(validate_path(p));
+    }
+    let (errors, warnings) = tally(&diags);
+    match args.format {
+        Format::Json => {
+            let doc = serde_json::json!({
+                "diagnostics": diags,
+                "errors": errors,
+                "warnings": warnings,
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into())
+            );
+        }
+        Format::Text => {
+            eprint!("{}", render_text(&diags, stderr_color()));
+            if errors + warnings == 0 {
+                eprintln!("ok: {} checked, no problems", args.paths.len());
+            } else {
+                eprintln!("{errors} error(s), {warnings} warning(s)");
+            }
+        }
+    }
+    if errors > 0 || (args.deny_warnings && warnings > 0) {
+        Exit::Error
+    } else {
+        Exit::Pass
+    }
+}

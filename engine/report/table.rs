@@ -1,0 +1,79 @@
+//! The terminal table: one line per dimension, the weighted score and decision, then
+//! every problem the run found.
+
+use std::fmt::Write as _;
+
+use crate::run::result::RunResult;
+use crate::verdict::types::Status;
+
+/// Renders the table (plain text; `color` adds ANSI colour to statuses and decision).
+pub fn render(result: &RunResult, color: bool) -> String {
+    let paint = |code: &str, text: &str| {
+        if color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "caldera {} suite `{}` ({} mode, {} results, {} ground truth)",
+        result.run_id, result.suite, result.mode, result.inputs.results, result.inputs.ground_truth
+    );
+    let width = result
+        .dimensions
+        .iter()
+        .map(|d| d.name.len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let _ = writeln!(
+        out,
+        "\n  {:<width$}  {:>6}  {:>6}  {:>5}  {:>8}  {}",
+        "dimension", "weight", "score", "conf", "weighted", "status"
+    );
+    for d in &result.dimensions {
+        let score = d.score.map_or("-".into(), |s| format!("{s}"));
+        let conf = d.confidence.map_or("-".into(), |c| format!("{c:.2}"));
+        let weighted = d.weighted_score.map_or("-".into(), |w| format!("{w:.3}"));
+        let mut status = match d.status {
+            Status::Scored => match d.passed {
+                Some(true) => paint("32", "pass"),
+                _ => paint("31", "below threshold"),
+            },
+            Status::Unscored => paint("33", "unscored"),
+            Status::Error => paint("31", "error"),
+        };
+        if let (Some(before), Some(cap)) = (d.score_before_cap, d.cap_applied) {
+            status.push_str(&format!(" (capped {before} -> {cap})"));
+        }
+        if !d.assertion_failures.is_empty() {
+            status.push_str(&format!(", {} assertion(s) failed", d.assertion_failures.len()));
+        }
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:>6.3}  {:>6}  {:>5}  {:>8}  {}",
+            d.name, d.normalized_weight, score, conf, weighted, status
+        );
+    }
+    let total = result.total_score.map_or("-".into(), |t| format!("{t:.2}"));
+    let decision = match result.decision.as_str() {
+        "FAIL" | "NO_SCORE" => paint("1;31", &result.decision),
+        "WEAK_PASS" => paint("1;33", &result.decision),
+        other => paint("1;32", other),
+    };
+    let _ = writeln!(
+        out,
+        "\n  weighted score {total} / 5  ->  {decision}   ({} of {} judges scored, {} passed)",
+        result.summary.scored, result.summary.judges, result.summary.passed
+    );
+    if !result.summary.problems.is_empty() {
+        let _ = writeln!(out, "\n  worth a look:");
+        for p in &result.summary.problems {
+            let who = p.dimension.as_deref().unwrap_or("input");
+            let _ = writeln!(out, "  - [{}] {who}: {}", p.kind, p.message);
+        }
+    }
+    out
+}

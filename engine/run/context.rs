@@ -1,0 +1,235 @@
+//! The run context: results and ground truth read once, joined by repo id, plus the
+//! suite's other named inputs. Every judge of a run reads the same context.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use indexmap::IndexMap;
+
+use crate::diag::{Code, Diagnostic};
+use crate::doc::Doc;
+use crate::evidence::eval::Context;
+use crate::load::documents::{Document, ReadRules, parse_json_file, read_folder};
+use crate::load::suite::Suite;
+
+/// Folder overrides from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--results`.
+    pub results: Option<PathBuf>,
+    /// `--ground-truth`.
+    pub ground_truth: Option<PathBuf>,
+}
+
+/// Everything a run read.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// The results folder.
+    pub results_dir: PathBuf,
+    /// The ground-truth folder, when the suite has one.
+    pub truth_dir: Option<PathBuf>,
+    /// Analysis results, in file order.
+    pub results: Vec<Document>,
+    /// Ground truth, in file order.
+    pub truth: Vec<Document>,
+    /// Other named inputs.
+    pub named: IndexMap<String, Doc>,
+    /// Bytes read.
+    pub bytes: u64,
+}
+
+impl Inputs {
+    /// Result ids with no ground truth.
+    pub fn results_without_truth(&self) -> Vec<String> {
+        self.results
+            .iter()
+            .filter(|r| !self.truth.iter().any(|t| t.id == r.id))
+            .map(|r| r.id.clone())
+            .collect()
+    }
+
+    /// Ground-truth ids with no result.
+    pub fn truth_without_results(&self) -> Vec<String> {
+        self.truth
+            .iter()
+            .filter(|t| !self.results.iter().any(|r| r.id == t.id))
+            .map(|t| t.id.clone())
+            .collect()
+    }
+}
+
+/// Reads the suite's inputs; every problem is returned, not only the first.
+pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
+    let spec = &suite.spec.inputs;
+    let results_dir = overrides
+        .results
+        .clone()
+        .unwrap_or_else(|| suite.dir.join(&spec.results));
+    let truth_dir = overrides
+        .ground_truth
+        .clone()
+        .or_else(|| spec.ground_truth.as_ref().map(|g| suite.dir.join(g)));
+    let mut errors = Vec::new();
+    let results = read_folder(
+        &results_dir,
+        &ReadRules {
+            key: &spec.key,
+            unwrap: &spec.unwrap,
+        },
+    )
+    .map_err(|e| errors.extend(e.into_iter().map(|d| annotate(d, "inputs.results"))))
+    .unwrap_or_default();
+    let truth = match &truth_dir {
+        Some(dir) => read_folder(
+            dir,
+            &ReadRules {
+                key: &spec.key,
+                unwrap: &spec.unwrap_truth,
+            },
+        )
+        .map_err(|e| errors.extend(e.into_iter().map(|d| annotate(d, "inputs.ground_truth"))))
+        .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let mut named = IndexMap::new();
+    for (name, input) in &spec.files {
+        match read_named(&suite.dir, name, input) {
+            Ok(doc) => {
+                named.insert(name.clone(), doc);
+            }
+            Err(d) => errors.push(
+                d.key(format!("inputs.files.{name}"))
+                    .note(format!("named input `{name}` of {}", crate::diag::display_path(&suite.file))),
+            ),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let bytes = results.iter().chain(&truth).map(|d| d.bytes).sum();
+    Ok(Inputs {
+        results_dir,
+        truth_dir,
+        results,
+        truth,
+        named,
+        bytes,
+    })
+}
+
+fn annotate(d: Diagnostic, key: &str) -> Diagnostic {
+    if d.code == Code::MissingPath {
+        d.note(format!("set by `{key}` in suite.yaml, or the matching command-line flag"))
+    } else {
+        d
+    }
+}
+
+fn read_named(
+    dir: &Path,
+    name: &str,
+    input: &crate::spec::suite::NamedInput,
+) -> Result<Doc, Diagnostic> {
+    let path = match (&input.file, &input.newest) {
+        (Some(f), None) => Some(dir.join(f)),
+        (None, Some(pattern)) => newest_match(&dir.join(pattern).to_string_lossy())?,
+        _ => {
+            return Err(Diagnostic::error(
+                Code::WrongType,
+                format!("named input `{name}` needs exactly one of `file` or `newest`"),
+            ));
+        }
+    };
+    match path {
+        Some(p) if p.is_file() => parse_json_file(&p).map(|(d, _)| d),
+        Some(_) | None if input.optional => Ok(Doc::Null),
+        Some(p) => Err(Diagnostic::error(
+            Code::MissingPath,
+            format!("named input `{name}`: {} does not exist", crate::diag::display_path(&p)),
+        )
+        .help("mark it `optional: true` if a run may go without it")),
+        None => Err(Diagnostic::error(
+            Code::MissingPath,
+            format!("named input `{name}`: no file matches"),
+        )
+        .help("mark it `optional: true` if a run may go without it")),
+    }
+}
+
+/// The most recently modified file matching `pattern`.
+fn newest_match(pattern: &str) -> Result<Option<PathBuf>, Diagnostic> {
+    let paths = glob::glob(pattern).map_err(|e| {
+        Diagnostic::error(Code::WrongType, format!("invalid glob `{pattern}`: {e}"))
+    })?;
+    Ok(paths
+        .filter_map(Result::ok)
+        .filter(|p| p.is_file())
+        .max_by_key(|p| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH)
+        }))
+}
+
+/// Builds the context: `results`, `truth`, `repos` (the join), `suite`, `inputs`.
+pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
+    let results = Doc::object(inputs.results.iter().map(|d| (d.id.as_str(), d.doc.clone())));
+    let truth = Doc::object(inputs.truth.iter().map(|d| (d.id.as_str(), d.doc.clone())));
+    let repos = Doc::from(
+        inputs
+            .results
+            .iter()
+            .map(|r| {
+                let t = inputs
+                    .truth
+                    .iter()
+                    .find(|t| t.id == r.id)
+                    .map_or(Doc::Null, |t| t.doc.clone());
+                Doc::object([
+                    ("id", Doc::from(r.id.as_str())),
+                    ("result", r.doc.clone()),
+                    ("truth", t),
+                ])
+            })
+            .collect::<Vec<_>>(),
+    );
+    let suite_doc = Doc::object([
+        ("name", Doc::from(suite.spec.suite.as_str())),
+        (
+            "description",
+            suite
+                .spec
+                .description
+                .as_deref()
+                .map_or(Doc::Null, Doc::from),
+        ),
+    ]);
+    let named = Doc::object(inputs.named.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    let mut names = IndexMap::new();
+    names.insert("results".to_owned(), results);
+    names.insert("truth".to_owned(), truth);
+    names.insert("repos".to_owned(), repos);
+    names.insert("suite".to_owned(), suite_doc);
+    names.insert("inputs".to_owned(), named);
+    Context { names }
+}
+
+/// The context of one repo for a per-repo judge: the run context plus `repo`, `id`,
+/// `result`, and `truth` narrowed to this repo's ground truth (null when it has none).
+pub fn repo_context(ctx: &Context, repo: &Doc) -> Context {
+    let mut names = ctx.names.clone();
+    names.insert("repo".to_owned(), repo.clone());
+    names.insert(
+        "id".to_owned(),
+        repo.field("id").cloned().unwrap_or(Doc::Null),
+    );
+    names.insert(
+        "result".to_owned(),
+        repo.field("result").cloned().unwrap_or(Doc::Null),
+    );
+    names.insert(
+        "truth".to_owned(),
+        repo.field("truth").cloned().unwrap_or(Doc::Null),
+    );
+    Context { names }
+}

@@ -1,0 +1,110 @@
+//! A run: load inputs once, judge every dimension, combine into a [`RunResult`].
+
+pub mod context;
+pub mod judge;
+pub mod result;
+
+use std::time::Instant;
+
+use minijinja::Environment;
+
+use crate::diag::Diagnostic;
+use crate::load::suite::Suite;
+use crate::run::context::{Inputs, Overrides, build_context, load_inputs};
+use crate::run::result::{
+    InputSummary, RunResult, average_confidence, decide, summarize, weighted_score,
+};
+use crate::verdict::types::Source;
+
+/// Options of a heuristic run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Folder overrides.
+    pub overrides: Overrides,
+}
+
+/// A fresh run id: time-ordered and unique enough to name files.
+pub fn new_run_id() -> String {
+    use rand::Rng;
+    format!(
+        "{}-{:06x}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
+        rand::rng().random::<u32>() & 0xff_ffff
+    )
+}
+
+/// Runs `suite` in heuristic mode. Input problems are returned as diagnostics (exit 2);
+/// everything a judge finds goes into the result.
+pub fn run_heuristic(
+    env: &Environment<'static>,
+    suite: &Suite,
+    options: &RunOptions,
+) -> Result<RunResult, Vec<Diagnostic>> {
+    let started = Instant::now();
+    let inputs = load_inputs(suite, &options.overrides)?;
+    let ctx = build_context(suite, &inputs);
+    let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
+    let threshold = suite.pass_threshold();
+    let dims = suite
+        .judges
+        .iter()
+        .map(|plan| {
+            let units = judge::prepare(env, plan, &ctx);
+            let scores: Vec<_> = units.iter().map(|u| u.heuristic.clone()).collect();
+            judge::verdict(plan, &units, &scores, Source::Heuristic, threshold, total_weight)
+        })
+        .collect::<Vec<_>>();
+    Ok(assemble(suite, &inputs, dims, "heuristic", None, started))
+}
+
+/// Combines verdicts into the run result.
+pub fn assemble(
+    suite: &Suite,
+    inputs: &Inputs,
+    dims: Vec<crate::verdict::types::Verdict>,
+    mode: &str,
+    model: Option<String>,
+    started: Instant,
+) -> RunResult {
+    let total = weighted_score(&dims);
+    let mut summary = summarize(&dims);
+    for id in inputs.results_without_truth() {
+        summary.problems.push(result::Problem {
+            dimension: None,
+            kind: "input".into(),
+            message: format!("repo `{id}` has results but no ground truth"),
+        });
+    }
+    for id in inputs.truth_without_results() {
+        summary.problems.push(result::Problem {
+            dimension: None,
+            kind: "input".into(),
+            message: format!("repo `{id}` has ground truth but no results"),
+        });
+    }
+    RunResult {
+        run_id: new_run_id(),
+        timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        suite: suite.spec.suite.clone(),
+        mode: mode.into(),
+        model,
+        total_score: total,
+        overall_score: total,
+        average_confidence: average_confidence(&dims),
+        decision: decide(total, &suite.decision_table()),
+        weighting: "sum(score x weight) / sum(weight) over scored judges; weights are relative"
+            .into(),
+        summary,
+        inputs: InputSummary {
+            results_dir: crate::diag::display_path(&inputs.results_dir),
+            ground_truth_dir: inputs.truth_dir.as_deref().map(crate::diag::display_path),
+            results: inputs.results.len(),
+            ground_truth: inputs.truth.len(),
+            results_without_ground_truth: inputs.results_without_truth(),
+            ground_truth_without_results: inputs.truth_without_results(),
+            bytes: inputs.bytes,
+        },
+        dimensions: dims,
+        duration_ms: started.elapsed().as_millis() as u64,
+    }
+}

@@ -1,0 +1,158 @@
+//! What a judge concludes. The field names follow the framework's `JudgeResult` and the
+//! original orchestrator's dimension entries, so existing dashboards read caldera's output.
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::doc::Doc;
+
+/// Whether a verdict carries a score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A score 1-5 was given.
+    Scored,
+    /// No score, for a stated reason (no heuristic in heuristic mode, an unreadable
+    /// model reply, a metric outside every band). Left out of the weighted score.
+    Unscored,
+    /// Evidence or scoring failed; the reason says where.
+    Error,
+}
+
+/// Where a score came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The judge's heuristic band table.
+    Heuristic,
+    /// A model's reply.
+    Llm,
+}
+
+/// A failed assertion.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AssertionFailure {
+    /// The rendered message.
+    pub message: String,
+    /// Its cap, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap: Option<i64>,
+    /// The repo, for per-repo judges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+}
+
+/// A score and what explains it, before assertions and weights.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Scoring {
+    /// 1-5.
+    pub score: i64,
+    /// 0..1.
+    pub confidence: f64,
+    /// Why.
+    pub reasoning: String,
+    /// Evidence points.
+    pub evidence_cited: Vec<String>,
+    /// Improvements.
+    pub recommendations: Vec<String>,
+    /// Sub-dimension scores.
+    pub sub_scores: IndexMap<String, i64>,
+    /// The model's raw reply (LLM mode).
+    pub raw_response: String,
+}
+
+/// One repo's verdict within a per-repo judge.
+#[derive(Clone, Debug, Serialize)]
+pub struct RepoVerdict {
+    /// The repo id.
+    pub repo: String,
+    /// Scored, unscored or error.
+    pub status: Status,
+    /// The score after caps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<i64>,
+    /// Confidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Why.
+    pub reasoning: String,
+    /// Why there is no score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unscored_reason: Option<String>,
+    /// Evidence for this repo.
+    pub evidence: Doc,
+}
+
+/// The spread of per-repo scores.
+#[derive(Clone, Debug, Serialize)]
+pub struct Spread {
+    /// Lowest repo score.
+    pub min: i64,
+    /// Highest repo score.
+    pub max: i64,
+    /// Sample standard deviation (n-1); null for one repo.
+    pub std: Option<f64>,
+    /// Number of scored repos.
+    pub n: usize,
+}
+
+/// One dimension's entry in the run result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    /// The dimension.
+    pub name: String,
+    /// Same as `name` (the framework's `JudgeResult.dimension`).
+    pub dimension: String,
+    /// Scored, unscored or error.
+    pub status: Status,
+    /// Heuristic or LLM.
+    pub source: Source,
+    /// The final score (after caps); for per-repo judges the mean of repo scores.
+    pub score: Option<f64>,
+    /// The weight as written.
+    pub weight: f64,
+    /// The weight divided by the sum of all the suite's weights.
+    pub normalized_weight: f64,
+    /// score x normalized_weight (null when unscored).
+    pub weighted_score: Option<f64>,
+    /// 0..1 (null when unscored).
+    pub confidence: Option<f64>,
+    /// Why.
+    pub reasoning: String,
+    /// Evidence points.
+    pub evidence_cited: Vec<String>,
+    /// Improvements.
+    pub recommendations: Vec<String>,
+    /// Sub-dimension scores.
+    pub sub_scores: IndexMap<String, i64>,
+    /// Whether every assertion held.
+    pub ground_truth_passed: bool,
+    /// The messages of failed assertions.
+    pub ground_truth_failures: Vec<String>,
+    /// Failed assertions with their caps.
+    pub assertion_failures: Vec<AssertionFailure>,
+    /// The score before a cap lowered it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score_before_cap: Option<f64>,
+    /// The cap that was applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap_applied: Option<i64>,
+    /// The score needed to pass.
+    pub pass_threshold: f64,
+    /// score >= pass_threshold (null when unscored).
+    pub passed: Option<bool>,
+    /// Why there is no score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unscored_reason: Option<String>,
+    /// The model's raw reply (LLM mode).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub raw_response: String,
+    /// Per-repo verdicts (per-repo judges).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repos: Vec<RepoVerdict>,
+    /// Spread of per-repo scores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+    /// The evidence the verdict rests on (suite-scope judges).
+    pub evidence: Doc,
+}
