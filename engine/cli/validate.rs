@@ -53,8 +53,20 @@ pub fn validate_path(path: &Path) -> Vec<Diagnostic> {
         env: &env,
         known: &known,
         project_root: &root,
+        shared: sibling_suite_names(path),
     };
     load_judge(path, &checker).1
+}
+
+/// The suite evidence names of the suite a lone judge file belongs to, so checking one
+/// file alone does not flag them as unknown.
+fn sibling_suite_names(judge: &Path) -> Vec<String> {
+    let suite = judge.with_file_name("suite.yaml");
+    std::fs::read_to_string(&suite)
+        .ok()
+        .and_then(|text| crate::load::yaml::parse::<crate::spec::suite::SuiteSpec>(&suite, &text).ok())
+        .map(|p| p.value.evidence.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// Runs the command.

@@ -48,6 +48,8 @@ pub struct Checker<'a> {
     pub known: &'a Known<'a>,
     /// Prompts must resolve inside this folder.
     pub project_root: &'a Path,
+    /// Names the suite's own evidence defines (visible to every judge).
+    pub shared: Vec<String>,
 }
 
 /// Loads and checks the judge at `path`.
@@ -91,6 +93,26 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
     (Some(plan), cx.diags)
 }
 
+/// Plans the suite's own evidence (`suite.yaml`'s `evidence:`), checked like a judge's.
+pub fn plan_suite_evidence(
+    file: &Path,
+    source: &str,
+    index: &KeyIndex,
+    evidence: &indexmap::IndexMap<String, EvidenceValue>,
+    checker: &Checker<'_>,
+) -> (Vec<(String, ValuePlan)>, Vec<Diagnostic>) {
+    let mut cx = JudgeCx {
+        file,
+        source,
+        index,
+        checker,
+        diags: Vec::new(),
+        used: HashSet::new(),
+    };
+    let plan = cx.plan_map(evidence, CONTEXT_NAMES.to_vec());
+    (plan, cx.diags)
+}
+
 struct JudgeCx<'a> {
     file: &'a Path,
     source: &'a str,
@@ -109,7 +131,7 @@ struct NameScope<'s> {
     open: bool,
 }
 
-impl JudgeCx<'_> {
+impl<'a> JudgeCx<'a> {
     fn diag(&self, d: Diagnostic, path: &str) -> Diagnostic {
         d.in_file(self.file).at(self.index.value_span(path)).key(path)
     }
@@ -134,11 +156,12 @@ impl JudgeCx<'_> {
         self.diags.push(d);
     }
 
-    fn context_names(&self, spec: &JudgeSpec) -> Vec<&'static str> {
-        let mut v: Vec<&'static str> = CONTEXT_NAMES.to_vec();
+    fn context_names(&self, spec: &JudgeSpec) -> Vec<&'a str> {
+        let mut v: Vec<&'a str> = CONTEXT_NAMES.to_vec();
         if spec.scope == Scope::Repo {
             v.extend(REPO_SCOPE_NAMES);
         }
+        v.extend(self.checker.shared.iter().map(String::as_str));
         v
     }
 
@@ -194,9 +217,17 @@ impl JudgeCx<'_> {
 
     fn plan_evidence(&mut self, spec: &JudgeSpec) -> Vec<(String, ValuePlan)> {
         let ctx = self.context_names(spec);
-        let names: Vec<String> = spec.evidence.keys().cloned().collect();
+        self.plan_map(&spec.evidence, ctx)
+    }
+
+    fn plan_map(
+        &mut self,
+        evidence: &indexmap::IndexMap<String, EvidenceValue>,
+        ctx: Vec<&str>,
+    ) -> Vec<(String, ValuePlan)> {
+        let names: Vec<String> = evidence.keys().cloned().collect();
         let mut out = Vec::new();
-        for (i, (name, value)) in spec.evidence.iter().enumerate() {
+        for (i, (name, value)) in evidence.iter().enumerate() {
             let path = format!("evidence.{name}");
             let mut available: Vec<&str> = ctx.clone();
             available.extend(names[..i].iter().map(String::as_str));

@@ -22,6 +22,8 @@ pub struct Suite {
     pub spec: SuiteSpec,
     /// Key locations in `suite.yaml`.
     pub index: KeyIndex,
+    /// The suite's own evidence, computed once per run before the judges.
+    pub evidence: Vec<(String, crate::evidence::plan::ValuePlan)>,
     /// The judges, in run order.
     pub judges: Vec<JudgePlan>,
 }
@@ -111,11 +113,21 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
     };
     let root = project_root(dir);
     let known = Known::new(env);
-    let checker = Checker {
+    let mut checker = Checker {
         env,
         known: &known,
         project_root: &root,
+        shared: Vec::new(),
     };
+    let (shared_plan, shared_diags) = crate::load::judge::plan_suite_evidence(
+        &file,
+        &parsed.source,
+        &parsed.index,
+        &parsed.value.evidence,
+        &checker,
+    );
+    diags.extend(shared_diags);
+    checker.shared = parsed.value.evidence.keys().cloned().collect();
     let mut judges: Vec<JudgePlan> = Vec::new();
     for path in judge_files {
         let (plan, d) = load_judge(&path, &checker);
@@ -160,6 +172,7 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
         file,
         spec: parsed.value,
         index: parsed.index,
+        evidence: shared_plan,
         judges,
     };
     (Some(suite), diags)

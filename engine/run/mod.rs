@@ -42,7 +42,7 @@ pub fn run_heuristic(
 ) -> Result<RunResult, Vec<Diagnostic>> {
     let started = Instant::now();
     let inputs = load_inputs(suite, &options.overrides)?;
-    let ctx = build_context(suite, &inputs);
+    let ctx = shared_context(env, suite, &inputs)?;
     let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
     let threshold = suite.pass_threshold();
     let dims = suite
@@ -55,6 +55,33 @@ pub fn run_heuristic(
         })
         .collect::<Vec<_>>();
     Ok(assemble(suite, &inputs, dims, "heuristic", None, started))
+}
+
+/// Builds the run context and adds the suite's own evidence to it. Suite evidence that
+/// cannot be computed stops the run: every judge would read it.
+pub fn shared_context(
+    env: &Environment<'static>,
+    suite: &Suite,
+    inputs: &Inputs,
+) -> Result<crate::evidence::eval::Context, Vec<Diagnostic>> {
+    let mut ctx = build_context(suite, inputs);
+    if suite.evidence.is_empty() {
+        return Ok(ctx);
+    }
+    let shared = crate::evidence::eval::evaluate(env, &suite.evidence, &ctx).map_err(|e| {
+        let mut d = Diagnostic::error(crate::diag::Code::EvaluationError, e.message.clone())
+            .in_file(&suite.file)
+            .at(suite.index.value_span(&e.key_path))
+            .key(&e.key_path);
+        if let Some(item) = &e.item {
+            d = d.note(format!("while computing item `{item}`"));
+        }
+        vec![d]
+    })?;
+    for (k, v) in shared {
+        ctx.names.insert(k, v);
+    }
+    Ok(ctx)
 }
 
 /// Combines verdicts into the run result.

@@ -49,6 +49,11 @@ pub struct SuiteSpec {
     #[serde(default)]
     pub decision: Option<Vec<DecisionRow>>,
 
+    /// Evidence computed once per run, before any judge, and visible to every judge by
+    /// name (e.g. one normalised record per repo). Same language as a judge's evidence.
+    #[serde(default)]
+    pub evidence: IndexMap<String, crate::spec::judge::EvidenceValue>,
+
     /// Judge files to run, in order, relative to the suite folder. Default: every
     /// `*.yaml` / `*.yml` file of the folder except `suite.yaml`, sorted by name.
     #[serde(default)]
