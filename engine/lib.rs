@@ -1,1 +1,2 @@
 //! caldera: judges the output of code-analysis tools against ground truth.
+pub mod score;
