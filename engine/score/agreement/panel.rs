@@ -14,7 +14,7 @@ use super::scale::code;
 use super::{AgreementError, Raters, RatingLabel, Weighting};
 
 /// Choices for [`panel`].
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PanelOptions<L> {
     /// Weighting of the pairwise Cohen's kappas (use linear or quadratic for scores).
     pub weighting: Weighting,
@@ -22,6 +22,17 @@ pub struct PanelOptions<L> {
     pub order: Option<Vec<L>>,
     /// How each item's consensus is formed.
     pub consensus: ConsensusRule,
+}
+
+// Written out because a derive would demand `L: Default`, which labels need not be.
+impl<L> Default for PanelOptions<L> {
+    fn default() -> Self {
+        Self {
+            weighting: Weighting::default(),
+            order: None,
+            consensus: ConsensusRule::default(),
+        }
+    }
 }
 
 /// Agreement summary of a panel of named raters.
