@@ -16,3 +16,6 @@ pub mod matcher;
 pub use aggregate::{MacroAverages, MacroMicro, StdConvention, Summary, macro_micro};
 pub use detection::{Counts, DetectionMetrics};
 pub use matcher::{MatchOutcome, Matcher, MatcherConfig, match_findings};
+
+#[cfg(test)]
+mod proptests;
