@@ -1,6 +1,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::score::detection::Counts;
 
 fn sim(rules: Value) -> MatcherConfig {
     serde_json::from_value(
@@ -66,6 +67,8 @@ fn similarity_bands_and_optimal_assignment() {
     assert_eq!(out.pairs[0].field_scores.len(), 2);
     assert_eq!((out.exact, out.partial), (1, 1));
     assert_eq!(out.unmatched_findings, vec![2]);
+    assert!((out.metrics().precision - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!(out.metrics().recall, 1.0);
 }
 
 #[test]
