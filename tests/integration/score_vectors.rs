@@ -298,3 +298,138 @@ fn shared_vectors_match_oracle_outputs() {
     assert!(checked >= 100, "only {checked} oracle values compared");
     println!("{checked} oracle values compared");
 }
+
+/// Every `progress.json` under `dir` that has a `summary.json` beside it.
+fn runs(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            runs(&path, out);
+        } else if path.file_name().is_some_and(|n| n == "progress.json")
+            && path.with_file_name("summary.json").is_file()
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// Recomputes the adversarial-IaC per-game metrics and published run averages from the
+/// recovered TP/FP/FN, which pins down the zero-denominator rules documented in
+/// `score::detection` (precision/recall 0, evasion `fn / manifest`, mean ± sample std).
+#[test]
+fn adversarial_iac_reference_runs() {
+    use caldera::score::Summary;
+    use caldera::score::detection::{hallucination_rate, manifest_accuracy};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference/adversarial-iac/experiments");
+    let mut found = Vec::new();
+    runs(&root, &mut found);
+    if found.is_empty() {
+        println!(
+            "notice: {} not found; skipping the reference runs",
+            root.display()
+        );
+        return;
+    }
+    let mut failures = Vec::new();
+    let (mut games_checked, mut aggregates_checked) = (0, 0);
+    let u = |v: &Value| v.as_u64().unwrap_or(0);
+    for path in &found {
+        let run = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let progress = read(path);
+        let summary = read(&path.with_file_name("summary.json"));
+        let mut per_metric: IndexMap<&str, Vec<f64>> = IndexMap::new();
+        for game in progress["results"].as_array().unwrap() {
+            let s = &game["scoring"];
+            let mv = &game["manifest_validation"];
+            let claimed = mv.get("total_claimed").filter(|c| c.is_u64());
+            let n_truth = match claimed {
+                Some(_) => u(&mv["total_confirmed"]),
+                None => u(&game["vulnerabilities_injected"]),
+            };
+            #[allow(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss
+            )]
+            let tp = (s["recall"].as_f64().unwrap() * n_truth as f64).round() as u64;
+            let counts = Counts::new(
+                tp,
+                u(&s["tool_validated_fps"]) + u(&s["true_false_positives"]),
+                n_truth - tp,
+            );
+            let mine = [
+                ("precision", counts.precision()),
+                ("recall", counts.recall()),
+                ("f1_score", counts.f1()),
+                ("evasion_rate", counts.evasion_of_manifest()),
+            ];
+            for (key, got) in mine {
+                let want = s[key].as_f64().unwrap();
+                if (got - want).abs() > 1e-9 {
+                    failures.push(format!(
+                        "{run} {}: {key} got {got}, want {want}",
+                        game["game_id"]
+                    ));
+                }
+                per_metric.entry(key).or_default().push(got);
+            }
+            if let Some(claimed) = claimed {
+                let (confirmed, claimed) = (u(&mv["total_confirmed"]), u(claimed));
+                let pairs = [
+                    ("manifest_accuracy", manifest_accuracy(confirmed, claimed)),
+                    ("hallucination_rate", hallucination_rate(confirmed, claimed)),
+                ];
+                for (key, got) in pairs {
+                    if mv[key]
+                        .as_f64()
+                        .is_some_and(|want| (got - want).abs() > 1e-9)
+                    {
+                        failures.push(format!(
+                            "{run} {}: {key} got {got}, want {}",
+                            game["game_id"], mv[key]
+                        ));
+                    }
+                }
+            }
+            games_checked += 1;
+        }
+        for (key, values) in &per_metric {
+            let summ = Summary::of(values);
+            let published = &summary["metrics"];
+            let pairs = [
+                (format!("avg_{key}"), summ.mean),
+                (format!("std_{key}"), summ.std_sample),
+            ];
+            for (name, got) in pairs {
+                let Some(want) = published.get(&name).and_then(Value::as_f64) else {
+                    continue;
+                };
+                if got.is_none_or(|g| (g - want).abs() > 1e-9) {
+                    failures.push(format!("{run}: {name} got {got:?}, want {want}"));
+                }
+                aggregates_checked += 1;
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(games_checked > 1000, "only {games_checked} games");
+    println!(
+        "{games_checked} reference games and {aggregates_checked} published aggregates reproduced"
+    );
+}
