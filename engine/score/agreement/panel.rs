@@ -56,7 +56,8 @@ pub struct PanelSummary<L> {
     pub fleiss: FleissKappa,
     /// Krippendorff's alpha, nominal (uses every item with two or more ratings).
     pub alpha_nominal: Alpha,
-    /// Krippendorff's alpha, ordinal in the scale order.
+    /// Krippendorff's alpha, ordinal in the scale order (meaningful only when the
+    /// categories are ranked: pass `order` for non-numeric labels).
     pub alpha_ordinal: Alpha,
     /// Unanimous agreement rate.
     pub agreement: UnanimousAgreement,
