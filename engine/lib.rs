@@ -7,13 +7,14 @@
 //! judge's named values over the run context (`doc::Doc` documents); `verdict` scores
 //! them; `report` writes the run result.
 
+pub mod cli;
 pub mod diag;
 pub mod doc;
 pub mod evidence;
 pub mod load;
-pub mod spec;
 pub mod render;
-pub mod run;
-pub mod verdict;
-pub mod cli;
 pub mod report;
+pub mod run;
+pub mod score;
+pub mod spec;
+pub mod verdict;

@@ -1,1 +1,1 @@
-
+mod score_vectors;
