@@ -32,6 +32,7 @@ pub struct JudgeSpec {
     /// `suite`: one verdict over all repos (default). `repo`: one verdict per repo, then
     /// their mean, with the spread reported.
     #[serde(default)]
+    #[schemars(example = &"repo")]
     pub scope: Scope,
 
     /// The score this judge must reach to pass (default: the suite's, else 3).
@@ -43,14 +44,17 @@ pub struct JudgeSpec {
     /// expression (`<< expr >>`), a text with `<< >>` parts, a constant, or a record list
     /// (`for_each` + `fields`). Each sees the run context and every earlier name.
     #[serde(default)]
+    #[schemars(example = serde_json::json!({"total": "<< scans | length >>", "ids": "$.repos[*].id"}))]
     pub evidence: IndexMap<String, EvidenceValue>,
 
     /// How to score without an LLM. A judge without one is unscored in heuristic mode.
     #[serde(default)]
+    #[schemars(example = serde_json::json!({"metric": "rate", "bands": [{"min": 90, "score": 5}, {"score": 2}], "reasoning": "rate << rate >>%"}))]
     pub heuristic: Option<HeuristicSpec>,
 
     /// Checks that run in every mode; a failure is listed on the verdict and may cap it.
     #[serde(default)]
+    #[schemars(example = serde_json::json!([{"that": "<< rate >= 50 >>", "message": "rate << rate >>% is below 50%", "cap": 2}]))]
     pub assertions: Vec<AssertionSpec>,
 
     /// The prompt template for LLM mode, relative to this file.
@@ -93,13 +97,16 @@ pub enum EvidenceValue {
 pub struct RecordsSpec {
     /// The items: a JSONPath selector over the run context or an `<< expression >>`
     /// giving a list.
+    #[schemars(example = &"$.repos[?@.truth != null]")]
     pub for_each: String,
 
     /// Keep only items for which this `<< expression >>` is true (item keys are names).
     #[serde(default, rename = "where")]
+    #[schemars(example = &"<< result.vulnerabilities | length > 0 >>")]
     pub filter: Option<String>,
 
     /// The record's fields, computed in order; later fields see earlier ones.
+    #[schemars(example = serde_json::json!({"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}))]
     pub fields: IndexMap<String, EvidenceValue>,
 }
 
@@ -113,11 +120,13 @@ pub struct HeuristicSpec {
 
     /// Bands tried in order; the first whose bounds all hold gives the score. The last
     /// band should have no bounds (a catch-all).
+    #[schemars(example = serde_json::json!([{"min": 90, "score": 5}, {"min": 70, "score": 4}, {"score": 2}]))]
     pub bands: Vec<Band>,
 
     /// When this condition holds there is nothing to judge: give this score instead of
     /// the bands (never silently; the reasoning says why).
     #[serde(default)]
+    #[schemars(example = serde_json::json!({"if": "<< total == 0 >>", "score": 3, "reasoning": "nothing to check"}))]
     pub when_no_data: Option<NoDataSpec>,
 
     /// Confidence of a banded verdict, 0..1 (default 0.8).
@@ -131,18 +140,22 @@ pub struct HeuristicSpec {
 
     /// Adjustments applied after the bands, in order (the score stays within 1-5).
     #[serde(default)]
+    #[schemars(example = serde_json::json!([{"if": "<< missing > 0 >>", "by": -1, "reason": "<< missing >> required ids missing"}]))]
     pub adjust: Vec<AdjustSpec>,
 
     /// Evidence points to cite: texts with `<< >>` parts; empty results are dropped.
     #[serde(default)]
+    #[schemars(example = serde_json::json!(["<< matched >> of << expected >> known CVEs found"]))]
     pub evidence_cited: Vec<String>,
 
     /// Recommendations, each shown when its condition holds.
     #[serde(default)]
+    #[schemars(example = serde_json::json!([{"if": "<< missed | length > 0 >>", "text": "Investigate << missed | join(', ') >>"}]))]
     pub recommendations: Vec<RecommendationSpec>,
 
     /// Sub-scores: name -> `<< expression >>` giving an integer 1-5.
     #[serde(default)]
+    #[schemars(example = serde_json::json!({"cve_identification": "<< 5 if rate >= 90 else 3 >>"}))]
     pub sub_scores: IndexMap<String, String>,
 }
 
@@ -153,18 +166,22 @@ pub struct HeuristicSpec {
 pub struct Band {
     /// metric >= min.
     #[serde(default)]
+    #[schemars(example = 90.0)]
     pub min: Option<f64>,
     /// metric > above.
     #[serde(default)]
+    #[schemars(example = 50.0)]
     pub above: Option<f64>,
     /// metric <= max.
     #[serde(default)]
+    #[schemars(example = 5.0)]
     pub max: Option<f64>,
     /// metric < below.
     #[serde(default)]
+    #[schemars(example = 1.0)]
     pub below: Option<f64>,
     /// The score, 1-5.
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = 1, max = 5), example = 4)]
     pub score: i64,
 }
 
@@ -177,13 +194,14 @@ pub struct NoDataSpec {
     #[schemars(example = &"<< total_expected == 0 >>")]
     pub condition: String,
     /// The score to give, 1-5.
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = 1, max = 5), example = 4)]
     pub score: i64,
     /// Its confidence, 0..1 (default 0.4: little was seen).
     #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0))]
+    #[schemars(range(min = 0.0, max = 1.0), example = 0.4)]
     pub confidence: Option<f64>,
     /// Why: a text with `<< >>` parts.
+    #[schemars(example = &"No ground truth lists known CVEs.")]
     pub reasoning: String,
 }
 
@@ -194,10 +212,13 @@ pub struct NoDataSpec {
 pub struct AdjustSpec {
     /// `<< expression >>`: when true the adjustment applies.
     #[serde(rename = "if")]
+    #[schemars(example = &"<< missing | length > 0 >>")]
     pub condition: String,
     /// Points to add (negative to subtract); the result stays within 1-5.
+    #[schemars(example = -1)]
     pub by: i64,
     /// Why, appended to the reasoning: a text with `<< >>` parts.
+    #[schemars(example = &"<< missing | length >> required ids missing")]
     pub reason: String,
 }
 
@@ -207,8 +228,10 @@ pub struct AdjustSpec {
 pub struct RecommendationSpec {
     /// `<< expression >>`; omitted means always.
     #[serde(default, rename = "if")]
+    #[schemars(example = &"<< missing | length > 0 >>")]
     pub condition: Option<String>,
     /// The recommendation: a text with `<< >>` parts.
+    #[schemars(example = &"Report fixed versions for every finding")]
     pub text: String,
 }
 
@@ -218,13 +241,15 @@ pub struct RecommendationSpec {
 #[schemars(example = example_assertion())]
 pub struct AssertionSpec {
     /// `<< expression >>` that must be true.
+    #[schemars(example = &"<< per_repo | length > 0 >>")]
     pub that: String,
     /// Shown when it is false: a text with `<< >>` parts.
+    #[schemars(example = &"No analysis result matched a ground-truth file")]
     pub message: String,
     /// When it fails, the score is capped at this value (1-5); the verdict reports the
     /// score before and after.
     #[serde(default)]
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = 1, max = 5), example = 2)]
     pub cap: Option<i64>,
 }
 

@@ -25,6 +25,7 @@ pub struct SuiteSpec {
     pub description: Option<String>,
 
     /// Where the run context comes from.
+    #[schemars(example = serde_json::json!({"results": "../../ground-truth/trivy/outputs", "ground_truth": "../../ground-truth/trivy/expected"}))]
     pub inputs: InputsSpec,
 
     /// Default model for LLM mode: an alias (`sonnet`, `opus`, `haiku`) or a full model id.
@@ -47,11 +48,13 @@ pub struct SuiteSpec {
     /// reaches wins, and the last row must have no `min`. Default: >= 4.0 STRONG_PASS,
     /// >= 3.5 PASS, >= 3.0 WEAK_PASS, else FAIL.
     #[serde(default)]
+    #[schemars(example = serde_json::json!([{"min": 4.0, "label": "STRONG_PASS"}, {"min": 3.5, "label": "PASS"}, {"min": 3.0, "label": "WEAK_PASS"}, {"label": "FAIL"}]))]
     pub decision: Option<Vec<DecisionRow>>,
 
     /// Evidence computed once per run, before any judge, and visible to every judge by
     /// name (e.g. one normalised record per repo). Same language as a judge's evidence.
     #[serde(default)]
+    #[schemars(example = serde_json::json!({"scans": {"for_each": "$.repos[*]", "fields": {"repo": "$.id"}}}))]
     pub evidence: IndexMap<String, crate::spec::judge::EvidenceValue>,
 
     /// Judge files to run, in order, relative to the suite folder. Default: every
@@ -91,10 +94,12 @@ pub struct InputsSpec {
 
     /// Envelope keys to unwrap in ground-truth documents (default: none).
     #[serde(default)]
+    #[schemars(example = serde_json::json!(["expected"]))]
     pub unwrap_truth: Vec<String>,
 
     /// Other named inputs a judge may read as `inputs.<name>`.
     #[serde(default)]
+    #[schemars(example = serde_json::json!({"baseline": {"file": "../../baselines/trivy.json", "optional": true}}))]
     pub files: IndexMap<String, NamedInput>,
 }
 
@@ -105,14 +110,17 @@ pub struct InputsSpec {
 pub struct NamedInput {
     /// One JSON file, relative to `suite.yaml`.
     #[serde(default)]
+    #[schemars(example = &"../../baselines/trivy.json")]
     pub file: Option<String>,
 
     /// A glob (relative to `suite.yaml`); the most recently modified match is read.
     #[serde(default)]
+    #[schemars(example = &"../../runs/trivy-*.json")]
     pub newest: Option<String>,
 
     /// When true, a missing file gives `null` instead of an error.
     #[serde(default)]
+    #[schemars(example = true)]
     pub optional: bool,
 }
 
@@ -123,10 +131,11 @@ pub struct NamedInput {
 pub struct DecisionRow {
     /// The lowest weighted score (inclusive) that earns this label; omit on the last row.
     #[serde(default)]
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = 1, max = 5), example = 3.5)]
     pub min: Option<f64>,
 
     /// The label (`STRONG_PASS`, `PASS`, `WEAK_PASS`, `FAIL`, or your own).
+    #[schemars(example = &"PASS")]
     pub label: String,
 }
 
