@@ -346,11 +346,7 @@ pub fn render_text(diags: &[Diagnostic], color: bool) -> String {
         });
         out.push_str(&text);
     }
-    if color {
-        colorize(&out)
-    } else {
-        out
-    }
+    if color { colorize(&out) } else { out }
 }
 
 fn severity_word(s: Severity) -> &'static str {

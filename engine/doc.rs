@@ -487,7 +487,9 @@ mod tests {
         assert_eq!(out.as_i64(), Some(7));
         let back = Doc::from_value(&d.to_value());
         assert_eq!(back, d);
-        let built = env.compile_expression("{'a': [1, none], 'b': 'x'}").unwrap();
+        let built = env
+            .compile_expression("{'a': [1, none], 'b': 'x'}")
+            .unwrap();
         assert_eq!(
             Doc::from_value(&built.eval(()).unwrap()).to_string(),
             r#"{"a":[1,null],"b":"x"}"#

@@ -72,7 +72,12 @@ impl Object for EvidenceView {
         self.values.get(key.as_str()?).map(Doc::to_value)
     }
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Values(self.values.keys().map(|k| Value::from(k.as_str())).collect())
+        Enumerator::Values(
+            self.values
+                .keys()
+                .map(|k| Value::from(k.as_str()))
+                .collect(),
+        )
     }
     fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.fenced_json())

@@ -64,7 +64,9 @@ fn sibling_suite_names(judge: &Path) -> Vec<String> {
     let suite = judge.with_file_name("suite.yaml");
     std::fs::read_to_string(&suite)
         .ok()
-        .and_then(|text| crate::load::yaml::parse::<crate::spec::suite::SuiteSpec>(&suite, &text).ok())
+        .and_then(|text| {
+            crate::load::yaml::parse::<crate::spec::suite::SuiteSpec>(&suite, &text).ok()
+        })
         .map(|p| p.value.evidence.keys().cloned().collect())
         .unwrap_or_default()
 }

@@ -83,7 +83,11 @@ pub fn eval_expr(env: &Environment<'static>, src: &str, scope: &Value) -> Result
 }
 
 /// Renders a text field: a template when it has `<< >>` or `<% %>` parts, else as is.
-pub fn render_text(env: &Environment<'static>, text: &str, scope: &Value) -> Result<String, String> {
+pub fn render_text(
+    env: &Environment<'static>,
+    text: &str,
+    scope: &Value,
+) -> Result<String, String> {
     if !(text.contains("<<") || text.contains("<%")) {
         return Ok(text.to_owned());
     }
@@ -122,13 +126,14 @@ pub fn evaluate(
                 .collect(),
         );
         let computed = match value {
-            ValuePlan::Select(sel) => sel
-                .select(&ctx.root_with(&evidence))
-                .map_err(|message| EvalError {
-                    key_path: path.clone(),
-                    item: None,
-                    message,
-                })?,
+            ValuePlan::Select(sel) => {
+                sel.select(&ctx.root_with(&evidence))
+                    .map_err(|message| EvalError {
+                        key_path: path.clone(),
+                        item: None,
+                        message,
+                    })?
+            }
             ValuePlan::Records(rec) => {
                 eval_records(env, rec, &scope, &ctx.root_with(&evidence), &path)?
             }
@@ -166,7 +171,9 @@ impl<'env> Compiled<'env> {
         Ok(match plan {
             ValuePlan::Select(s) => Compiled::Select(s),
             ValuePlan::Expr(src) => Compiled::Expr(env.compile_expression(src).map_err(err)?),
-            ValuePlan::Template(src) => Compiled::Template(env.template_from_str(src).map_err(err)?),
+            ValuePlan::Template(src) => {
+                Compiled::Template(env.template_from_str(src).map_err(err)?)
+            }
             ValuePlan::Const(d) => Compiled::Const(d.clone()),
             ValuePlan::Records(_) => Compiled::Records,
         })
@@ -269,11 +276,13 @@ fn eval_records(
         item_name.insert("item".to_owned(), item.to_value());
         item_scope = item_scope.with_names(item_name);
         if let Some(f) = &filter {
-            let keep = f.eval(item_scope.clone().into_value()).map_err(|e| EvalError {
-                key_path: filter_path.clone(),
-                item: Some(label.clone()),
-                message: error_text(&e),
-            })?;
+            let keep = f
+                .eval(item_scope.clone().into_value())
+                .map_err(|e| EvalError {
+                    key_path: filter_path.clone(),
+                    item: Some(label.clone()),
+                    message: error_text(&e),
+                })?;
             if !keep.is_true() {
                 continue;
             }
@@ -320,14 +329,19 @@ mod tests {
             (
                 "per_repo".to_owned(),
                 ValuePlan::Records(Box::new(RecordsPlan {
-                    for_each: ValuePlan::Select(Selector::parse("$.repos[?@.truth != null]").unwrap()),
+                    for_each: ValuePlan::Select(
+                        Selector::parse("$.repos[?@.truth != null]").unwrap(),
+                    ),
                     filter: None,
                     fields: vec![
                         (
                             "repo".to_owned(),
                             ValuePlan::Select(Selector::parse("$.id").unwrap()),
                         ),
-                        ("found".to_owned(), ValuePlan::Expr("result.v | length".into())),
+                        (
+                            "found".to_owned(),
+                            ValuePlan::Expr("result.v | length".into()),
+                        ),
                         ("ok".to_owned(), ValuePlan::Expr("found >= truth.n".into())),
                     ],
                 })),

@@ -84,7 +84,10 @@ mod tests {
             classify("<< a >> of << b >>"),
             TextKind::Template("<< a >> of << b >>")
         );
-        assert_eq!(classify("rate: << r >>%"), TextKind::Template("rate: << r >>%"));
+        assert_eq!(
+            classify("rate: << r >>%"),
+            TextKind::Template("rate: << r >>%")
+        );
         assert_eq!(classify("plain"), TextKind::Literal("plain"));
         assert_eq!(condition_source("<< x > 1 >>"), "x > 1");
         assert_eq!(condition_source("x > 1"), "x > 1");

@@ -30,9 +30,10 @@ enum Step {
 }
 
 impl Selector {
-    /// Parses `source`; the error is jsonpath-rust's message.
+    /// Parses `source`; the error is jsonpath-rust's message, on one line.
     pub fn parse(source: &str) -> Result<Selector, String> {
-        let query = jsonpath_rust::parser::parse_json_path(source).map_err(|e| e.to_string())?;
+        let query =
+            jsonpath_rust::parser::parse_json_path(source).map_err(|e| one_line(&e.to_string()))?;
         let singular = query.segments.iter().all(|s| {
             matches!(
                 s,
@@ -106,6 +107,26 @@ impl Selector {
     }
 }
 
+/// Folds a multi-line parser message (`--> 1:9`, a caret drawing, `= expected string`)
+/// into "at column 9: expected string".
+fn one_line(message: &str) -> String {
+    let column = message
+        .split("-->")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|pos| pos.split(':').nth(1))
+        .map(str::to_owned);
+    let expected = message
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("= "))
+        .map(str::to_owned);
+    match (column, expected) {
+        (Some(c), Some(e)) => format!("at column {c}: {e}"),
+        (None, Some(e)) => e,
+        _ => message.lines().next().unwrap_or(message).trim().to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,7 +141,10 @@ mod tests {
         let s = Selector::parse("$.a.b[2].c").unwrap();
         assert!(s.is_singular());
         assert_eq!(s.select(&d).unwrap(), Doc::Int(3));
-        assert_eq!(Selector::parse("$.a.zz").unwrap().select(&d).unwrap(), Doc::Null);
+        assert_eq!(
+            Selector::parse("$.a.zz").unwrap().select(&d).unwrap(),
+            Doc::Null
+        );
         let w = Selector::parse("$.xs[*].n").unwrap();
         assert!(!w.is_singular());
         assert_eq!(w.select(&d).unwrap().to_string(), "[1,5]");

@@ -73,13 +73,16 @@ pub fn parse_json_file(path: &Path) -> Result<(Doc, u64), Diagnostic> {
         Ok(doc) => Ok((doc, size)),
         Err(e) => {
             let text = String::from_utf8_lossy(&bytes);
-            let span = (e.line() > 0).then(|| Span::at_line_col(&text, e.line(), e.column().max(1), 1));
+            let span =
+                (e.line() > 0).then(|| Span::at_line_col(&text, e.line(), e.column().max(1), 1));
             let msg = e.to_string();
             let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
-            Err(Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
-                .in_file(path)
-                .at(span)
-                .help("fix or remove the file; caldera does not skip unreadable inputs"))
+            Err(
+                Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
+                    .in_file(path)
+                    .at(span)
+                    .help("fix or remove the file; caldera does not skip unreadable inputs"),
+            )
         }
     }
 }
@@ -130,7 +133,11 @@ pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Vec<Document>, V
             bytes,
         });
     }
-    if errors.is_empty() { Ok(docs) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(docs)
+    } else {
+        Err(errors)
+    }
 }
 
 /// The first key field holding a non-empty string (or number).
@@ -183,9 +190,7 @@ fn parse_parallel(files: &[PathBuf]) -> Vec<Result<(Doc, u64), Diagnostic>> {
         .into_iter()
         .zip(files)
         .map(|(r, f)| {
-            r.unwrap_or_else(|| {
-                Err(Diagnostic::error(Code::Io, "file was not read").in_file(f))
-            })
+            r.unwrap_or_else(|| Err(Diagnostic::error(Code::Io, "file was not read").in_file(f)))
         })
         .collect()
 }

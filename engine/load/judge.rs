@@ -59,7 +59,10 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         Err(e) => {
             return (
                 None,
-                vec![Diagnostic::error(Code::Io, format!("cannot read judge file: {e}")).in_file(path)],
+                vec![
+                    Diagnostic::error(Code::Io, format!("cannot read judge file: {e}"))
+                        .in_file(path),
+                ],
             );
         }
     };
@@ -133,7 +136,9 @@ struct NameScope<'s> {
 
 impl<'a> JudgeCx<'a> {
     fn diag(&self, d: Diagnostic, path: &str) -> Diagnostic {
-        d.in_file(self.file).at(self.index.value_span(path)).key(path)
+        d.in_file(self.file)
+            .at(self.index.value_span(path))
+            .key(path)
     }
 
     fn key_diag(&self, d: Diagnostic, path: &str) -> Diagnostic {
@@ -250,11 +255,13 @@ impl<'a> JudgeCx<'a> {
         scope: &NameScope<'_>,
     ) -> Option<ValuePlan> {
         match value {
-            EvidenceValue::Number(n) => Some(ValuePlan::Const(if n.fract() == 0.0 && n.abs() < 9e15 {
-                Doc::Int(*n as i64)
-            } else {
-                Doc::Float(*n)
-            })),
+            EvidenceValue::Number(n) => {
+                Some(ValuePlan::Const(if n.fract() == 0.0 && n.abs() < 9e15 {
+                    Doc::Int(*n as i64)
+                } else {
+                    Doc::Float(*n)
+                }))
+            }
             EvidenceValue::Bool(b) => Some(ValuePlan::Const(Doc::Bool(*b))),
             EvidenceValue::Text(text) => self.plan_text(text, path, scope),
             EvidenceValue::Records(rec) => {
@@ -270,7 +277,12 @@ impl<'a> JudgeCx<'a> {
                     return None;
                 }
                 let over_repos = rec.for_each.trim().starts_with("$.repos")
-                    || rec.for_each.trim().trim_start_matches("<<").trim().starts_with("repos");
+                    || rec
+                        .for_each
+                        .trim()
+                        .trim_start_matches("<<")
+                        .trim()
+                        .starts_with("repos");
                 let mut available = scope.available.clone();
                 available.push("item");
                 if over_repos {
@@ -507,13 +519,20 @@ impl<'a> JudgeCx<'a> {
                 Code::MetricNotEvidence,
                 format!("heuristic metric `{}` is not an evidence name", h.metric),
             )
-            .maybe_help(did_you_mean_help(&h.metric, names.iter().map(String::as_str)));
+            .maybe_help(did_you_mean_help(
+                &h.metric,
+                names.iter().map(String::as_str),
+            ));
             let d = self.diag(d, "heuristic.metric");
             self.push(d);
         }
         self.check_bands(&h.bands);
         if let Some(nd) = &h.when_no_data {
-            self.check_expr(condition_source(&nd.condition), "heuristic.when_no_data.if", &scope);
+            self.check_expr(
+                condition_source(&nd.condition),
+                "heuristic.when_no_data.if",
+                &scope,
+            );
             self.check_score(nd.score, "heuristic.when_no_data.score");
             if let Some(c) = nd.confidence {
                 self.check_confidence(c, "heuristic.when_no_data.confidence");
@@ -525,7 +544,11 @@ impl<'a> JudgeCx<'a> {
         }
         self.check_text(&h.reasoning, "heuristic.reasoning", &scope);
         for (i, a) in h.adjust.iter().enumerate() {
-            self.check_expr(condition_source(&a.condition), &format!("heuristic.adjust[{i}].if"), &scope);
+            self.check_expr(
+                condition_source(&a.condition),
+                &format!("heuristic.adjust[{i}].if"),
+                &scope,
+            );
             self.check_text(&a.reason, &format!("heuristic.adjust[{i}].reason"), &scope);
         }
         for (i, t) in h.evidence_cited.iter().enumerate() {
@@ -533,12 +556,24 @@ impl<'a> JudgeCx<'a> {
         }
         for (i, r) in h.recommendations.iter().enumerate() {
             if let Some(c) = &r.condition {
-                self.check_expr(condition_source(c), &format!("heuristic.recommendations[{i}].if"), &scope);
+                self.check_expr(
+                    condition_source(c),
+                    &format!("heuristic.recommendations[{i}].if"),
+                    &scope,
+                );
             }
-            self.check_text(&r.text, &format!("heuristic.recommendations[{i}].text"), &scope);
+            self.check_text(
+                &r.text,
+                &format!("heuristic.recommendations[{i}].text"),
+                &scope,
+            );
         }
         for (name, expr) in &h.sub_scores {
-            self.check_expr(condition_source(expr), &format!("heuristic.sub_scores.{name}"), &scope);
+            self.check_expr(
+                condition_source(expr),
+                &format!("heuristic.sub_scores.{name}"),
+                &scope,
+            );
         }
     }
 
@@ -586,7 +621,9 @@ impl<'a> JudgeCx<'a> {
             {
                 let d = Diagnostic::error(
                     Code::BandUnreachable,
-                    format!("this band can never match: its lower bound {l} is above its upper bound {u}"),
+                    format!(
+                        "this band can never match: its lower bound {l} is above its upper bound {u}"
+                    ),
                 );
                 let d = self.diag(d, &path);
                 self.push(d);
@@ -607,7 +644,9 @@ impl<'a> JudgeCx<'a> {
                     } else if prev_lower == Some(l) && b.above.is_none() {
                         let d = Diagnostic::error(
                             Code::BandUnreachable,
-                            format!("this band can never match: an earlier band already starts at {l}"),
+                            format!(
+                                "this band can never match: an earlier band already starts at {l}"
+                            ),
                         );
                         let d = self.diag(d, &path);
                         self.push(d);
@@ -689,7 +728,10 @@ impl<'a> JudgeCx<'a> {
                 Code::PromptOutsideProject,
                 format!("prompt file `{rel}` resolves outside the project"),
             )
-            .note(format!("project root: {}", crate::diag::display_path(&root)))
+            .note(format!(
+                "project root: {}",
+                crate::diag::display_path(&root)
+            ))
             .help("keep prompts under the project's `prompts/` folder");
             let d = self.diag(d, "prompt");
             self.push(d);
@@ -724,7 +766,9 @@ impl<'a> JudgeCx<'a> {
                         }
                         let d = Diagnostic::error(
                             Code::UnknownName,
-                            format!("prompt reads `evidence.{name}`, which this judge does not define"),
+                            format!(
+                                "prompt reads `evidence.{name}`, which this judge does not define"
+                            ),
                         )
                         .in_file(&canonical)
                         .at(find_word(&text, &format!("evidence.{name}")).map(|at| {
@@ -734,7 +778,10 @@ impl<'a> JudgeCx<'a> {
                         self.push(d);
                     }
                 }
-                if code.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '.').any(|w| w == "evidence") {
+                if code
+                    .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '.')
+                    .any(|w| w == "evidence")
+                {
                     self.used.insert("*".into());
                 }
             }
@@ -767,7 +814,9 @@ impl<'a> JudgeCx<'a> {
             if !self.used.contains(name) {
                 let d = Diagnostic::warning(
                     Code::UnusedEvidence,
-                    format!("evidence `{name}` is never read by the heuristic, assertions or prompt"),
+                    format!(
+                        "evidence `{name}` is never read by the heuristic, assertions or prompt"
+                    ),
                 )
                 .help("remove it, or use it (a prompt's `<< evidence >>` shows every name)");
                 let d = self.key_diag(d, &format!("evidence.{name}"));
@@ -783,9 +832,11 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(i) = text[from..].find(word) {
         let at = from + i;
-        let before_ok = at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+        let before_ok =
+            at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
         let end = at + word.len();
-        let after_ok = end >= bytes.len() || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_');
+        let after_ok =
+            end >= bytes.len() || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_');
         if before_ok && after_ok {
             return Some(at);
         }

@@ -59,7 +59,10 @@ pub fn scan(code: &str, names: Vec<String>) -> Uses {
             || before.ends_with(" is")
             || before.ends_with(" is not")
             || before == "is";
-        let keyword = matches!(m.as_str(), "not" | "and" | "or" | "in" | "if" | "else" | "is");
+        let keyword = matches!(
+            m.as_str(),
+            "not" | "and" | "or" | "in" | "if" | "else" | "is"
+        );
         if !via_filter_or_test && !keyword && !calls.iter().any(|x| x == m.as_str()) {
             calls.push(m.as_str().to_owned());
         }
@@ -170,19 +173,82 @@ impl<'env> Known<'env> {
 
 /// minijinja's own filters, for suggestions only (existence is always probed).
 const MINIJINJA_FILTERS: &[&str] = &[
-    "abs", "attr", "batch", "bool", "capitalize", "count", "d", "default", "dictsort", "first",
-    "float", "groupby", "indent", "int", "items", "join", "last", "length", "lines", "list",
-    "lower", "map", "max", "min", "reject", "rejectattr", "replace", "reverse", "round",
-    "select", "selectattr", "slice", "sort", "split", "string", "sum", "title", "tojson", "trim",
-    "unique", "upper",
+    "abs",
+    "attr",
+    "batch",
+    "bool",
+    "capitalize",
+    "count",
+    "d",
+    "default",
+    "dictsort",
+    "first",
+    "float",
+    "groupby",
+    "indent",
+    "int",
+    "items",
+    "join",
+    "last",
+    "length",
+    "lines",
+    "list",
+    "lower",
+    "map",
+    "max",
+    "min",
+    "reject",
+    "rejectattr",
+    "replace",
+    "reverse",
+    "round",
+    "select",
+    "selectattr",
+    "slice",
+    "sort",
+    "split",
+    "string",
+    "sum",
+    "title",
+    "tojson",
+    "trim",
+    "unique",
+    "upper",
 ];
 
 /// minijinja's own tests, for suggestions only.
 const MINIJINJA_TESTS: &[&str] = &[
-    "boolean", "defined", "divisibleby", "endingwith", "eq", "even", "false", "filter", "float",
-    "ge", "gt", "in", "integer", "iterable", "le", "lower", "lt", "mapping", "ne", "none",
-    "number", "odd", "safe", "sameas", "sequence", "startingwith", "string", "test", "true",
-    "undefined", "upper",
+    "boolean",
+    "defined",
+    "divisibleby",
+    "endingwith",
+    "eq",
+    "even",
+    "false",
+    "filter",
+    "float",
+    "ge",
+    "gt",
+    "in",
+    "integer",
+    "iterable",
+    "le",
+    "lower",
+    "lt",
+    "mapping",
+    "ne",
+    "none",
+    "number",
+    "odd",
+    "safe",
+    "sameas",
+    "sequence",
+    "startingwith",
+    "string",
+    "test",
+    "true",
+    "undefined",
+    "upper",
 ];
 
 #[cfg(test)]

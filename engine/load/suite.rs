@@ -77,7 +77,10 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
     if !dir.is_dir() {
         let d = Diagnostic::error(
             Code::MissingPath,
-            format!("suite folder {} does not exist", crate::diag::display_path(dir)),
+            format!(
+                "suite folder {} does not exist",
+                crate::diag::display_path(dir)
+            ),
         )
         .in_file(dir);
         let d = match sibling_suites(dir) {
@@ -92,12 +95,14 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
         Err(_) => {
             return (
                 None,
-                vec![Diagnostic::error(
-                    Code::MissingPath,
-                    format!("{} has no suite.yaml", crate::diag::display_path(dir)),
-                )
-                .in_file(dir)
-                .help("a suite folder holds suite.yaml plus one YAML file per judge")],
+                vec![
+                    Diagnostic::error(
+                        Code::MissingPath,
+                        format!("{} has no suite.yaml", crate::diag::display_path(dir)),
+                    )
+                    .in_file(dir)
+                    .help("a suite folder holds suite.yaml plus one YAML file per judge"),
+                ],
             );
         }
     };
@@ -155,8 +160,12 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
             judges.push(plan);
         }
     }
-    let total: f64 = judges.iter().map(|j| j.spec.weight).filter(|w| *w > 0.0).sum();
-    if !judges.is_empty() && (total - 1.0).abs() > 1e-9 {
+    let total: f64 = judges
+        .iter()
+        .map(|j| j.spec.weight)
+        .filter(|w| *w > 0.0)
+        .sum();
+    if !judges.is_empty() && total > 0.0 && (total - 1.0).abs() > 1e-9 {
         diags.push(
             Diagnostic::warning(
                 Code::WeightsNotNormalised,
@@ -190,7 +199,7 @@ fn judge_files(
             let mut out = Vec::new();
             for (i, name) in list.iter().enumerate() {
                 let p = dir.join(name);
-                if p.is_file() {
+                if p.exists() {
                     out.push(p);
                 } else {
                     diags.push(
@@ -282,7 +291,10 @@ fn check_decision(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut V
                     diags.push(
                         Diagnostic::error(
                             Code::DecisionTable,
-                            format!("decision rows must go from high to low: {m} follows {}", prev.unwrap_or_default()),
+                            format!(
+                                "decision rows must go from high to low: {m} follows {}",
+                                prev.unwrap_or_default()
+                            ),
                         )
                         .in_file(file)
                         .at(index.value_span(&path))

@@ -140,9 +140,10 @@ impl KeyIndex {
         self.order
             .iter()
             .filter(|p| {
-                self.entries
-                    .get(*p)
-                    .is_some_and(|(k, v)| (v.start <= offset && offset < v.end.max(v.start + 1)) || k.is_some_and(|k| k.start <= offset && offset < k.end.max(k.start + 1)))
+                self.entries.get(*p).is_some_and(|(k, v)| {
+                    (v.start <= offset && offset < v.end.max(v.start + 1))
+                        || k.is_some_and(|k| k.start <= offset && offset < k.end.max(k.start + 1))
+                })
             })
             .max_by_key(|p| p.len())
             .map(String::as_str)
@@ -213,7 +214,31 @@ fn error_to_diagnostic(
         let (line, col) = (loc.line() as usize, loc.column() as usize);
         (line > 0).then(|| Span::at_line_col(source, line, col.max(1), 1))
     });
-    let (code, msg, help) = classify(&message);
+    let (code, mut msg, help) = classify(&message);
+    if code == Code::WrongType
+        && message.starts_with("invalid ")
+        && !message.starts_with("invalid type")
+        && !message.starts_with("invalid value")
+        && let Some(s) = span
+    {
+        // serde-saphyr says only "invalid floating point": name what was found.
+        let found: String = source[s.start..]
+            .chars()
+            .take_while(|c| *c != '\n')
+            .collect();
+        let expected = if message.starts_with("invalid floating") {
+            "expected a number".to_owned()
+        } else if message.starts_with("invalid integer")
+            || message.starts_with("integer out of range")
+        {
+            "expected an integer".to_owned()
+        } else if message.starts_with("invalid bool") {
+            "expected `true` or `false`".to_owned()
+        } else {
+            message.clone()
+        };
+        msg = format!("{expected}, found `{}`", found.trim());
+    }
     let mut span = span;
     let mut key_path = span
         .and_then(|s| index.path_at(s.start))
@@ -241,13 +266,33 @@ fn error_to_diagnostic(
     if code == Code::MissingKey
         && let Some(field) = quoted(&message, 0)
     {
-        key_path = join_key(&key_path, &field);
+        // The error points either at a mapping's value node (the key belongs inside it)
+        // or at a key of that mapping (the key belongs beside it).
+        let at = span.map_or(0, |s| s.start);
+        let mapping = index
+            .order
+            .iter()
+            .find(|p| {
+                index
+                    .entries
+                    .get(*p)
+                    .and_then(|(k, _)| *k)
+                    .is_some_and(|k| k.start == at)
+            })
+            .map(|p| parent_path(p).to_owned())
+            .unwrap_or(key_path.clone());
+        key_path = join_key(&mapping, &field);
+        msg = format!(
+            "missing required key `{field}`{}",
+            if mapping.is_empty() {
+                String::new()
+            } else {
+                format!(" in `{mapping}`")
+            }
+        );
     }
     let size = span.map_or(1, |s| {
-        source[s.start..]
-            .find(['\n', ':'])
-            .unwrap_or(1)
-            .max(1)
+        source[s.start..].find(['\n', ':']).unwrap_or(1).max(1)
     });
     let span = span.map(|s| Span {
         end: (s.start + size).min(source.len()),
@@ -260,10 +305,15 @@ fn error_to_diagnostic(
         .maybe_help(help)
 }
 
-/// The message without serde-saphyr's own location suffix.
+/// The message without serde-saphyr's own location prefix and suffix.
 fn bare_message(err: &serde_saphyr::Error) -> String {
     let text = err.to_string();
-    let first = text.lines().next().unwrap_or_default().trim().to_owned();
+    let mut first = text.lines().next().unwrap_or_default().trim().to_owned();
+    static PREFIX: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let prefix = PREFIX.get_or_init(|| {
+        regex::Regex::new(r"^(error: )?line \d+ column \d+: ").unwrap_or_else(|_| unreachable!())
+    });
+    first = prefix.replace(&first, "").into_owned();
     // Strip trailing " at line X, column Y" that some messages carry.
     match first.find(" at line ") {
         Some(i) => first[..i].to_owned(),
@@ -275,7 +325,16 @@ fn bare_message(err: &serde_saphyr::Error) -> String {
 fn classify(message: &str) -> (Code, String, Option<String>) {
     if message.starts_with("unknown field") {
         let field = quoted(message, 0).unwrap_or_default();
-        let expected: Vec<String> = (1..64).map_while(|i| quoted(message, i)).collect();
+        let mut expected: Vec<String> = (1..64).map_while(|i| quoted(message, i)).collect();
+        if expected.is_empty()
+            && let Some(list) = message.split("expected one of ").nth(1)
+        {
+            expected = list.split(", ").map(|s| s.trim().to_owned()).collect();
+        } else if expected.is_empty()
+            && let Some(one) = message.split("expected ").nth(1)
+        {
+            expected = vec![one.trim().trim_matches('`').to_owned()];
+        }
         let help = did_you_mean_help(&field, expected.iter().map(String::as_str)).or_else(|| {
             (!expected.is_empty()).then(|| {
                 format!(
@@ -292,16 +351,35 @@ fn classify(message: &str) -> (Code, String, Option<String>) {
     }
     if message.starts_with("missing field") {
         let field = quoted(message, 0).unwrap_or_default();
-        return (Code::MissingKey, format!("missing required key `{field}`"), None);
+        return (
+            Code::MissingKey,
+            format!("missing required key `{field}`"),
+            None,
+        );
     }
     if message.starts_with("duplicate") || message.contains("duplicate key") {
-        return (Code::DuplicateKey, message.to_owned(), None);
+        let key = message
+            .strip_prefix("duplicate mapping key: ")
+            .and_then(|rest| rest.split(',').next())
+            .unwrap_or_default();
+        return (
+            Code::DuplicateKey,
+            format!("key `{key}` appears twice in the same mapping"),
+            Some("YAML keeps only one of them; remove the other".into()),
+        );
     }
-    if message.starts_with("invalid type")
-        || message.starts_with("invalid value")
-        || message.starts_with("unknown variant")
-        || message.contains("expected")
-    {
+    const TYPE_ERRORS: &[&str] = &[
+        "invalid type",
+        "invalid value",
+        "invalid length",
+        "unknown variant",
+        "invalid floating",
+        "invalid integer",
+        "invalid bool",
+        "invalid char",
+        "integer out of range",
+    ];
+    if TYPE_ERRORS.iter().any(|p| message.starts_with(p)) {
         let help = if message.starts_with("unknown variant") {
             let given = quoted(message, 0).unwrap_or_default();
             let options: Vec<String> = (1..32).map_while(|i| quoted(message, i)).collect();
@@ -316,7 +394,12 @@ fn classify(message: &str) -> (Code, String, Option<String>) {
 
 /// The `n`-th backquoted word of a serde message (`unknown field `x`, expected `a`...`).
 fn quoted(message: &str, n: usize) -> Option<String> {
-    message.split('`').skip(1).step_by(2).nth(n).map(str::to_owned)
+    message
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .nth(n)
+        .map(str::to_owned)
 }
 
 /// The indexed path ending in `.field` (or equal to it) whose key is nearest `offset`.

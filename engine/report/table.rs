@@ -49,7 +49,10 @@ pub fn render(result: &RunResult, color: bool) -> String {
             status.push_str(&format!(" (capped {before} -> {cap})"));
         }
         if !d.assertion_failures.is_empty() {
-            status.push_str(&format!(", {} assertion(s) failed", d.assertion_failures.len()));
+            status.push_str(&format!(
+                ", {} assertion(s) failed",
+                d.assertion_failures.len()
+            ));
         }
         let _ = writeln!(
             out,

@@ -97,10 +97,10 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
             Ok(doc) => {
                 named.insert(name.clone(), doc);
             }
-            Err(d) => errors.push(
-                d.key(format!("inputs.files.{name}"))
-                    .note(format!("named input `{name}` of {}", crate::diag::display_path(&suite.file))),
-            ),
+            Err(d) => errors.push(d.key(format!("inputs.files.{name}")).note(format!(
+                "named input `{name}` of {}",
+                crate::diag::display_path(&suite.file)
+            ))),
         }
     }
     if !errors.is_empty() {
@@ -119,7 +119,9 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
 
 fn annotate(d: Diagnostic, key: &str) -> Diagnostic {
     if d.code == Code::MissingPath {
-        d.note(format!("set by `{key}` in suite.yaml, or the matching command-line flag"))
+        d.note(format!(
+            "set by `{key}` in suite.yaml, or the matching command-line flag"
+        ))
     } else {
         d
     }
@@ -145,7 +147,10 @@ fn read_named(
         Some(_) | None if input.optional => Ok(Doc::Null),
         Some(p) => Err(Diagnostic::error(
             Code::MissingPath,
-            format!("named input `{name}`: {} does not exist", crate::diag::display_path(&p)),
+            format!(
+                "named input `{name}`: {} does not exist",
+                crate::diag::display_path(&p)
+            ),
         )
         .help("mark it `optional: true` if a run may go without it")),
         None => Err(Diagnostic::error(
@@ -173,7 +178,12 @@ fn newest_match(pattern: &str) -> Result<Option<PathBuf>, Diagnostic> {
 
 /// Builds the context: `results`, `truth`, `repos` (the join), `suite`, `inputs`.
 pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
-    let results = Doc::object(inputs.results.iter().map(|d| (d.id.as_str(), d.doc.clone())));
+    let results = Doc::object(
+        inputs
+            .results
+            .iter()
+            .map(|d| (d.id.as_str(), d.doc.clone())),
+    );
     let truth = Doc::object(inputs.truth.iter().map(|d| (d.id.as_str(), d.doc.clone())));
     let repos = Doc::from(
         inputs

@@ -11,7 +11,9 @@ use crate::run::context::repo_context;
 use crate::spec::judge::Scope;
 use crate::verdict::assertions::{check, lowest_cap};
 use crate::verdict::heuristic::{self, HeuristicOutcome};
-use crate::verdict::types::{AssertionFailure, RepoVerdict, Scoring, Source, Spread, Status, Verdict};
+use crate::verdict::types::{
+    AssertionFailure, RepoVerdict, Scoring, Source, Spread, Status, Verdict,
+};
 
 /// One unit of judgement: the whole suite, or one repo of a per-repo judge.
 #[derive(Debug, Clone)]
@@ -183,8 +185,16 @@ pub fn verdict(
     }
     let n_units = units.len();
     if scored.is_empty() {
-        let errors = base.repos.iter().filter(|r| r.status == Status::Error).count();
-        base.status = if errors > 0 { Status::Error } else { Status::Unscored };
+        let errors = base
+            .repos
+            .iter()
+            .filter(|r| r.status == Status::Error)
+            .count();
+        base.status = if errors > 0 {
+            Status::Error
+        } else {
+            Status::Unscored
+        };
         base.unscored_reason = Some(if n_units == 0 {
             "no repo to judge".into()
         } else {
@@ -214,14 +224,20 @@ pub fn verdict(
     });
     base.status = Status::Scored;
     base.score = Some(round2(mean));
-    base.confidence = Some(round2(confidences.iter().sum::<f64>() / confidences.len().max(1) as f64));
+    base.confidence = Some(round2(
+        confidences.iter().sum::<f64>() / confidences.len().max(1) as f64,
+    ));
     base.reasoning = format!(
         "mean of {} repo scores ({} of {} repos scored)",
         scored.len(),
         scored.len(),
         n_units
     );
-    let capped: Vec<&RepoVerdict> = base.repos.iter().filter(|r| r.status != Status::Scored).collect();
+    let capped: Vec<&RepoVerdict> = base
+        .repos
+        .iter()
+        .filter(|r| r.status != Status::Scored)
+        .collect();
     if !capped.is_empty() {
         base.reasoning.push_str(&format!(
             "; not scored: {}",

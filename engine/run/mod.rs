@@ -51,7 +51,14 @@ pub fn run_heuristic(
         .map(|plan| {
             let units = judge::prepare(env, plan, &ctx);
             let scores: Vec<_> = units.iter().map(|u| u.heuristic.clone()).collect();
-            judge::verdict(plan, &units, &scores, Source::Heuristic, threshold, total_weight)
+            judge::verdict(
+                plan,
+                &units,
+                &scores,
+                Source::Heuristic,
+                threshold,
+                total_weight,
+            )
         })
         .collect::<Vec<_>>();
     Ok(assemble(suite, &inputs, dims, "heuristic", None, started))

@@ -138,7 +138,12 @@ pub fn summarize(dims: &[Verdict]) -> Summary {
         if d.status != Status::Scored {
             s.problems.push(Problem {
                 dimension: Some(d.name.clone()),
-                kind: if d.status == Status::Error { "error" } else { "unscored" }.into(),
+                kind: if d.status == Status::Error {
+                    "error"
+                } else {
+                    "unscored"
+                }
+                .into(),
                 message: d.unscored_reason.clone().unwrap_or_default(),
             });
         }
@@ -146,7 +151,12 @@ pub fn summarize(dims: &[Verdict]) -> Summary {
             if r.status != Status::Scored {
                 s.problems.push(Problem {
                     dimension: Some(d.name.clone()),
-                    kind: if r.status == Status::Error { "error" } else { "unscored" }.into(),
+                    kind: if r.status == Status::Error {
+                        "error"
+                    } else {
+                        "unscored"
+                    }
+                    .into(),
                     message: format!(
                         "repo {}: {}",
                         r.repo,

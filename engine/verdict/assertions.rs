@@ -21,9 +21,8 @@ pub fn check(
     for (i, a) in assertions.iter().enumerate() {
         let message = match eval_expr(env, condition_source(&a.that), scope) {
             Ok(v) if v.is_true() => continue,
-            Ok(_) => render_text(env, &a.message, scope).unwrap_or_else(|e| {
-                format!("{} (message could not be rendered: {e})", a.message)
-            }),
+            Ok(_) => render_text(env, &a.message, scope)
+                .unwrap_or_else(|e| format!("{} (message could not be rendered: {e})", a.message)),
             Err(e) => format!("assertions[{i}] could not be evaluated: {e}"),
         };
         failures.push(AssertionFailure {

@@ -85,8 +85,8 @@ fn run(
         )));
     };
     let mut score = band.score;
-    let mut reasoning =
-        render_text(env, &spec.reasoning, scope).map_err(|e| format!("heuristic.reasoning: {e}"))?;
+    let mut reasoning = render_text(env, &spec.reasoning, scope)
+        .map_err(|e| format!("heuristic.reasoning: {e}"))?;
     for (i, adj) in spec.adjust.iter().enumerate() {
         let hit = eval_expr(env, condition_source(&adj.condition), scope)
             .map_err(|e| format!("heuristic.adjust[{i}].if: {e}"))?;

@@ -1,0 +1,100 @@
+//! The diagnostics catalogue: one bad fixture per diagnostic code under
+//! `tests/fixtures/diagnostics/<code>/`, each rendered and snapshot-tested, and a check
+//! that no code is without a fixture.
+
+use std::path::{Path, PathBuf};
+
+use caldera::diag::{Code, Diagnostic, render_text};
+use caldera::load::suite::load_suite;
+use caldera::run::{RunOptions, run_heuristic};
+
+fn fixture_dir(code: Code) -> PathBuf {
+    Path::new("tests/fixtures/diagnostics").join(code.as_str())
+}
+
+/// Validates the fixture's suite; when validation finds no error, runs it (some codes,
+/// such as broken JSON inputs, only show up when inputs are read).
+fn diagnostics_for(dir: &Path) -> Vec<Diagnostic> {
+    let nested = dir.join("project/judges.d/fixture");
+    let suite_dir = if nested.is_dir() {
+        nested
+    } else {
+        dir.to_path_buf()
+    };
+    let env = caldera::render::environment();
+    let (suite, mut diags) = load_suite(&suite_dir, &env);
+    if diags.is_empty()
+        && let Some(suite) = suite
+        && let Err(run_diags) = run_heuristic(&env, &suite, &RunOptions::default())
+    {
+        diags.extend(run_diags);
+    }
+    diags
+}
+
+#[test]
+fn every_code_has_a_fixture_that_produces_it() {
+    let mut missing = Vec::new();
+    for code in Code::ALL {
+        let dir = fixture_dir(*code);
+        if !dir.is_dir() {
+            missing.push(format!("{code}: no fixture folder {}", dir.display()));
+            continue;
+        }
+        let diags = diagnostics_for(&dir);
+        if !diags.iter().any(|d| d.code == *code) {
+            missing.push(format!(
+                "{code}: fixture produced {:?}",
+                diags.iter().map(|d| d.code.as_str()).collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "codes without a working fixture:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn rendered_diagnostics_are_stable() {
+    for code in Code::ALL {
+        let dir = fixture_dir(*code);
+        if !dir.is_dir() {
+            continue;
+        }
+        let text = render_text(&diagnostics_for(&dir), false);
+        insta::with_settings!({
+            snapshot_path => "snapshots/diagnostics",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(code.as_str(), text);
+        });
+    }
+}
+
+#[test]
+fn every_diagnostic_is_located() {
+    // Each fixture's diagnostics name a file; those about YAML also carry a span and,
+    // except for whole-file problems, a key path.
+    for code in Code::ALL {
+        let dir = fixture_dir(*code);
+        for d in diagnostics_for(&dir) {
+            assert!(d.file.is_some(), "{code}: {} has no file", d.message);
+        }
+    }
+}
+
+#[test]
+fn codes_are_unique_kebab_case() {
+    let mut seen = std::collections::HashSet::new();
+    for code in Code::ALL {
+        let s = code.as_str();
+        assert!(seen.insert(s), "duplicate code {s}");
+        assert!(
+            s.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+            "{s} is not kebab-case"
+        );
+    }
+}
