@@ -1,2 +1,4 @@
+mod cli;
 mod diagnostics;
+mod schema;
 mod score_vectors;
