@@ -145,8 +145,12 @@ fn conversation_text(request: &ProviderRequest) -> String {
 
 /// The first executable file called `name` in `PATH`.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    find_in_path(name, &std::env::var_os("PATH")?)
+}
+
+/// The first executable file called `name` in a `PATH`-style list of directories.
+pub fn find_in_path(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path)
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
 }

@@ -1,3 +1,5 @@
 //! All integration tests, linked into one binary.
 
+mod llm_http;
 mod llm_judge_outputs;
+mod llm_server;
