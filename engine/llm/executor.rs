@@ -282,10 +282,10 @@ impl Executor {
             });
         }
         while let Some(joined) = set.join_next().await {
-            if let Ok((index, outcome)) = joined {
-                if let Some(slot) = outcomes.get_mut(index) {
-                    *slot = Some(outcome);
-                }
+            if let Ok((index, outcome)) = joined
+                && let Some(slot) = outcomes.get_mut(index)
+            {
+                *slot = Some(outcome);
             }
         }
         bar.finish_and_clear();

@@ -22,9 +22,21 @@ pub struct DoctorRow {
     pub checks: Vec<String>,
 }
 
-/// Checks every provider; `timeout` bounds each network or process probe.
+/// Checks every provider against this process's environment; `timeout`
+/// bounds each network or process probe.
 pub async fn diagnose(timeout: Duration) -> Vec<DoctorRow> {
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    diagnose_with(&|name| std::env::var(name).ok(), &path, timeout).await
+}
+
+/// [`diagnose`] with the environment and `PATH` given explicitly (for tests and
+/// for callers that resolve settings from files as well as the environment).
+pub async fn diagnose_with(
+    lookup: &(dyn Fn(&str) -> Option<String> + Sync),
+    path: &std::ffi::OsStr,
+    timeout: Duration,
+) -> Vec<DoctorRow> {
+    let env = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
     let mut rows = Vec::new();
 
     let base =
@@ -62,7 +74,7 @@ pub async fn diagnose(timeout: Duration) -> Vec<DoctorRow> {
     });
 
     let mut checks = Vec::new();
-    let (usable, endpoint) = match claude_cli::find_on_path("claude") {
+    let (usable, endpoint) = match claude_cli::find_in_path("claude", path) {
         None => {
             checks.push("`claude` was not found on PATH".into());
             (false, None)
