@@ -757,4 +757,19 @@ mod tests {
             Err(FormatError::BadScale(..))
         ));
     }
+
+    #[test]
+    fn yaml_declarations_are_strict_and_documented() {
+        let ok: VerdictFormat =
+            serde_saphyr::from_str("kind: regex\npattern: 'Score: (\\d)'\npick: first\n").unwrap();
+        assert_eq!(ok.pick, Some(Pick::First));
+        assert_eq!(ok.scale, [1.0, 5.0]);
+        let typo = serde_saphyr::from_str::<VerdictFormat>("kind: regex\npatern: '(x)'\n");
+        assert!(typo.is_err(), "unknown keys are rejected");
+        let schema = serde_json::to_string(&schemars::schema_for!(VerdictFormat)).unwrap();
+        assert!(
+            schema.contains("capture group"),
+            "field docs reach the schema"
+        );
+    }
 }
