@@ -7,11 +7,15 @@
 //! judge's named values over the run context (`doc::Doc` documents); `verdict` scores
 //! them; `report` writes the run result.
 
+//! caldera: judges the output of code-analysis tools against ground truth.
+
 pub mod cli;
 pub mod diag;
 pub mod doc;
 pub mod evidence;
+pub mod llm;
 pub mod load;
+pub mod provider;
 pub mod render;
 pub mod report;
 pub mod run;

@@ -3,3 +3,4 @@
 
 pub mod judge;
 pub mod suite;
+pub mod verdict_format;

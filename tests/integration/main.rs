@@ -1,4 +1,12 @@
+//! All integration tests, linked into one binary (one link step instead of one per file).
+
 mod cli;
 mod diagnostics;
+mod llm_cache;
+mod llm_cli;
+mod llm_doctor;
+mod llm_http;
+mod llm_judge_outputs;
+mod llm_server;
 mod schema;
 mod score_vectors;

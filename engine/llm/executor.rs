@@ -1,0 +1,690 @@
+//! Runs a batch of judge calls concurrently, with retries, the cache, the one
+//! re-ask, the budget and the interaction log.
+//!
+//! Every job ends as [`Outcome::Scored`] or [`Outcome::Unscored`] with a reason.
+//! There is no default score: a reply that cannot be read twice, a provider that
+//! keeps failing, or a budget that cannot cover the call leaves the job unscored.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::cache::{Cache, CacheEntry, CacheKey, CacheMode, KeyInputs};
+use super::cost::{Budget, Reservation, call_cost, estimate_cost};
+use super::log::{CallStatus, InteractionLog, LogRecord};
+use crate::provider::models::ModelTable;
+use crate::provider::retry::{RetryPolicy, complete_with_retry};
+use crate::provider::{
+    Message, Provider, ProviderKind, ProviderReply, ProviderRequest, Role, Usage,
+};
+use crate::spec::verdict_format::VerdictFormat;
+use crate::verdict::reply::{CompiledFormat, ParsedVerdict, ReplyError};
+
+/// What to ask the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LlmRequest {
+    /// Alias (`sonnet`) or full model id.
+    pub model: String,
+    /// System prompt.
+    pub system: Option<String>,
+    /// The rendered prompt.
+    pub prompt: String,
+    /// Output token limit.
+    pub max_tokens: u32,
+    /// Sampling temperature (0 for judges).
+    pub temperature: f32,
+}
+
+impl LlmRequest {
+    /// A request with no system prompt, 2048 output tokens and temperature 0.
+    pub fn new(model: impl Into<String>, prompt: impl Into<String>) -> Self {
+        LlmRequest {
+            model: model.into(),
+            system: None,
+            prompt: prompt.into(),
+            max_tokens: 2048,
+            temperature: 0.0,
+        }
+    }
+}
+
+/// One judge call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Job {
+    /// Unique within the batch; echoed in the outcome and the log.
+    pub id: String,
+    /// The judge (dimension).
+    pub judge: String,
+    /// The item judged, for per-item judges.
+    pub item: Option<String>,
+    /// What to send.
+    pub request: LlmRequest,
+    /// How to read the reply.
+    pub format: VerdictFormat,
+}
+
+/// A job that produced a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scored {
+    /// The verdict.
+    pub verdict: ParsedVerdict,
+    /// The reply it was read from.
+    pub reply: String,
+    /// Tokens used (both asks; zero for a cache hit).
+    pub usage: Usage,
+    /// USD spent by this run on this job (zero for a cache hit; `None` when no price is known).
+    pub cost_usd: Option<f64>,
+    /// Served from the cache.
+    pub cached: bool,
+    /// Whether the verdict came from the re-ask.
+    pub reasked: bool,
+    /// Provider attempts made, retries and re-ask included (zero for a cache hit).
+    pub attempts: u32,
+}
+
+/// Why a job has no verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnscoredKind {
+    /// The declared verdict format is invalid.
+    BadFormat,
+    /// The provider failed after retries.
+    Provider,
+    /// The reply could not be read, even after the re-ask.
+    Unreadable,
+    /// The budget could not cover the call.
+    Budget,
+    /// Replay mode and the cache had no entry.
+    ReplayMiss,
+    /// The job's task failed unexpectedly.
+    Internal,
+}
+
+/// The outcome of one job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Outcome {
+    /// A verdict.
+    Scored(Box<Scored>),
+    /// No verdict, and why.
+    Unscored {
+        /// The category.
+        kind: UnscoredKind,
+        /// A sentence for the report.
+        reason: String,
+        /// Provider attempts made before giving up.
+        attempts: u32,
+    },
+}
+
+impl Outcome {
+    /// The verdict, if scored.
+    pub fn scored(&self) -> Option<&Scored> {
+        match self {
+            Outcome::Scored(s) => Some(s),
+            Outcome::Unscored { .. } => None,
+        }
+    }
+}
+
+/// A job's id with its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobOutcome {
+    /// The job id.
+    pub id: String,
+    /// The judge.
+    pub judge: String,
+    /// The item.
+    pub item: Option<String>,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// Whether to draw a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProgressMode {
+    /// On stderr, only when stderr is a terminal.
+    #[default]
+    Auto,
+    /// Never.
+    Hidden,
+}
+
+/// How the executor runs.
+#[derive(Debug)]
+pub struct ExecutorOptions {
+    /// Calls in flight at once (at least 1).
+    pub concurrency: usize,
+    /// Retry policy per call.
+    pub retry: RetryPolicy,
+    /// Aliases and prices.
+    pub models: ModelTable,
+    /// The verdict cache, if any.
+    pub cache: Option<Cache>,
+    /// The interaction log, if any.
+    pub log: Option<InteractionLog>,
+    /// `--max-cost` in USD.
+    pub max_cost: Option<f64>,
+    /// Re-ask once with the parse error after an unreadable reply (default on).
+    pub reask: bool,
+    /// Progress bar.
+    pub progress: ProgressMode,
+    /// Run id written to every log record.
+    pub run_id: String,
+}
+
+impl Default for ExecutorOptions {
+    fn default() -> Self {
+        ExecutorOptions {
+            concurrency: 4,
+            retry: RetryPolicy::default(),
+            models: ModelTable::builtin(),
+            cache: None,
+            log: None,
+            max_cost: None,
+            reask: true,
+            progress: ProgressMode::Auto,
+            run_id: new_run_id(),
+        }
+    }
+}
+
+/// A fresh run id: UTC time plus random hex.
+pub fn new_run_id() -> String {
+    format!(
+        "{}-{:08x}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
+        rand::random::<u32>()
+    )
+}
+
+struct Inner {
+    provider: Option<Provider>,
+    kind: ProviderKind,
+    options: ExecutorOptions,
+    budget: Option<Budget>,
+}
+
+/// Runs jobs. Cheap to clone; clones share the budget and log.
+#[derive(Clone)]
+pub struct Executor {
+    inner: Arc<Inner>,
+}
+
+impl Executor {
+    /// An executor calling `provider`.
+    pub fn new(provider: Provider, options: ExecutorOptions) -> Executor {
+        let kind = provider.kind();
+        Executor::build(Some(provider), kind, options)
+    }
+
+    /// An executor that only reads `cache` as if `kind` had answered: no call is
+    /// ever made, and a job without an entry is unscored (`replay-miss`).
+    pub fn replay(
+        kind: ProviderKind,
+        cache_dir: impl Into<std::path::PathBuf>,
+        mut options: ExecutorOptions,
+    ) -> Executor {
+        options.cache = Some(Cache::new(cache_dir, CacheMode::Replay));
+        Executor::build(None, kind, options)
+    }
+
+    fn build(provider: Option<Provider>, kind: ProviderKind, options: ExecutorOptions) -> Executor {
+        let budget = options.max_cost.map(Budget::new);
+        Executor {
+            inner: Arc::new(Inner {
+                provider,
+                kind,
+                options,
+                budget,
+            }),
+        }
+    }
+
+    /// USD spent so far through this executor.
+    pub fn spent(&self) -> f64 {
+        self.inner.budget.as_ref().map_or(0.0, Budget::spent)
+    }
+
+    /// Runs every job; outcomes come back in job order.
+    pub async fn run(&self, jobs: Vec<Job>) -> Vec<JobOutcome> {
+        let total = jobs.len();
+        let bar = progress_bar(self.inner.options.progress, total as u64);
+        let semaphore = Arc::new(Semaphore::new(self.inner.options.concurrency.max(1)));
+        let mut set = JoinSet::new();
+        let mut outcomes: Vec<Option<JobOutcome>> = vec![None; total];
+        let mut meta = Vec::with_capacity(total);
+        for (index, job) in jobs.into_iter().enumerate() {
+            meta.push((job.id.clone(), job.judge.clone(), job.item.clone()));
+            let inner = self.inner.clone();
+            let semaphore = semaphore.clone();
+            let bar = bar.clone();
+            set.spawn(async move {
+                // The semaphore is never closed, so acquire cannot fail; if it did,
+                // running without a permit is still correct, only less polite.
+                let _permit = semaphore.acquire_owned().await.ok();
+                let outcome = inner.run_job(&job).await;
+                bar.inc(1);
+                (
+                    index,
+                    JobOutcome {
+                        id: job.id,
+                        judge: job.judge,
+                        item: job.item,
+                        outcome,
+                    },
+                )
+            });
+        }
+        while let Some(joined) = set.join_next().await {
+            if let Ok((index, outcome)) = joined
+                && let Some(slot) = outcomes.get_mut(index)
+            {
+                *slot = Some(outcome);
+            }
+        }
+        bar.finish_and_clear();
+        outcomes
+            .into_iter()
+            .zip(meta)
+            .map(|(outcome, (id, judge, item))| {
+                outcome.unwrap_or(JobOutcome {
+                    id,
+                    judge,
+                    item,
+                    outcome: Outcome::Unscored {
+                        kind: UnscoredKind::Internal,
+                        reason: "the job's task panicked".into(),
+                        attempts: 0,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    /// [`Executor::run`] on a fresh multi-threaded tokio runtime, for synchronous callers.
+    pub fn run_blocking(&self, jobs: Vec<Job>) -> std::io::Result<Vec<JobOutcome>> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        Ok(runtime.block_on(self.run(jobs)))
+    }
+}
+
+fn progress_bar(mode: ProgressMode, total: u64) -> ProgressBar {
+    if mode == ProgressMode::Hidden || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} judging {pos}/{len} [{elapsed}] {wide_bar}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// What one ask produced, for logging.
+struct Ask {
+    reply: Option<ProviderReply>,
+    tries: u32,
+    cost: Option<f64>,
+}
+
+impl Inner {
+    async fn run_job(&self, job: &Job) -> Outcome {
+        let unscored = |kind, reason: String, attempts| Outcome::Unscored {
+            kind,
+            reason,
+            attempts,
+        };
+        let format = match CompiledFormat::new(&job.format) {
+            Ok(f) => f,
+            Err(e) => return unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"), 0),
+        };
+        let models = &self.options.models;
+        let resolved = models.resolve(&job.request.model).to_string();
+        let key = CacheKey::new(&KeyInputs {
+            provider: self.kind.name(),
+            model: &resolved,
+            system: job.request.system.as_deref(),
+            prompt: &job.request.prompt,
+            max_tokens: job.request.max_tokens,
+            temperature: job.request.temperature,
+            format: &job.format,
+        });
+        let started = chrono::Utc::now();
+        let clock = Instant::now();
+        if let Some(cache) = &self.options.cache {
+            match cache.get(&key) {
+                Ok(Some(entry)) => {
+                    self.log(
+                        job,
+                        &resolved,
+                        &job.request.prompt,
+                        started,
+                        clock,
+                        LogFields {
+                            reply: Some(&entry.reply),
+                            status: CallStatus::Cached,
+                            parsed_score: Some(entry.verdict.score),
+                            ..LogFields::default()
+                        },
+                    );
+                    return Outcome::Scored(Box::new(Scored {
+                        verdict: entry.verdict,
+                        reply: entry.reply,
+                        usage: Usage::default(),
+                        cost_usd: Some(0.0),
+                        cached: true,
+                        reasked: entry.reasked,
+                        attempts: 0,
+                    }));
+                }
+                Ok(None) if cache.mode() == CacheMode::Replay => {
+                    let reason = format!("replay: {}", cache.explain_miss(&key));
+                    self.log(
+                        job,
+                        &resolved,
+                        &job.request.prompt,
+                        started,
+                        clock,
+                        LogFields {
+                            status: CallStatus::ReplayMiss,
+                            error: Some(&reason),
+                            ..LogFields::default()
+                        },
+                    );
+                    return unscored(UnscoredKind::ReplayMiss, reason, 0);
+                }
+                Ok(None) => {}
+                // An unreadable cache directory is reported but does not stop the call.
+                Err(e) => eprintln!("warning: {e}"),
+            }
+        }
+        let Some(provider) = &self.provider else {
+            return unscored(UnscoredKind::Provider, "no provider configured".into(), 0);
+        };
+        let model_sent = if provider.wants_alias() {
+            job.request.model.clone()
+        } else {
+            resolved.clone()
+        };
+        let mut request = ProviderRequest {
+            model: model_sent,
+            system: job.request.system.clone(),
+            messages: vec![Message {
+                role: Role::User,
+                content: job.request.prompt.clone(),
+            }],
+            max_tokens: job.request.max_tokens,
+            temperature: job.request.temperature,
+        };
+        let mut usage = Usage::default();
+        let mut cost = Some(0.0);
+        let mut attempts = 0;
+        let mut first_error: Option<ReplyError> = None;
+        for ask in 1..=2u32 {
+            let started = chrono::Utc::now();
+            let clock = Instant::now();
+            let last_prompt = request
+                .messages
+                .last()
+                .map(|m| m.content.clone())
+                .unwrap_or_default();
+            let result = self.ask(provider, &request, &resolved).await;
+            let (ask_result, error) = match result {
+                Ok(a) => (a, None),
+                Err((a, e)) => (a, Some(e)),
+            };
+            attempts += ask_result.tries;
+            if let Some(reply) = &ask_result.reply {
+                usage.input_tokens += reply.usage.input_tokens;
+                usage.output_tokens += reply.usage.output_tokens;
+            }
+            cost = match (cost, ask_result.cost) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+            let reply_text = ask_result.reply.as_ref().map(|r| r.text.clone());
+            let mut fields = LogFields {
+                tries: ask_result.tries,
+                attempt: ask,
+                cost: ask_result.cost,
+                usage: ask_result
+                    .reply
+                    .as_ref()
+                    .map(|r| r.usage)
+                    .unwrap_or_default(),
+                reply: reply_text.as_deref(),
+                ..LogFields::default()
+            };
+            if let Some((kind, message)) = error {
+                fields.status = if kind == UnscoredKind::Budget {
+                    CallStatus::Budget
+                } else {
+                    CallStatus::Error
+                };
+                fields.error = Some(&message);
+                self.log(job, &request.model, &last_prompt, started, clock, fields);
+                let reason = match &first_error {
+                    Some(first) => format!("{message} (on the re-ask after: {first})"),
+                    None => message.clone(),
+                };
+                return unscored(kind, reason, attempts);
+            }
+            let Some(reply) = ask_result.reply else {
+                return unscored(
+                    UnscoredKind::Internal,
+                    "no reply and no error".into(),
+                    attempts,
+                );
+            };
+            match format.parse_reply(&reply.text, reply.truncated) {
+                Ok(verdict) => {
+                    fields.status = CallStatus::Ok;
+                    fields.parsed_score = Some(verdict.score);
+                    self.log(job, &request.model, &last_prompt, started, clock, fields);
+                    if let Some(cache) = &self.options.cache {
+                        let entry = CacheEntry {
+                            key: key.hex.clone(),
+                            inputs: key.summary.clone(),
+                            reply: reply.text.clone(),
+                            verdict: verdict.clone(),
+                            usage,
+                            reasked: ask == 2,
+                            created: chrono::Utc::now().to_rfc3339(),
+                        };
+                        if let Err(e) = cache.put(&entry) {
+                            eprintln!("warning: {e}");
+                        }
+                    }
+                    return Outcome::Scored(Box::new(Scored {
+                        verdict,
+                        reply: reply.text,
+                        usage,
+                        cost_usd: cost,
+                        cached: false,
+                        reasked: ask == 2,
+                        attempts,
+                    }));
+                }
+                Err(parse_error) => {
+                    let message = parse_error.to_string();
+                    fields.status = CallStatus::Unreadable;
+                    fields.error = Some(&message);
+                    self.log(job, &request.model, &last_prompt, started, clock, fields);
+                    if ask == 2 || !self.options.reask {
+                        let reason = match &first_error {
+                            Some(first) => format!(
+                                "the reply could not be read after one re-ask: {parse_error} (first reply: {first})"
+                            ),
+                            None => format!("the reply could not be read: {parse_error}"),
+                        };
+                        return unscored(UnscoredKind::Unreadable, reason, attempts);
+                    }
+                    request.messages.push(Message {
+                        role: Role::Assistant,
+                        content: reply.text,
+                    });
+                    request.messages.push(Message {
+                        role: Role::User,
+                        content: format.reask_message(&parse_error),
+                    });
+                    first_error = Some(parse_error);
+                }
+            }
+        }
+        unscored(UnscoredKind::Internal, "re-ask loop ended".into(), attempts)
+    }
+
+    /// One ask: reserve budget, call with retries, settle.
+    async fn ask(
+        &self,
+        provider: &Provider,
+        request: &ProviderRequest,
+        model_id: &str,
+    ) -> Result<Ask, (Ask, (UnscoredKind, String))> {
+        let price = self.options.models.price(model_id);
+        // The CLI reports no tokens and is not billed per token, so no budget applies to it.
+        let metered = provider.kind() != ProviderKind::ClaudeCli;
+        let reservation: Option<Reservation> = match (&self.budget, metered) {
+            (Some(budget), true) => {
+                let Some(price) = price else {
+                    let e = super::cost::BudgetError::UnknownPrice {
+                        model: model_id.to_string(),
+                    };
+                    return Err((
+                        Ask {
+                            reply: None,
+                            tries: 0,
+                            cost: None,
+                        },
+                        (UnscoredKind::Budget, e.to_string()),
+                    ));
+                };
+                let mut texts: Vec<&str> = request
+                    .messages
+                    .iter()
+                    .map(|m| m.content.as_str())
+                    .collect();
+                if let Some(system) = &request.system {
+                    texts.push(system);
+                }
+                match budget.reserve(estimate_cost(&price, &texts, request.max_tokens)) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        return Err((
+                            Ask {
+                                reply: None,
+                                tries: 0,
+                                cost: None,
+                            },
+                            (UnscoredKind::Budget, e.to_string()),
+                        ));
+                    }
+                }
+            }
+            _ => None,
+        };
+        let attempted = complete_with_retry(provider, request, &self.options.retry).await;
+        let cost = match &attempted.result {
+            Ok(reply) if metered => call_cost(price, &reply.usage),
+            Ok(_) => None,
+            Err(_) => Some(0.0),
+        };
+        if let (Some(budget), Some(r)) = (&self.budget, reservation) {
+            budget.settle(r, cost.unwrap_or(0.0));
+        }
+        match attempted.result {
+            Ok(reply) => Ok(Ask {
+                reply: Some(reply),
+                tries: attempted.attempts,
+                cost,
+            }),
+            Err(e) => Err((
+                Ask {
+                    reply: None,
+                    tries: attempted.attempts,
+                    cost,
+                },
+                (
+                    UnscoredKind::Provider,
+                    format!("{e} (after {} attempt(s))", attempted.attempts),
+                ),
+            )),
+        }
+    }
+
+    fn log(
+        &self,
+        job: &Job,
+        model: &str,
+        prompt: &str,
+        started: chrono::DateTime<chrono::Utc>,
+        clock: Instant,
+        f: LogFields<'_>,
+    ) {
+        let Some(log) = &self.options.log else { return };
+        let record = LogRecord {
+            run_id: self.options.run_id.clone(),
+            job: job.id.clone(),
+            judge: job.judge.clone(),
+            item: job.item.clone(),
+            started: started.to_rfc3339(),
+            finished: chrono::Utc::now().to_rfc3339(),
+            duration_ms: clock.elapsed().as_millis() as u64,
+            provider: self.kind.name().to_string(),
+            model: model.to_string(),
+            system: job.request.system.clone(),
+            prompt: prompt.to_string(),
+            reply: f.reply.map(str::to_string),
+            input_tokens: f.usage.input_tokens,
+            output_tokens: f.usage.output_tokens,
+            cost_usd: f.cost,
+            status: f.status,
+            error: f.error.map(str::to_string),
+            parsed_score: f.parsed_score,
+            attempt: f.attempt,
+            tries: f.tries,
+        };
+        if let Err(e) = log.write(&record) {
+            eprintln!(
+                "warning: cannot write the interaction log {}: {e}",
+                log.path().display()
+            );
+        }
+    }
+}
+
+/// The per-call parts of a log record.
+struct LogFields<'a> {
+    reply: Option<&'a str>,
+    usage: Usage,
+    cost: Option<f64>,
+    status: CallStatus,
+    error: Option<&'a str>,
+    parsed_score: Option<f64>,
+    attempt: u32,
+    tries: u32,
+}
+
+impl Default for LogFields<'_> {
+    fn default() -> Self {
+        LogFields {
+            reply: None,
+            usage: Usage::default(),
+            cost: None,
+            status: CallStatus::Ok,
+            error: None,
+            parsed_score: None,
+            attempt: 1,
+            tries: 0,
+        }
+    }
+}

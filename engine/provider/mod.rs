@@ -1,0 +1,395 @@
+//! LLM providers: the Anthropic Messages API, OpenAI-compatible chat completions,
+//! and the `claude` CLI as a fallback.
+//!
+//! A provider turns one [`ProviderRequest`] into one [`ProviderReply`]; retries,
+//! caching, budgets and parsing live above it (`crate::llm`). Enum dispatch keeps
+//! the set closed and lets `Debug` be written by hand so that no key ever prints.
+
+pub mod anthropic;
+pub mod claude_cli;
+pub mod doctor;
+pub mod models;
+pub mod openai;
+pub mod retry;
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use anthropic::AnthropicProvider;
+pub use claude_cli::ClaudeCliProvider;
+pub use openai::OpenAiProvider;
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// `user` or `assistant`.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+}
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The engine.
+    User,
+    /// The model (used for the re-ask, which quotes the unreadable reply).
+    Assistant,
+}
+
+/// What a provider is asked: a resolved model id and a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProviderRequest {
+    /// Full model id for the APIs; for the CLI, the alias as the user wrote it.
+    pub model: String,
+    /// The system prompt, if any.
+    pub system: Option<String>,
+    /// The conversation; the first message is the rendered prompt.
+    pub messages: Vec<Message>,
+    /// Upper bound on output tokens.
+    pub max_tokens: u32,
+    /// Sampling temperature (judges use 0 for repeatability).
+    pub temperature: f32,
+}
+
+/// Token counts reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// A provider's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderReply {
+    /// The text of the reply (all text blocks joined).
+    pub text: String,
+    /// Token usage; zero when the provider does not report it (the CLI).
+    pub usage: Usage,
+    /// The provider stopped at `max_tokens` (`stop_reason: max_tokens`, `finish_reason: length`).
+    pub truncated: bool,
+    /// The model id the provider says answered, when it says.
+    pub model: Option<String>,
+}
+
+/// Why a call failed. Messages never contain API keys.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// A non-success HTTP status.
+    #[error("HTTP {status} from {provider}: {message}")]
+    Http {
+        /// Which provider.
+        provider: &'static str,
+        /// The status code.
+        status: u16,
+        /// The server's error message (or the start of its body).
+        message: String,
+        /// What `retry-after-ms` / `retry-after` asked for.
+        retry_after: Option<Duration>,
+    },
+    /// No answer within the per-request timeout.
+    #[error("{provider} did not answer within {}s", after.as_secs_f64())]
+    Timeout {
+        /// Which provider.
+        provider: &'static str,
+        /// The timeout.
+        after: Duration,
+    },
+    /// Could not connect, or the connection dropped.
+    #[error("connection to {provider} failed: {message}")]
+    Connection {
+        /// Which provider.
+        provider: &'static str,
+        /// What happened.
+        message: String,
+    },
+    /// A success status with a body we cannot read.
+    #[error("unexpected response from {provider}: {message}")]
+    InvalidResponse {
+        /// Which provider.
+        provider: &'static str,
+        /// What was wrong.
+        message: String,
+    },
+    /// The `claude` CLI failed.
+    #[error("`claude` CLI failed: {0}")]
+    Cli(String),
+    /// The provider is not configured (no key, no binary).
+    #[error("{0}")]
+    Config(String),
+}
+
+impl ProviderError {
+    /// Whether trying again may help: rate limits, overload, server errors,
+    /// timeouts and dropped connections. Client errors (400, 401, 404) never.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Http { status, .. } => {
+                matches!(status, 408 | 409 | 429 | 529) || (500..=599).contains(status)
+            }
+            ProviderError::Timeout { .. } | ProviderError::Connection { .. } => true,
+            ProviderError::InvalidResponse { .. }
+            | ProviderError::Cli(_)
+            | ProviderError::Config(_) => false,
+        }
+    }
+
+    /// The delay the server asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ProviderError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+/// A secret (an API key). Its `Debug` and `Display` print `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a key.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The key, for a request header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Replaces any occurrence of the key in `text` (servers sometimes echo it).
+    pub fn redact(&self, text: &str) -> String {
+        if self.0.len() < 4 {
+            return text.to_string();
+        }
+        text.replace(&self.0, "[redacted]")
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Which kind of provider; the names users type on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// An OpenAI-compatible chat completions endpoint.
+    Openai,
+    /// The `claude` command-line tool.
+    ClaudeCli,
+}
+
+impl ProviderKind {
+    /// The stable name used in cache keys, logs and `doctor`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+            ProviderKind::ClaudeCli => "claude-cli",
+        }
+    }
+}
+
+/// A configured provider.
+#[derive(Debug, Clone)]
+pub enum Provider {
+    /// Anthropic Messages API.
+    Anthropic(AnthropicProvider),
+    /// OpenAI-compatible chat completions.
+    Openai(OpenAiProvider),
+    /// The `claude` CLI.
+    ClaudeCli(ClaudeCliProvider),
+}
+
+impl Provider {
+    /// Sends one request (no retries here; see [`retry`]).
+    pub async fn complete(
+        &self,
+        request: &ProviderRequest,
+    ) -> Result<ProviderReply, ProviderError> {
+        match self {
+            Provider::Anthropic(p) => p.complete(request).await,
+            Provider::Openai(p) => p.complete(request).await,
+            Provider::ClaudeCli(p) => p.complete(request).await,
+        }
+    }
+
+    /// Which kind this is.
+    pub fn kind(&self) -> ProviderKind {
+        match self {
+            Provider::Anthropic(_) => ProviderKind::Anthropic,
+            Provider::Openai(_) => ProviderKind::Openai,
+            Provider::ClaudeCli(_) => ProviderKind::ClaudeCli,
+        }
+    }
+
+    /// Where requests go (a base URL or the CLI's path), for logs and cache keys.
+    pub fn endpoint(&self) -> String {
+        match self {
+            Provider::Anthropic(p) => p.base_url().to_string(),
+            Provider::Openai(p) => p.base_url().to_string(),
+            Provider::ClaudeCli(p) => p.program().display().to_string(),
+        }
+    }
+
+    /// Whether the provider takes aliases itself (the CLI does), so they are not resolved.
+    pub fn wants_alias(&self) -> bool {
+        matches!(self, Provider::ClaudeCli(_))
+    }
+
+    /// Builds the requested provider from the environment, or picks one:
+    /// `ANTHROPIC_API_KEY` -> Anthropic, else `OPENAI_API_KEY` or `OPENAI_BASE_URL`
+    /// -> OpenAI-compatible, else a `claude` on `PATH`. `timeout` bounds each request.
+    pub fn from_env(
+        kind: Option<ProviderKind>,
+        timeout: Duration,
+    ) -> Result<Provider, ProviderError> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        match kind {
+            Some(ProviderKind::Anthropic) => {
+                let key = env("ANTHROPIC_API_KEY")
+                    .ok_or_else(|| ProviderError::Config("ANTHROPIC_API_KEY is not set".into()))?;
+                Ok(Provider::Anthropic(AnthropicProvider::new(
+                    env("ANTHROPIC_BASE_URL").as_deref(),
+                    Secret::new(key),
+                    timeout,
+                )?))
+            }
+            Some(ProviderKind::Openai) => Ok(Provider::Openai(OpenAiProvider::new(
+                env("OPENAI_BASE_URL").as_deref(),
+                env("OPENAI_API_KEY").map(Secret::new),
+                timeout,
+            )?)),
+            Some(ProviderKind::ClaudeCli) => {
+                let program = claude_cli::find_on_path("claude").ok_or_else(|| {
+                    ProviderError::Config("`claude` was not found on PATH".into())
+                })?;
+                Ok(Provider::ClaudeCli(ClaudeCliProvider::new(
+                    program, timeout,
+                )))
+            }
+            None => {
+                if env("ANTHROPIC_API_KEY").is_some() {
+                    Provider::from_env(Some(ProviderKind::Anthropic), timeout)
+                } else if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
+                    // A base URL without a key is a local server (vLLM, llama.cpp, Ollama).
+                    Provider::from_env(Some(ProviderKind::Openai), timeout)
+                } else if claude_cli::find_on_path("claude").is_some() {
+                    Provider::from_env(Some(ProviderKind::ClaudeCli), timeout)
+                } else {
+                    Err(ProviderError::Config(
+                        "no LLM provider available: set ANTHROPIC_API_KEY or OPENAI_API_KEY, \
+                         or install the `claude` CLI; or run with --heuristic to score without an LLM"
+                            .into(),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// Installs rustls' `ring` crypto provider once per process. reqwest is built
+/// without a default provider (no aws-lc/cmake build); a second install attempt
+/// returns an error that only says one is already there, so it is ignored.
+pub fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Builds the shared HTTP client for the API providers.
+pub(crate) fn http_client(
+    provider: &'static str,
+    timeout: Duration,
+) -> Result<reqwest::Client, ProviderError> {
+    install_crypto_provider();
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .user_agent(concat!("caldera/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ProviderError::Config(format!("cannot build the {provider} HTTP client: {e}")))
+}
+
+/// Maps a reqwest error into a [`ProviderError`] (keys travel in headers, never
+/// in URLs, so the message may name the URL).
+pub(crate) fn transport_error(
+    provider: &'static str,
+    timeout: Duration,
+    err: &reqwest::Error,
+) -> ProviderError {
+    if err.is_timeout() {
+        return ProviderError::Timeout {
+            provider,
+            after: timeout,
+        };
+    }
+    let mut message = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    if err.is_connect() || err.is_request() || err.is_body() {
+        ProviderError::Connection { provider, message }
+    } else if err.is_decode() {
+        ProviderError::InvalidResponse { provider, message }
+    } else {
+        ProviderError::Connection { provider, message }
+    }
+}
+
+/// Reads `retry-after-ms` (milliseconds) or `retry-after` (seconds or an HTTP date).
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = get("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let wait = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(wait.to_std().unwrap_or(Duration::ZERO))
+}
+
+/// Reads an error body: `{"error": {"message": ...}}` (both APIs) or the body's start.
+pub(crate) fn error_message(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.pointer("/message"))
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .and_then(|m| m.as_str())
+            .map(str::to_string)
+    });
+    message.unwrap_or_else(|| body.chars().take(300).collect())
+}

@@ -1,0 +1,168 @@
+//! OpenAI-compatible chat completions (`POST {base}/chat/completions`): OpenAI
+//! itself and local servers (vLLM, llama.cpp, Ollama), which need no key.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{
+    ProviderError, ProviderReply, ProviderRequest, Secret, Usage, error_message, http_client,
+    retry_after, transport_error,
+};
+
+const NAME: &str = "openai";
+/// Used when `OPENAI_BASE_URL` is not set.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A chat-completions client. `Debug` shows the base URL, never the key.
+#[derive(Clone)]
+pub struct OpenAiProvider {
+    base_url: String,
+    key: Option<Secret>,
+    timeout: Duration,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("base_url", &self.base_url)
+            .field("key", &self.key)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+#[derive(Deserialize)]
+struct CompletionResponse {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<ApiUsage>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: ChoiceMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceMessage {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ApiUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+impl OpenAiProvider {
+    /// A client for `base_url` (default [`DEFAULT_BASE_URL`]); the key is optional.
+    pub fn new(
+        base_url: Option<&str>,
+        key: Option<Secret>,
+        timeout: Duration,
+    ) -> Result<Self, ProviderError> {
+        Ok(OpenAiProvider {
+            base_url: base_url
+                .unwrap_or(DEFAULT_BASE_URL)
+                .trim_end_matches('/')
+                .to_string(),
+            key,
+            timeout,
+            client: http_client(NAME, timeout)?,
+        })
+    }
+
+    /// The base URL requests go to.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Sends one request.
+    pub async fn complete(
+        &self,
+        request: &ProviderRequest,
+    ) -> Result<ProviderReply, ProviderError> {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = &request.system {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        messages.extend(request.messages.iter().map(|m| json!(m)));
+        let mut body = json!({
+            "model": request.model,
+            "messages": messages,
+            "temperature": request.temperature,
+        });
+        // OpenAI's own API has replaced `max_tokens` with `max_completion_tokens`
+        // (newer models reject the old name); local servers still read `max_tokens`.
+        let limit_key = if self.base_url.contains("api.openai.com") {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body[limit_key] = json!(request.max_tokens);
+        let mut builder = self
+            .client
+            .post(format!("{}/chat/completions", self.base_url))
+            .json(&body);
+        if let Some(key) = &self.key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
+        let status = response.status();
+        let wait = retry_after(response.headers());
+        let text = response
+            .text()
+            .await
+            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
+        if !status.is_success() {
+            let message = error_message(&text);
+            return Err(ProviderError::Http {
+                provider: NAME,
+                status: status.as_u16(),
+                message: self
+                    .key
+                    .as_ref()
+                    .map_or(message.clone(), |k| k.redact(&message)),
+                retry_after: wait,
+            });
+        }
+        let parsed: CompletionResponse =
+            serde_json::from_str(&text).map_err(|e| ProviderError::InvalidResponse {
+                provider: NAME,
+                message: e.to_string(),
+            })?;
+        let choice =
+            parsed
+                .choices
+                .into_iter()
+                .next()
+                .ok_or_else(|| ProviderError::InvalidResponse {
+                    provider: NAME,
+                    message: "no choices in the response".into(),
+                })?;
+        let usage = parsed.usage.map_or(Usage::default(), |u| Usage {
+            input_tokens: u.prompt_tokens,
+            output_tokens: u.completion_tokens,
+        });
+        Ok(ProviderReply {
+            text: choice.message.content.unwrap_or_default(),
+            usage,
+            truncated: choice.finish_reason.as_deref() == Some("length"),
+            model: parsed.model,
+        })
+    }
+}

@@ -1,0 +1,111 @@
+//! How a judge's reply is read: the declared verdict format.
+//!
+//! Most judges use the default, a JSON object with an integer `score` in 1..5.
+//! Judges ported from other harnesses (MT-bench `Rating: [[8]]`, pairwise
+//! `[[A>B]]`, `Output (a)`) declare a regex, an optional label map and their own
+//! scale instead, so their recorded verdicts can be re-read without code.
+//!
+//! ```yaml
+//! verdict_format:
+//!   kind: regex
+//!   pattern: '\[\[([ABC])\]\]'
+//!   pick: last
+//!   labels: { A: 1, B: 2, C: 1.5 }
+//!   scale: [1, 2]
+//!   numbers: decimal
+//! ```
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The declared shape of a judge's reply and the scale its score lives on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictFormat {
+    /// Where the score is found: `json` (an object anywhere in the reply, the
+    /// default) or `regex` (a pattern with a capture group).
+    #[serde(default)]
+    pub kind: FormatKind,
+    /// JSON only: a JSON Pointer (RFC 6901) to the score inside the object,
+    /// e.g. `/score` (the default) or `/ordered_models/0/model`. A pointer lets
+    /// a judge keep whatever object shape its prompt asks for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// Regex only: the pattern (Rust `regex` syntax). The score is the group
+    /// named `score` if there is one, else the first group that took part in
+    /// the match, so alternatives such as `A: (\d+)|Score (\d+)` work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Regex only: which match counts when the pattern matches more than once.
+    /// `last` suits verdicts written after the reasoning; `unique` refuses a
+    /// reply whose matches disagree instead of picking one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick: Option<Pick>,
+    /// Maps a captured or selected text (e.g. `A`, `B`, `A>>B`) to a score.
+    /// When present, a captured value that is not a key is an error; numbers
+    /// are not read directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, f64>>")]
+    pub labels: Option<IndexMap<String, f64>>,
+    /// Inclusive `[min, max]` of the score; the default is the engine's 1..5.
+    #[serde(default = "default_scale")]
+    pub scale: [f64; 2],
+    /// Whether a score may have a fractional part (`decimal`) or must be a
+    /// whole number (`integer`, the default: a 3.5 on a 1..5 judge is refused).
+    #[serde(default)]
+    pub numbers: NumberKind,
+}
+
+/// Where a score is found in a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatKind {
+    /// A JSON object somewhere in the reply (prose and code fences around it are fine).
+    #[default]
+    Json,
+    /// A regular expression with a capture group.
+    Regex,
+}
+
+/// Which regex match counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Pick {
+    /// The first match in the reply.
+    First,
+    /// The last match in the reply (the default: verdicts usually close the reply).
+    #[default]
+    Last,
+    /// Every match must give the same score; disagreeing matches are an error.
+    Unique,
+}
+
+/// Whether fractional scores are accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NumberKind {
+    /// Whole numbers only.
+    #[default]
+    Integer,
+    /// Any number within the scale.
+    Decimal,
+}
+
+fn default_scale() -> [f64; 2] {
+    [1.0, 5.0]
+}
+
+impl Default for VerdictFormat {
+    fn default() -> Self {
+        VerdictFormat {
+            kind: FormatKind::Json,
+            field: None,
+            pattern: None,
+            pick: None,
+            labels: None,
+            scale: default_scale(),
+            numbers: NumberKind::Integer,
+        }
+    }
+}

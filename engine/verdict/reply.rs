@@ -1,0 +1,775 @@
+//! Reading a judge's reply into a verdict.
+//!
+//! A reply is untrusted text. The parser never guesses: a score that is missing,
+//! out of the judge's scale, fractional on an integer judge, or inside a JSON
+//! object that was cut off is a [`ReplyError`]. Its message is written to be
+//! quoted back to the model on the single re-ask, so it says what was wrong and
+//! what a readable reply looks like.
+
+use indexmap::IndexMap;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::spec::verdict_format::{FormatKind, NumberKind, Pick, VerdictFormat};
+
+/// A verdict read from a reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParsedVerdict {
+    /// The score, within the judge's scale (a whole number unless the format allows decimals).
+    pub score: f64,
+    /// The model's own confidence in 0..1, when the format carries one.
+    pub confidence: Option<f64>,
+    /// The model's reasoning; for regex formats, the whole reply.
+    pub reasoning: String,
+    /// Evidence the model says it relied on.
+    pub evidence_cited: Vec<String>,
+    /// Recommendations for the tool under evaluation.
+    pub recommendations: Vec<String>,
+    /// Named sub-scores, in reply order.
+    pub sub_scores: IndexMap<String, f64>,
+    /// The text the score was read from (a captured group or a JSON value), for audit.
+    pub matched: String,
+}
+
+impl ParsedVerdict {
+    /// The score as an integer when it is a whole number.
+    pub fn score_int(&self) -> Option<i64> {
+        (self.score.fract() == 0.0 && self.score.abs() < 1e15).then_some(self.score as i64)
+    }
+}
+
+/// The declared format itself is unusable (a judge-author error, never the model's).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FormatError {
+    /// The scale is not `[min, max]` with finite `min < max`.
+    #[error("scale [{0}, {1}] must be two finite numbers with min < max")]
+    BadScale(f64, f64),
+    /// A regex format without a pattern.
+    #[error("a `regex` verdict format needs a `pattern`")]
+    MissingPattern,
+    /// The pattern does not compile.
+    #[error("pattern does not compile: {0}")]
+    BadPattern(String),
+    /// The pattern has no capture group to read the score from.
+    #[error("pattern `{0}` has no capture group; put the score in `( )` or `(?<score> )`")]
+    NoGroup(String),
+    /// A key that only applies to the other kind.
+    #[error("`{key}` does not apply to a `{kind}` verdict format")]
+    NotApplicable {
+        /// The offending key.
+        key: &'static str,
+        /// The declared kind.
+        kind: &'static str,
+    },
+    /// A JSON pointer that does not start with `/`.
+    #[error("field `{0}` must be a JSON Pointer such as `/score`")]
+    BadPointer(String),
+    /// A label whose score lies outside the scale.
+    #[error("label `{label}` maps to {value}, outside the scale [{min}, {max}]")]
+    LabelOutOfScale {
+        /// The label.
+        label: String,
+        /// Its score.
+        value: f64,
+        /// Scale minimum.
+        min: f64,
+        /// Scale maximum.
+        max: f64,
+    },
+    /// An empty label map.
+    #[error("`labels` is empty")]
+    EmptyLabels,
+}
+
+/// Why a reply could not be read. Messages are addressed to the model.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplyError {
+    /// Nothing but whitespace.
+    #[error("the reply was empty")]
+    Empty,
+    /// No `{ ... }` object anywhere.
+    #[error("the reply contains no JSON object")]
+    NoJson,
+    /// An object starts but never closes.
+    #[error(
+        "the JSON object starting at character {at} is cut off before its closing brace \
+         (the reply may have hit the token limit); send the complete object"
+    )]
+    TruncatedJson {
+        /// Character offset of the opening brace.
+        at: usize,
+    },
+    /// Balanced braces that are not valid JSON.
+    #[error("the text between braces is not valid JSON: {detail}")]
+    InvalidJson {
+        /// serde_json's complaint.
+        detail: String,
+    },
+    /// Objects were found but none has the score.
+    #[error("no JSON object in the reply has the field `{field}`")]
+    MissingField {
+        /// The JSON pointer, e.g. `/score`.
+        field: String,
+    },
+    /// The score field holds something that is not a number (or a known label).
+    #[error("`{field}` must be a number, found {found}")]
+    NotANumber {
+        /// Where it was read from.
+        field: String,
+        /// What was there, as JSON or text.
+        found: String,
+    },
+    /// A fractional score on an integer judge.
+    #[error("score {value} is not a whole number; use a whole number from {min} to {max}")]
+    NotInteger {
+        /// The score given.
+        value: f64,
+        /// Scale minimum.
+        min: f64,
+        /// Scale maximum.
+        max: f64,
+    },
+    /// A score outside the scale.
+    #[error("score {value} is outside the scale {min} to {max}")]
+    OutOfScale {
+        /// The score given.
+        value: f64,
+        /// Scale minimum.
+        min: f64,
+        /// Scale maximum.
+        max: f64,
+    },
+    /// Confidence outside 0..1.
+    #[error("confidence {value} must be a number from 0 to 1")]
+    BadConfidence {
+        /// What was there, as JSON.
+        value: String,
+    },
+    /// A sub-score that is not a number.
+    #[error("sub_scores.{name} must be a number, found {found}")]
+    BadSubScore {
+        /// The sub-score's name.
+        name: String,
+        /// What was there, as JSON.
+        found: String,
+    },
+    /// The pattern never matched.
+    #[error("the reply contains no verdict of the form `{pattern}`")]
+    NoMatch {
+        /// The declared pattern.
+        pattern: String,
+    },
+    /// A captured text that is not one of the declared labels.
+    #[error("`{found}` is not one of the allowed verdicts: {known}")]
+    UnknownLabel {
+        /// The captured text.
+        found: String,
+        /// The allowed labels, comma-separated.
+        known: String,
+    },
+    /// `pick: unique` and the matches disagree.
+    #[error("the reply gives conflicting verdicts ({found}); give exactly one")]
+    Conflicting {
+        /// The disagreeing matches, comma-separated.
+        found: String,
+    },
+    /// The reply stopped at the token limit and the format cannot vouch for the part read.
+    #[error("the reply was cut off at the token limit before the verdict was complete")]
+    Truncated,
+}
+
+/// A validated [`VerdictFormat`], ready to read replies.
+#[derive(Debug, Clone)]
+pub struct CompiledFormat {
+    spec: VerdictFormat,
+    regex: Option<Regex>,
+    score_group: Option<usize>,
+    pointer: String,
+}
+
+impl CompiledFormat {
+    /// Validates a declared format; every problem here is the judge author's to fix.
+    pub fn new(spec: &VerdictFormat) -> Result<Self, FormatError> {
+        let [min, max] = spec.scale;
+        if !(min.is_finite() && max.is_finite() && min < max) {
+            return Err(FormatError::BadScale(min, max));
+        }
+        if let Some(labels) = &spec.labels {
+            if labels.is_empty() {
+                return Err(FormatError::EmptyLabels);
+            }
+            for (label, &value) in labels {
+                if !(min..=max).contains(&value) {
+                    return Err(FormatError::LabelOutOfScale {
+                        label: label.clone(),
+                        value,
+                        min,
+                        max,
+                    });
+                }
+            }
+        }
+        let mut compiled = CompiledFormat {
+            spec: spec.clone(),
+            regex: None,
+            score_group: None,
+            pointer: "/score".to_string(),
+        };
+        match spec.kind {
+            FormatKind::Json => {
+                if spec.pattern.is_some() {
+                    return Err(FormatError::NotApplicable {
+                        key: "pattern",
+                        kind: "json",
+                    });
+                }
+                if spec.pick.is_some() {
+                    return Err(FormatError::NotApplicable {
+                        key: "pick",
+                        kind: "json",
+                    });
+                }
+                if let Some(field) = &spec.field {
+                    if !field.starts_with('/') {
+                        return Err(FormatError::BadPointer(field.clone()));
+                    }
+                    compiled.pointer = field.clone();
+                }
+            }
+            FormatKind::Regex => {
+                if spec.field.is_some() {
+                    return Err(FormatError::NotApplicable {
+                        key: "field",
+                        kind: "regex",
+                    });
+                }
+                let pattern = spec.pattern.as_deref().ok_or(FormatError::MissingPattern)?;
+                let regex =
+                    Regex::new(pattern).map_err(|e| FormatError::BadPattern(e.to_string()))?;
+                if regex.captures_len() < 2 {
+                    return Err(FormatError::NoGroup(pattern.to_string()));
+                }
+                compiled.score_group = regex.capture_names().position(|n| n == Some("score"));
+                compiled.regex = Some(regex);
+            }
+        }
+        Ok(compiled)
+    }
+
+    /// The declared format this was compiled from.
+    pub fn spec(&self) -> &VerdictFormat {
+        &self.spec
+    }
+
+    /// Reads a complete reply.
+    pub fn parse(&self, reply: &str) -> Result<ParsedVerdict, ReplyError> {
+        self.parse_reply(reply, false)
+    }
+
+    /// Reads a reply; `truncated` says the provider reported a stop at the token limit.
+    ///
+    /// A truncated reply is still read when the format can vouch for it (a complete
+    /// JSON object holding the score); a regex verdict from a truncated reply is
+    /// refused, since the real verdict may be the part that was cut.
+    pub fn parse_reply(&self, reply: &str, truncated: bool) -> Result<ParsedVerdict, ReplyError> {
+        if reply.trim().is_empty() {
+            return Err(if truncated {
+                ReplyError::Truncated
+            } else {
+                ReplyError::Empty
+            });
+        }
+        match self.spec.kind {
+            FormatKind::Json => self.parse_json(reply),
+            FormatKind::Regex => {
+                if truncated {
+                    return Err(ReplyError::Truncated);
+                }
+                self.parse_regex(reply)
+            }
+        }
+    }
+
+    /// Instructions for the prompt's `response_format` slot, matching this format.
+    pub fn instructions(&self) -> String {
+        let [min, max] = self.spec.scale;
+        let kind = match self.spec.numbers {
+            NumberKind::Integer => "a whole number",
+            NumberKind::Decimal => "a number",
+        };
+        match self.spec.kind {
+            FormatKind::Json if self.pointer == "/score" && self.spec.labels.is_none() => format!(
+                "Reply with one JSON object and nothing else:\n\
+                 {{\"score\": <{kind} from {min} to {max}>, \"confidence\": <0.0 to 1.0>, \
+                 \"reasoning\": \"<why>\", \"evidence_cited\": [\"<fact>\", ...], \
+                 \"recommendations\": [\"<change>\", ...], \"sub_scores\": {{\"<name>\": <number>}}}}"
+            ),
+            FormatKind::Json => format!(
+                "Reply with one JSON object whose value at `{}` is {}.",
+                self.pointer,
+                self.value_phrase(kind, min, max)
+            ),
+            FormatKind::Regex => format!(
+                "State your verdict in text matching the regular expression `{}`, where the \
+                 captured part is {}.",
+                self.spec.pattern.as_deref().unwrap_or_default(),
+                self.value_phrase(kind, min, max)
+            ),
+        }
+    }
+
+    /// The follow-up message for the one re-ask after an unreadable reply.
+    pub fn reask_message(&self, error: &ReplyError) -> String {
+        format!(
+            "Your previous reply could not be read as a verdict: {error}.\n{}",
+            self.instructions()
+        )
+    }
+
+    fn value_phrase(&self, kind: &str, min: f64, max: f64) -> String {
+        match &self.spec.labels {
+            Some(labels) => {
+                let keys: Vec<&str> = labels.keys().map(String::as_str).collect();
+                format!("one of {}", keys.join(", "))
+            }
+            None => format!("{kind} from {min} to {max}"),
+        }
+    }
+
+    fn parse_json(&self, reply: &str) -> Result<ParsedVerdict, ReplyError> {
+        let found = find_objects(reply);
+        let with_field = found
+            .objects
+            .iter()
+            .rev()
+            .find(|o| o.pointer(&self.pointer).is_some());
+        let Some(object) = with_field else {
+            if let Some(at) = found.truncated_at {
+                return Err(ReplyError::TruncatedJson { at });
+            }
+            if !found.objects.is_empty() {
+                return Err(ReplyError::MissingField {
+                    field: self.pointer.clone(),
+                });
+            }
+            if let Some(detail) = found.invalid {
+                return Err(ReplyError::InvalidJson { detail });
+            }
+            return Err(ReplyError::NoJson);
+        };
+        if let Some(at) = found.truncated_at {
+            // A complete object followed by a cut-off one: the cut-off one may be the answer.
+            return Err(ReplyError::TruncatedJson { at });
+        }
+        let value = object.pointer(&self.pointer).unwrap_or(&Value::Null);
+        let field = self.pointer.trim_start_matches('/').replace('/', ".");
+        let (score, matched) = self.json_score(&field, value)?;
+        let mut verdict = ParsedVerdict {
+            score,
+            confidence: None,
+            reasoning: String::new(),
+            evidence_cited: Vec::new(),
+            recommendations: Vec::new(),
+            sub_scores: IndexMap::new(),
+            matched,
+        };
+        if let Some(c) = object.get("confidence").filter(|v| !v.is_null()) {
+            let conf = number_of(c).filter(|x| (0.0..=1.0).contains(x));
+            verdict.confidence = Some(conf.ok_or_else(|| ReplyError::BadConfidence {
+                value: c.to_string(),
+            })?);
+        }
+        verdict.reasoning = match object.get("reasoning") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        verdict.evidence_cited = string_list(object.get("evidence_cited"));
+        verdict.recommendations = string_list(object.get("recommendations"));
+        if let Some(Value::Object(subs)) = object.get("sub_scores") {
+            for (name, v) in subs {
+                let n = number_of(v).ok_or_else(|| ReplyError::BadSubScore {
+                    name: name.clone(),
+                    found: v.to_string(),
+                })?;
+                verdict.sub_scores.insert(name.clone(), n);
+            }
+        }
+        Ok(verdict)
+    }
+
+    fn json_score(&self, field: &str, value: &Value) -> Result<(f64, String), ReplyError> {
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let score = if self.spec.labels.is_some() {
+            self.label(&text)?
+        } else {
+            number_of(value).ok_or_else(|| ReplyError::NotANumber {
+                field: field.to_string(),
+                found: value.to_string(),
+            })?
+        };
+        self.check_scale(score)?;
+        Ok((score, text))
+    }
+
+    fn parse_regex(&self, reply: &str) -> Result<ParsedVerdict, ReplyError> {
+        let Some(regex) = &self.regex else {
+            return Err(ReplyError::NoMatch {
+                pattern: String::new(),
+            });
+        };
+        let mut reads: Vec<(String, Result<f64, ReplyError>)> = Vec::new();
+        for caps in regex.captures_iter(reply) {
+            let group = match self.score_group {
+                Some(i) => caps.get(i),
+                None => caps.iter().skip(1).flatten().next(),
+            };
+            if let Some(m) = group {
+                let text = m.as_str().to_string();
+                let read = self.regex_value(&text);
+                reads.push((text, read));
+            }
+        }
+        let pick = self.spec.pick.unwrap_or_default();
+        let (matched, read) = match pick {
+            Pick::First => reads.first().cloned(),
+            Pick::Last => reads.last().cloned(),
+            Pick::Unique => {
+                let mut distinct: Vec<&(String, Result<f64, ReplyError>)> = Vec::new();
+                for r in &reads {
+                    if !distinct.iter().any(|d| d.1 == r.1) {
+                        distinct.push(r);
+                    }
+                }
+                if distinct.len() > 1 {
+                    let found: Vec<&str> = distinct.iter().map(|d| d.0.as_str()).collect();
+                    return Err(ReplyError::Conflicting {
+                        found: found.join(", "),
+                    });
+                }
+                reads.first().cloned()
+            }
+        }
+        .ok_or_else(|| ReplyError::NoMatch {
+            pattern: self.spec.pattern.clone().unwrap_or_default(),
+        })?;
+        let score = read?;
+        Ok(ParsedVerdict {
+            score,
+            confidence: None,
+            reasoning: reply.trim().to_string(),
+            evidence_cited: Vec::new(),
+            recommendations: Vec::new(),
+            sub_scores: IndexMap::new(),
+            matched,
+        })
+    }
+
+    fn regex_value(&self, text: &str) -> Result<f64, ReplyError> {
+        let score = if self.spec.labels.is_some() {
+            self.label(text)?
+        } else {
+            text.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| ReplyError::NotANumber {
+                    field: "the verdict".into(),
+                    found: format!("`{text}`"),
+                })?
+        };
+        self.check_scale(score)?;
+        Ok(score)
+    }
+
+    fn label(&self, text: &str) -> Result<f64, ReplyError> {
+        let labels = self.spec.labels.as_ref();
+        labels
+            .and_then(|l| l.get(text).or_else(|| l.get(text.trim())))
+            .copied()
+            .ok_or_else(|| ReplyError::UnknownLabel {
+                found: text.to_string(),
+                known: labels
+                    .map(|l| l.keys().cloned().collect::<Vec<_>>().join(", "))
+                    .unwrap_or_default(),
+            })
+    }
+
+    fn check_scale(&self, score: f64) -> Result<(), ReplyError> {
+        let [min, max] = self.spec.scale;
+        if !(min..=max).contains(&score) {
+            return Err(ReplyError::OutOfScale {
+                value: score,
+                min,
+                max,
+            });
+        }
+        if self.spec.numbers == NumberKind::Integer
+            && self.spec.labels.is_none()
+            && score.fract() != 0.0
+        {
+            return Err(ReplyError::NotInteger {
+                value: score,
+                min,
+                max,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A JSON number, or a string holding exactly one (some judges quote their scores).
+fn number_of(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+    .filter(|x| x.is_finite())
+}
+
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        Some(Value::String(s)) if !s.is_empty() => vec![s.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// What a scan of a reply found.
+#[derive(Debug, Default)]
+struct Found {
+    /// Complete top-level JSON objects, in reply order.
+    objects: Vec<Value>,
+    /// The character offset of a JSON-looking object that never closes.
+    truncated_at: Option<usize>,
+    /// The first complaint about balanced braces that were not JSON.
+    invalid: Option<String>,
+}
+
+/// Finds every top-level JSON object in free text.
+///
+/// Braces inside JSON strings (with escapes) do not count, so `{"r": "use {x}"}`
+/// is one object. An opening brace followed by a quote that never closes means a
+/// cut-off object; anything after it is nested in it and is not read, because a
+/// fragment of a truncated answer is a guess.
+fn find_objects(text: &str) -> Found {
+    let bytes = text.as_bytes();
+    let mut found = Found::default();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'{' {
+            i += 1;
+            continue;
+        }
+        match matching_brace(bytes, i) {
+            Some(end) => {
+                let slice = &text[i..=end];
+                match serde_json::from_str::<Value>(slice) {
+                    Ok(v @ Value::Object(_)) => {
+                        found.objects.push(v);
+                        i = end + 1;
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        if found.invalid.is_none() && looks_like_json(&bytes[i + 1..]) {
+                            found.invalid = Some(e.to_string());
+                        }
+                    }
+                }
+            }
+            None => {
+                if looks_like_json(&bytes[i + 1..]) {
+                    found.truncated_at = Some(text[..i].chars().count());
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    found
+}
+
+/// True when the text after `{` starts like a JSON object (a key or `}`).
+fn looks_like_json(rest: &[u8]) -> bool {
+    rest.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_none_or(|&b| b == b'"' || b == b'}')
+}
+
+/// The index of the brace closing the one at `start`, honouring JSON strings.
+fn matching_brace(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (offset, &b) in bytes[start..].iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(start + offset);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default() -> CompiledFormat {
+        CompiledFormat::new(&VerdictFormat::default()).unwrap()
+    }
+
+    #[test]
+    fn json_in_prose_with_braces_in_strings() {
+        let reply = "Sure. Here it is:\n{\"score\": 4, \"confidence\": 0.8, \"reasoning\": \"set {a,b} \\\"ok\\\"\", \"sub_scores\": {\"x\": 3}}\nThanks {bye}";
+        let v = default().parse(reply).unwrap();
+        assert_eq!(v.score, 4.0);
+        assert_eq!(v.confidence, Some(0.8));
+        assert_eq!(v.reasoning, "set {a,b} \"ok\"");
+        assert_eq!(v.sub_scores.get("x"), Some(&3.0));
+    }
+
+    #[test]
+    fn fenced_json() {
+        let reply = "```json\n{\n  \"score\": 2,\n  \"evidence_cited\": [\"a\"]\n}\n```";
+        let v = default().parse(reply).unwrap();
+        assert_eq!(v.score, 2.0);
+        assert_eq!(v.evidence_cited, vec!["a".to_string()]);
+    }
+
+    #[test]
+    fn truncated_is_an_error_even_with_a_complete_nested_object() {
+        let reply = "{\"verdict\": {\"score\": 4}, \"reasoning\": \"long";
+        assert_eq!(
+            default().parse(reply),
+            Err(ReplyError::TruncatedJson { at: 0 })
+        );
+        let reply = "{\"score\": 4, \"reasoning\": \"cut";
+        assert!(matches!(
+            default().parse(reply),
+            Err(ReplyError::TruncatedJson { .. })
+        ));
+    }
+
+    #[test]
+    fn scale_and_integer_checks() {
+        assert!(matches!(
+            default().parse("{\"score\": 6}"),
+            Err(ReplyError::OutOfScale { .. })
+        ));
+        assert!(matches!(
+            default().parse("{\"score\": 3.5}"),
+            Err(ReplyError::NotInteger { .. })
+        ));
+        assert!(matches!(
+            default().parse("{\"score\": 3, \"confidence\": 1.5}"),
+            Err(ReplyError::BadConfidence { .. })
+        ));
+        assert!(matches!(
+            default().parse("{\"score\": \"high\"}"),
+            Err(ReplyError::NotANumber { .. })
+        ));
+        assert_eq!(default().parse("no json here"), Err(ReplyError::NoJson));
+        assert_eq!(default().parse("  "), Err(ReplyError::Empty));
+        assert!(matches!(
+            default().parse("{\"grade\": 3}"),
+            Err(ReplyError::MissingField { .. })
+        ));
+    }
+
+    #[test]
+    fn regex_pick_and_labels() {
+        let spec = VerdictFormat {
+            kind: FormatKind::Regex,
+            pattern: Some(r"\[\[([AB][<>=]{1,2}[AB])\]\]".into()),
+            pick: Some(Pick::Unique),
+            labels: Some(IndexMap::from([
+                ("A>>B".to_string(), 1.0),
+                ("A>B".to_string(), 1.0),
+                ("A=B".to_string(), 1.5),
+                ("B>A".to_string(), 2.0),
+            ])),
+            scale: [1.0, 2.0],
+            ..VerdictFormat::default()
+        };
+        let f = CompiledFormat::new(&spec).unwrap();
+        assert_eq!(f.parse("x [[A>>B]] and [[A>B]]").unwrap().score, 1.0);
+        assert!(matches!(
+            f.parse("[[A>B]] [[B>A]]"),
+            Err(ReplyError::Conflicting { .. })
+        ));
+        assert!(matches!(
+            f.parse("[[B>>A]]"),
+            Err(ReplyError::UnknownLabel { .. })
+        ));
+        assert!(matches!(
+            f.parse("nothing"),
+            Err(ReplyError::NoMatch { .. })
+        ));
+        assert_eq!(f.parse_reply("[[A>B]]", true), Err(ReplyError::Truncated));
+    }
+
+    #[test]
+    fn bad_formats_are_rejected() {
+        let no_group = VerdictFormat {
+            kind: FormatKind::Regex,
+            pattern: Some(r"\d+".into()),
+            ..VerdictFormat::default()
+        };
+        assert!(matches!(
+            CompiledFormat::new(&no_group),
+            Err(FormatError::NoGroup(_))
+        ));
+        let scale = VerdictFormat {
+            scale: [5.0, 1.0],
+            ..VerdictFormat::default()
+        };
+        assert!(matches!(
+            CompiledFormat::new(&scale),
+            Err(FormatError::BadScale(..))
+        ));
+    }
+
+    #[test]
+    fn yaml_declarations_are_strict_and_documented() {
+        let ok: VerdictFormat =
+            serde_saphyr::from_str("kind: regex\npattern: 'Score: (\\d)'\npick: first\n").unwrap();
+        assert_eq!(ok.pick, Some(Pick::First));
+        assert_eq!(ok.scale, [1.0, 5.0]);
+        let typo = serde_saphyr::from_str::<VerdictFormat>("kind: regex\npatern: '(x)'\n");
+        assert!(typo.is_err(), "unknown keys are rejected");
+        let schema = serde_json::to_string(&schemars::schema_for!(VerdictFormat)).unwrap();
+        assert!(
+            schema.contains("capture group"),
+            "field docs reach the schema"
+        );
+    }
+}

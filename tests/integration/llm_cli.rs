@@ -1,0 +1,158 @@
+//! The `claude` CLI fallback with a real subprocess: a fake `claude` script.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use caldera::llm::executor::{Executor, Outcome};
+use caldera::provider::claude_cli::{self, ClaudeCliProvider};
+use caldera::provider::{Message, Provider, ProviderError, ProviderRequest, Role};
+
+use super::llm_http::{job, options};
+
+/// Writes an executable `claude` into `dir` with the given shell body.
+fn fake_claude(dir: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("claude");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `dir` first, then the real PATH: the fake must win over any installed `claude`.
+fn found_first(dir: &Path) -> PathBuf {
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let path = std::env::join_paths(dirs).unwrap();
+    claude_cli::find_in_path("claude", &path).unwrap()
+}
+
+fn request(prompt: &str) -> ProviderRequest {
+    ProviderRequest {
+        model: "sonnet".into(),
+        system: Some("Be strict.".into()),
+        messages: vec![Message {
+            role: Role::User,
+            content: prompt.into(),
+        }],
+        max_tokens: 100,
+        temperature: 0.0,
+    }
+}
+
+#[tokio::test]
+async fn argv_and_stdin_are_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    fake_claude(
+        dir.path(),
+        &format!(
+            "for a in \"$@\"; do printf '%s\\n' \"$a\"; done > {d}/argv.txt\ncat > {d}/stdin.txt\n\
+             printf '%s' '{{\"score\": 5, \"reasoning\": \"ok\"}}'"
+        ),
+    );
+    let program = found_first(dir.path());
+    assert_eq!(program, dir.path().join("claude"));
+    let provider = Provider::ClaudeCli(ClaudeCliProvider::new(program, Duration::from_secs(10)));
+    // A prompt with shell metacharacters and a large size: stdin, no shell, no deadlock.
+    let prompt = format!(
+        "Judge $(rm -rf /) `x` 'q' \"d\"\n{}",
+        "evidence ".repeat(20_000)
+    );
+    let reply = provider.complete(&request(&prompt)).await.unwrap();
+    assert_eq!(reply.text, r#"{"score": 5, "reasoning": "ok"}"#);
+    let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
+    assert_eq!(
+        argv.lines().collect::<Vec<_>>(),
+        [
+            "--print",
+            "--model",
+            "sonnet",
+            "--output-format",
+            "text",
+            "--max-turns",
+            "1",
+            "--system-prompt",
+            "Be strict."
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("stdin.txt")).unwrap(),
+        prompt
+    );
+}
+
+#[tokio::test]
+async fn the_executor_keeps_the_alias_for_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    fake_claude(
+        dir.path(),
+        &format!("printf '%s ' \"$@\" > {d}/argv.txt\ncat >/dev/null\necho '{{\"score\": 3}}'"),
+    );
+    let provider = Provider::ClaudeCli(ClaudeCliProvider::new(
+        found_first(dir.path()),
+        Duration::from_secs(10),
+    ));
+    let out = Executor::new(provider, options(1))
+        .run(vec![job("c1", "Judge.")])
+        .await;
+    let scored = out[0].outcome.scored().expect("scored");
+    assert_eq!(scored.verdict.score, 3.0);
+    assert_eq!(scored.cost_usd, None, "the CLI reports no tokens");
+    let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
+    assert!(argv.contains("--model sonnet "), "{argv}");
+}
+
+#[tokio::test]
+async fn a_hanging_cli_is_killed_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_claude(dir.path(), "exec sleep 30");
+    let provider = ClaudeCliProvider::new(program, Duration::from_millis(300));
+    let start = Instant::now();
+    let err = provider.complete(&request("hi")).await.unwrap_err();
+    assert!(matches!(err, ProviderError::Timeout { .. }), "{err:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_failing_cli_reports_status_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_claude(
+        dir.path(),
+        "cat >/dev/null\necho 'boom: not logged in' >&2\nexit 3",
+    );
+    let provider = Provider::ClaudeCli(ClaudeCliProvider::new(program, Duration::from_secs(10)));
+    let err = provider.complete(&request("hi")).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("exit status: 3"), "{text}");
+    assert!(text.contains("boom: not logged in"), "{text}");
+    assert!(!err.is_retryable());
+    let out = Executor::new(provider, options(3))
+        .run(vec![job("f", "x")])
+        .await;
+    assert!(
+        matches!(&out[0].outcome, Outcome::Unscored { attempts: 1, .. }),
+        "{:?}",
+        out[0]
+    );
+}
+
+#[tokio::test]
+async fn version_is_read_for_doctor() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = fake_claude(dir.path(), "echo '9.9.9 (Claude Code)'");
+    let v = claude_cli::version(&program, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(v, "9.9.9 (Claude Code)");
+    assert_eq!(
+        claude_cli::find_in_path("claude", std::ffi::OsStr::new("/nonexistent-dir")),
+        None
+    );
+}
