@@ -102,6 +102,10 @@ codes! {
     NoHeuristic = "no-heuristic",
     /// A value could not be computed while running.
     EvaluationError = "evaluation-error",
+    /// A judge's `verdict:` format that cannot read any reply (bad regex, empty labels).
+    VerdictFormat = "verdict-format",
+    /// LLM mode was asked for but no provider can be used here.
+    ProviderUnavailable = "provider-unavailable",
 }
 
 impl std::fmt::Display for Code {

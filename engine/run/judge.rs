@@ -132,6 +132,9 @@ pub fn verdict(
         raw_response: String::new(),
         repos: Vec::new(),
         spread: None,
+        heuristic: None,
+        llm_calls: Vec::new(),
+        panel: None,
         evidence: Doc::Null,
     };
     let failures: Vec<AssertionFailure> = units.iter().flat_map(|u| u.failures.clone()).collect();

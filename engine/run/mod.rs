@@ -2,6 +2,8 @@
 
 pub mod context;
 pub mod judge;
+pub mod llm;
+pub mod panel;
 pub mod result;
 
 use std::time::Instant;
@@ -122,6 +124,9 @@ pub fn assemble(
         suite: suite.spec.suite.clone(),
         mode: mode.into(),
         model,
+        provider: None,
+        usage: None,
+        panel: None,
         total_score: total,
         overall_score: total,
         average_confidence: average_confidence(&dims),

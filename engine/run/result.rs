@@ -68,9 +68,18 @@ pub struct RunResult {
     pub suite: String,
     /// `heuristic` or `llm`.
     pub mode: String,
-    /// The model, in LLM mode.
+    /// The model (or comma-separated panel), in LLM mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The provider, in LLM mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Calls, tokens and cost, in LLM mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Agreement between the models of a panel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub panel: Option<crate::run::panel::RunPanel>,
     /// One entry per judge, in suite order.
     pub dimensions: Vec<Verdict>,
     /// sum(score x weight) / sum(weight) over scored judges, 2 decimals; null when no
@@ -90,6 +99,45 @@ pub struct RunResult {
     pub inputs: InputSummary,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
+}
+
+/// Model usage over a run.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct Usage {
+    /// Verdicts asked for (model x unit).
+    pub calls: usize,
+    /// Of those, answered from the cache.
+    pub cached: usize,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cost in USD of calls made in this run (cached answers cost nothing).
+    pub cost_usd: f64,
+    /// Cost per dimension.
+    pub cost_by_dimension: indexmap::IndexMap<String, f64>,
+}
+
+/// Sums the calls of every verdict.
+pub fn usage_of(dims: &[Verdict], spent: f64) -> Usage {
+    let mut u = Usage::default();
+    for d in dims {
+        let mut dim_cost = 0.0;
+        for c in &d.llm_calls {
+            u.calls += 1;
+            if c.cached {
+                u.cached += 1;
+            } else {
+                dim_cost += c.cost_usd.unwrap_or(0.0);
+            }
+            u.input_tokens += c.input_tokens;
+            u.output_tokens += c.output_tokens;
+        }
+        u.cost_by_dimension.insert(d.name.clone(), (dim_cost * 1e6).round() / 1e6);
+    }
+    let summed: f64 = u.cost_by_dimension.values().sum();
+    u.cost_usd = ((if spent > 0.0 { spent } else { summed }) * 1e6).round() / 1e6;
+    u
 }
 
 /// Label when no judge produced a score.

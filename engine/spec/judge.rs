@@ -57,6 +57,11 @@ pub struct JudgeSpec {
     #[schemars(example = serde_json::json!([{"that": "<< rate >= 50 >>", "message": "rate << rate >>% is below 50%", "cap": 2}]))]
     pub assertions: Vec<AssertionSpec>,
 
+    /// How to read the model's reply. Default: a JSON object with an integer `score`
+    /// 1-5, `confidence`, `reasoning`, `evidence_cited`, `recommendations`, `sub_scores`.
+    #[serde(default)]
+    pub verdict: Option<crate::spec::verdict_format::VerdictFormat>,
+
     /// The prompt template for LLM mode, relative to this file.
     #[serde(default)]
     #[schemars(example = &"../../prompts/trivy/vulnerability_accuracy.md")]

@@ -39,6 +39,12 @@ pub struct SuiteSpec {
     #[schemars(example = example_aliases())]
     pub model_aliases: IndexMap<String, String>,
 
+    /// With a panel of models (`--models a,b,c`): the mean pairwise kappa below which the
+    /// run carries a warning (default 0.70, the usual bar for publishable agreement).
+    #[serde(default)]
+    #[schemars(range(min = -1.0, max = 1.0), example = 0.7)]
+    pub kappa_target: Option<f64>,
+
     /// The score a judge must reach to pass, unless the judge says otherwise (default 3).
     #[serde(default)]
     #[schemars(range(min = 1, max = 5), example = 3)]

@@ -153,6 +153,26 @@ pub struct Verdict {
     /// Spread of per-repo scores.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
+    /// In LLM mode: the heuristic's verdict on the same evidence, for comparison.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heuristic: Option<HeuristicSide>,
+    /// In LLM mode: each model call behind this verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub llm_calls: Vec<crate::run::llm::CallInfo>,
+    /// With a panel of models: their ratings and agreement on this dimension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub panel: Option<crate::run::panel::DimensionPanel>,
     /// The evidence the verdict rests on (suite-scope judges).
     pub evidence: Doc,
+}
+
+/// The heuristic's view, shown beside a model's verdict.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeuristicSide {
+    /// Scored or not.
+    pub status: Status,
+    /// Its score (mean over repos for per-repo judges).
+    pub score: Option<f64>,
+    /// Its reasoning, or why it has no score.
+    pub reasoning: String,
 }

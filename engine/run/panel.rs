@@ -1,0 +1,232 @@
+//! Judge panels: several models rate every unit; the dimension's score is their
+//! consensus (median), and the run reports how much the models agree (pairwise Cohen's
+//! kappa unweighted / linear / quadratic, mean kappa, Fleiss' kappa, Krippendorff's alpha,
+//! unanimous agreement). One model is a single noisy rater; agreement is what makes a
+//! score publishable.
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::score::agreement::{
+    ConsensusRule, PairwiseKappa, PanelOptions, PanelSummary, Weighting, pairwise_kappa, panel,
+};
+use crate::verdict::heuristic::HeuristicOutcome;
+use crate::verdict::types::Scoring;
+
+/// The 1-5 scale, in order (for weighted kappas and ordinal alpha).
+const SCALE: [i64; 5] = [1, 2, 3, 4, 5];
+
+/// Default target for the mean kappa (the scoring seed's publication bar).
+pub const DEFAULT_KAPPA_TARGET: f64 = 0.70;
+
+/// Combines the verdicts of the models that answered for one unit: the median score
+/// (lower middle for an even count), mean confidence. Errored models are listed in the
+/// reasoning. No verdict at all leaves the unit unscored with every model's reason.
+pub fn consensus_scoring(mut verdicts: Vec<Scoring>, failures: &[String]) -> HeuristicOutcome {
+    if verdicts.is_empty() {
+        return HeuristicOutcome::Unscored(if failures.is_empty() {
+            "no model gave a verdict".into()
+        } else {
+            format!("no model gave a verdict: {}", failures.join("; "))
+        });
+    }
+    let failed_note = if failures.is_empty() {
+        String::new()
+    } else {
+        format!(" [without: {}]", failures.join("; "))
+    };
+    if verdicts.len() == 1 {
+        let mut only = verdicts.remove(0);
+        only.reasoning.push_str(&failed_note);
+        return HeuristicOutcome::Scored(only);
+    }
+    let mut scores: Vec<i64> = verdicts.iter().map(|v| v.score).collect();
+    scores.sort_unstable();
+    let median = scores[(scores.len() - 1) / 2];
+    let confidence = verdicts.iter().map(|v| v.confidence).sum::<f64>() / verdicts.len() as f64;
+    let all: Vec<String> = verdicts.iter().map(|v| v.score.to_string()).collect();
+    let chosen = verdicts
+        .iter()
+        .position(|v| v.score == median)
+        .unwrap_or_default();
+    let mut recommendations: Vec<String> = Vec::new();
+    for v in &verdicts {
+        for r in &v.recommendations {
+            if !recommendations.contains(r) {
+                recommendations.push(r.clone());
+            }
+        }
+    }
+    let base = verdicts.swap_remove(chosen);
+    HeuristicOutcome::Scored(Scoring {
+        score: median,
+        confidence: (confidence * 100.0).round() / 100.0,
+        reasoning: format!(
+            "panel median {median} of {} models (scores {}){failed_note}. {}",
+            all.len(),
+            all.join(", "),
+            base.reasoning
+        ),
+        evidence_cited: base.evidence_cited,
+        recommendations,
+        sub_scores: base.sub_scores,
+        raw_response: base.raw_response,
+    })
+}
+
+/// Agreement over one dimension's units.
+#[derive(Clone, Debug, Serialize)]
+pub struct DimensionPanel {
+    /// The dimension.
+    pub dimension: String,
+    /// Each model's score per unit (`null` where the model gave none).
+    pub ratings: IndexMap<String, Vec<Option<i64>>>,
+    /// Agreement statistics; absent when they cannot be computed (see `note`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<PanelSummary<i64>>,
+    /// Why statistics are missing or thin (one unit gives undefined kappas).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Builds one dimension's panel report.
+pub fn dimension_panel(dimension: &str, models: &[String], per_model: &[Vec<Option<i64>>]) -> DimensionPanel {
+    let ratings: IndexMap<String, Vec<Option<i64>>> = models
+        .iter()
+        .cloned()
+        .zip(per_model.iter().cloned())
+        .collect();
+    let items = per_model.first().map_or(0, Vec::len);
+    let (agreement, note) = match panel(&ratings, &options(Weighting::Unweighted)) {
+        Ok(s) => (
+            Some(s),
+            (items < 2).then(|| {
+                "one item per model: chance agreement cannot be estimated, so kappas are undefined; see the run-level panel".to_owned()
+            }),
+        ),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    DimensionPanel {
+        dimension: dimension.to_owned(),
+        ratings,
+        agreement,
+        note,
+    }
+}
+
+fn options(weighting: Weighting) -> PanelOptions<i64> {
+    PanelOptions {
+        weighting,
+        order: Some(SCALE.to_vec()),
+        consensus: ConsensusRule::Median,
+    }
+}
+
+/// Agreement over every unit of every dimension.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunPanel {
+    /// The models.
+    pub models: Vec<String>,
+    /// Units rated (judges x repos for per-repo judges).
+    pub items: usize,
+    /// Ratings missing because a model gave no verdict.
+    pub missing_ratings: usize,
+    /// Unweighted statistics: pairwise and mean kappa, Fleiss, alpha, agreement rate.
+    pub agreement: Option<PanelSummary<i64>>,
+    /// Pairwise kappa with linear weights (ordinal scores).
+    pub linear: Option<PairwiseKappa>,
+    /// Pairwise kappa with quadratic weights.
+    pub quadratic: Option<PairwiseKappa>,
+    /// The suite's target for the mean kappa.
+    pub kappa_target: f64,
+    /// Set when the mean kappa is below target or undefined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// Builds the run-level panel from the dimensions' ratings.
+pub fn run_panel(models: &[String], dims: &[DimensionPanel], target: Option<f64>) -> RunPanel {
+    let target = target.unwrap_or(DEFAULT_KAPPA_TARGET);
+    let mut ratings: IndexMap<String, Vec<Option<i64>>> =
+        models.iter().map(|m| (m.clone(), Vec::new())).collect();
+    for d in dims {
+        for (m, col) in &d.ratings {
+            if let Some(all) = ratings.get_mut(m) {
+                all.extend(col.iter().copied());
+            }
+        }
+    }
+    let items = ratings.values().next().map_or(0, Vec::len);
+    let missing = ratings.values().flatten().filter(|r| r.is_none()).count();
+    let agreement = panel(&ratings, &options(Weighting::Unweighted)).ok();
+    let linear = pairwise_kappa(&ratings, Weighting::Linear, Some(&SCALE)).ok();
+    let quadratic = pairwise_kappa(&ratings, Weighting::Quadratic, Some(&SCALE)).ok();
+    let mean = agreement.as_ref().and_then(|a| a.mean_kappa);
+    let warning = match mean {
+        Some(k) if k < target => Some(format!(
+            "mean pairwise kappa {k:.3} is below the target {target:.2}: the models disagree too often for a publishable score"
+        )),
+        None => Some(format!(
+            "mean pairwise kappa is undefined over {items} items: agreement cannot be assessed"
+        )),
+        _ => None,
+    };
+    RunPanel {
+        models: models.to_vec(),
+        items,
+        missing_ratings: missing,
+        agreement,
+        linear,
+        quadratic,
+        kappa_target: target,
+        warning,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(score: i64, conf: f64) -> Scoring {
+        Scoring {
+            score,
+            confidence: conf,
+            reasoning: format!("r{score}"),
+            ..Scoring::default()
+        }
+    }
+
+    #[test]
+    fn consensus_is_the_median_and_names_failures() {
+        let out = consensus_scoring(vec![s(2, 0.5), s(4, 0.7), s(5, 0.9)], &["c: timeout".into()]);
+        let HeuristicOutcome::Scored(sc) = out else { panic!("scored") };
+        assert_eq!(sc.score, 4);
+        assert!((sc.confidence - 0.7).abs() < 1e-9);
+        assert!(sc.reasoning.contains("c: timeout"));
+        let even = consensus_scoring(vec![s(3, 0.5), s(4, 0.5)], &[]);
+        let HeuristicOutcome::Scored(sc) = even else { panic!("scored") };
+        assert_eq!(sc.score, 3);
+        assert!(matches!(consensus_scoring(vec![], &["a: 500".into()]), HeuristicOutcome::Unscored(r) if r.contains("a: 500")));
+    }
+
+    #[test]
+    fn run_panel_warns_below_target() {
+        let models = vec!["a".to_owned(), "b".to_owned()];
+        let dim = dimension_panel(
+            "d",
+            &models,
+            &[vec![Some(1), Some(2), Some(3), Some(4)], vec![Some(2), Some(1), Some(4), Some(3)]],
+        );
+        let p = run_panel(&models, &[dim], None);
+        assert_eq!(p.items, 4);
+        assert!(p.warning.is_some());
+        let same = dimension_panel(
+            "d",
+            &models,
+            &[vec![Some(1), Some(2), Some(3)], vec![Some(1), Some(2), Some(3)]],
+        );
+        let p = run_panel(&models, &[same], None);
+        assert_eq!(p.agreement.and_then(|a| a.mean_kappa), Some(1.0));
+        assert!(p.warning.is_none());
+    }
+}
