@@ -1,1 +1,3 @@
 mod score_vectors;
+mod trivy_parity;
+mod trivy_suite;
