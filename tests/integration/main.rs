@@ -10,3 +10,5 @@ mod llm_judge_outputs;
 mod llm_server;
 mod schema;
 mod score_vectors;
+mod trivy_parity;
+mod trivy_suite;
