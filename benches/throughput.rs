@@ -37,7 +37,9 @@ fn args() -> Args {
     while let Some(flag) = it.next() {
         match flag.as_str() {
             "--repos" => a.repos = it.next().and_then(|v| v.parse().ok()).unwrap_or(a.repos),
-            "--vulns-per-repo" => a.vulns = it.next().and_then(|v| v.parse().ok()).unwrap_or(a.vulns),
+            "--vulns-per-repo" => {
+                a.vulns = it.next().and_then(|v| v.parse().ok()).unwrap_or(a.vulns)
+            }
             "--dir" => a.dir = it.next().map(PathBuf::from),
             _ => {} // cargo bench passes --bench
         }
@@ -75,7 +77,11 @@ fn generate(dir: &Path, repos: usize, vulns: usize) -> std::io::Result<()> {
         for v in 0..vulns {
             let s = rng.below(5) as usize;
             counts[s] += 1;
-            let cvss = if s == 4 { serde_json::Value::Null } else { serde_json::json!((rng.below(100) as f64) / 10.0) };
+            let cvss = if s == 4 {
+                serde_json::Value::Null
+            } else {
+                serde_json::json!((rng.below(100) as f64) / 10.0)
+            };
             let ty = TYPES[rng.below(5) as usize];
             list.push(serde_json::json!({
                 "id": format!("CVE-20{}-{:05}", 10 + rng.below(15), v + r),
@@ -144,7 +150,11 @@ fn generate(dir: &Path, repos: usize, vulns: usize) -> std::io::Result<()> {
 }
 
 fn total_bytes(files: &[PathBuf]) -> u64 {
-    files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum()
+    files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 fn mbps(bytes: u64, secs: f64) -> f64 {
@@ -157,7 +167,12 @@ fn main() {
         .dir
         .unwrap_or_else(|| PathBuf::from(format!("target/bench/trivy-{}-{}", a.repos, a.vulns)));
     if !dir.join("outputs").is_dir() {
-        eprintln!("generating {} repos x {} vulnerabilities into {}", a.repos, a.vulns, dir.display());
+        eprintln!(
+            "generating {} repos x {} vulnerabilities into {}",
+            a.repos,
+            a.vulns,
+            dir.display()
+        );
         if let Err(e) = generate(&dir, a.repos, a.vulns) {
             eprintln!("cannot generate: {e}");
             std::process::exit(2);
@@ -185,7 +200,11 @@ fn main() {
         std::hint::black_box(v);
     }
     let parse = t.elapsed().as_secs_f64();
-    println!("serde_json::Value parse, 1 thread: {:>8.3} s  {:>7.1} MB/s", parse, mbps(bytes, parse));
+    println!(
+        "serde_json::Value parse, 1 thread: {:>8.3} s  {:>7.1} MB/s",
+        parse,
+        mbps(bytes, parse)
+    );
 
     let t = Instant::now();
     for f in &files {
@@ -194,7 +213,11 @@ fn main() {
         std::hint::black_box(v);
     }
     let doc = t.elapsed().as_secs_f64();
-    println!("caldera Doc parse, 1 thread:       {:>8.3} s  {:>7.1} MB/s", doc, mbps(bytes, doc));
+    println!(
+        "caldera Doc parse, 1 thread:       {:>8.3} s  {:>7.1} MB/s",
+        doc,
+        mbps(bytes, doc)
+    );
 
     let env = caldera::render::environment();
     let t = Instant::now();

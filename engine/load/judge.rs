@@ -85,6 +85,16 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
     cx.check_heuristic(&spec, &names);
     cx.check_assertions(&spec, &names);
     let prompt = cx.check_prompt(&spec, &names);
+    if let Some(format) = &spec.verdict
+        && let Err(e) = crate::verdict::reply::CompiledFormat::new(format)
+    {
+        let d = Diagnostic::error(
+            Code::VerdictFormat,
+            format!("this verdict format cannot read any reply: {e}"),
+        );
+        let d = cx.diag(d, "verdict");
+        cx.push(d);
+    }
     cx.warn_unused(&spec, &names, prompt.as_ref());
     let plan = JudgePlan {
         file: path.to_owned(),
@@ -417,7 +427,8 @@ impl<'a> JudgeCx<'a> {
             if scope.available.contains(&name.as_str()) || known.is_global(name) {
                 continue;
             }
-            if scope.later.iter().any(|l| l == name) {
+            // In a record list over items of unknown shape, the name may be an item key.
+            if scope.later.iter().any(|l| l == name) && !scope.open {
                 let d = Diagnostic::error(
                     Code::NameUsedBeforeDefined,
                     format!("`{name}` is used before it is defined"),

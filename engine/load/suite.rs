@@ -165,7 +165,11 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
         .map(|j| j.spec.weight)
         .filter(|w| *w > 0.0)
         .sum();
-    if !judges.is_empty() && total > 0.0 && (total - 1.0).abs() > 1e-9 {
+    if !judges.is_empty()
+        && total > 0.0
+        && (total - 1.0).abs() > 1e-9
+        && parsed.value.weights == crate::spec::suite::WeightsMode::Normalised
+    {
         diags.push(
             Diagnostic::warning(
                 Code::WeightsNotNormalised,
@@ -173,7 +177,7 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
             )
             .in_file(&file)
             .note("weights are normalised by their sum: a judge counts for weight / sum")
-            .help("scale the weights to sum to 1.0 to make each judge's share explicit"),
+            .help("scale the weights to sum to 1.0, or declare `weights: relative` in suite.yaml"),
         );
     }
     let suite = Suite {

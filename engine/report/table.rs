@@ -30,8 +30,8 @@ pub fn render(result: &RunResult, color: bool) -> String {
         .max(9);
     let _ = writeln!(
         out,
-        "\n  {:<width$}  {:>6}  {:>6}  {:>5}  {:>8}  {}",
-        "dimension", "weight", "score", "conf", "weighted", "status"
+        "\n  {:<width$}  {:>6}  {:>6}  {:>5}  {:>8}  status",
+        "dimension", "weight", "score", "conf", "weighted"
     );
     for d in &result.dimensions {
         let score = d.score.map_or("-".into(), |s| format!("{s}"));

@@ -156,7 +156,10 @@ pub fn scoring_from(verdict: &ParsedVerdict, format: &VerdictFormat, reply: &str
         let mapped = 1.0 + (verdict.score - lo) * 4.0 / (hi - lo).max(f64::EPSILON);
         (
             mapped.round().clamp(1.0, 5.0) as i64,
-            format!(" [model score {} on {lo}-{hi}, mapped to 1-5]", verdict.score),
+            format!(
+                " [model score {} on {lo}-{hi}, mapped to 1-5]",
+                verdict.score
+            ),
         )
     };
     let (confidence, conf_note) = match verdict.confidence {
@@ -179,7 +182,11 @@ pub fn scoring_from(verdict: &ParsedVerdict, format: &VerdictFormat, reply: &str
 }
 
 /// Builds the executor: the provider from the environment (or replay from the cache).
-pub fn executor(suite: &Suite, opts: &LlmOptions, run_id: &str) -> Result<(Executor, ProviderKind), Diagnostic> {
+pub fn executor(
+    suite: &Suite,
+    opts: &LlmOptions,
+    run_id: &str,
+) -> Result<(Executor, ProviderKind), Diagnostic> {
     let mut options = ExecutorOptions {
         concurrency: opts.concurrency.max(1),
         retry: RetryPolicy::default(),
@@ -188,12 +195,17 @@ pub fn executor(suite: &Suite, opts: &LlmOptions, run_id: &str) -> Result<(Execu
         log: None,
         max_cost: opts.max_cost,
         reask: true,
-        progress: if opts.progress { ProgressMode::Auto } else { ProgressMode::Hidden },
+        progress: if opts.progress {
+            ProgressMode::Auto
+        } else {
+            ProgressMode::Hidden
+        },
         run_id: run_id.to_owned(),
     };
     if let Some(path) = &opts.log {
         options.log = Some(InteractionLog::open(path).map_err(|e| {
-            Diagnostic::error(Code::Io, format!("cannot open the interaction log: {e}")).in_file(path)
+            Diagnostic::error(Code::Io, format!("cannot open the interaction log: {e}"))
+                .in_file(path)
         })?);
     }
     if opts.replay {
@@ -262,7 +274,11 @@ pub fn run_llm(
                             },
                             format: format_of(plan),
                         });
-                        planned.push(Planned { judge: j, unit: u, model: m });
+                        planned.push(Planned {
+                            judge: j,
+                            unit: u,
+                            model: m,
+                        });
                     }
                 }
                 Err(reason) => {
@@ -272,7 +288,10 @@ pub fn run_llm(
         }
     }
     let outcomes: Vec<JobOutcome> = executor.run_blocking(jobs).map_err(|e| {
-        vec![Diagnostic::error(Code::Io, format!("cannot start the async runtime: {e}"))]
+        vec![Diagnostic::error(
+            Code::Io,
+            format!("cannot start the async runtime: {e}"),
+        )]
     })?;
 
     // Per judge, per unit, per model: the outcome.
@@ -319,7 +338,9 @@ pub fn run_llm(
                         });
                         verdicts.push(scoring);
                     }
-                    Some(Outcome::Unscored { reason, attempts, .. }) => {
+                    Some(Outcome::Unscored {
+                        reason, attempts, ..
+                    }) => {
                         per_model[m].push(None);
                         calls.push(CallInfo {
                             model: models[m].clone(),
@@ -336,22 +357,38 @@ pub fn run_llm(
             }
             scores.push(crate::run::panel::consensus_scoring(verdicts, &reasons));
         }
-        let mut v = judge::verdict(plan, &units[j], &scores, Source::Llm, threshold, total_weight);
+        let mut v = judge::verdict(
+            plan,
+            &units[j],
+            &scores,
+            Source::Llm,
+            threshold,
+            total_weight,
+        );
         attach_heuristic(&mut v, &units[j]);
         v.llm_calls = calls;
         if models.len() > 1 {
-            let panel = crate::run::panel::dimension_panel(&plan.spec.dimension, &models, &per_model);
+            let panel =
+                crate::run::panel::dimension_panel(&plan.spec.dimension, &models, &per_model);
             v.panel = Some(panel.clone());
             panels.push(panel);
         }
         dims.push(v);
     }
-    let mut result = crate::run::assemble(suite, &inputs, dims, "llm", Some(models.join(",")), started);
+    let mut result =
+        crate::run::assemble(suite, &inputs, dims, "llm", Some(models.join(",")), started);
     result.run_id = run_id;
     result.provider = Some(kind.name().to_owned());
-    result.usage = Some(crate::run::result::usage_of(&result.dimensions, executor.spent()));
+    result.usage = Some(crate::run::result::usage_of(
+        &result.dimensions,
+        executor.spent(),
+    ));
     if models.len() > 1 {
-        result.panel = Some(crate::run::panel::run_panel(&models, &panels, suite.spec.kappa_target));
+        result.panel = Some(crate::run::panel::run_panel(
+            &models,
+            &panels,
+            suite.spec.kappa_target,
+        ));
     }
     for d in &result.dimensions {
         if let (Some(llm), Some(h)) = (d.score, d.heuristic.as_ref().and_then(|h| h.score))
@@ -388,7 +425,11 @@ fn attach_heuristic(v: &mut crate::verdict::types::Verdict, units: &[Unit]) {
         })
         .collect();
     let scored: Vec<i64> = scores.iter().flatten().copied().collect();
-    let status = if scored.is_empty() { Status::Unscored } else { Status::Scored };
+    let status = if scored.is_empty() {
+        Status::Unscored
+    } else {
+        Status::Scored
+    };
     let reason = units.iter().find_map(|u| match &u.heuristic {
         HeuristicOutcome::Unscored(r) | HeuristicOutcome::Error(r) => Some(r.clone()),
         HeuristicOutcome::Scored(_) => None,
@@ -399,8 +440,9 @@ fn attach_heuristic(v: &mut crate::verdict::types::Verdict, units: &[Unit]) {
     });
     v.heuristic = Some(crate::verdict::types::HeuristicSide {
         status,
-        score: (!scored.is_empty())
-            .then(|| (scored.iter().sum::<i64>() as f64 / scored.len() as f64 * 100.0).round() / 100.0),
+        score: (!scored.is_empty()).then(|| {
+            (scored.iter().sum::<i64>() as f64 / scored.len() as f64 * 100.0).round() / 100.0
+        }),
         reasoning: reasoning.or(reason).unwrap_or_default(),
     });
 }

@@ -90,7 +90,11 @@ pub struct DimensionPanel {
 }
 
 /// Builds one dimension's panel report.
-pub fn dimension_panel(dimension: &str, models: &[String], per_model: &[Vec<Option<i64>>]) -> DimensionPanel {
+pub fn dimension_panel(
+    dimension: &str,
+    models: &[String],
+    per_model: &[Vec<Option<i64>>],
+) -> DimensionPanel {
     let ratings: IndexMap<String, Vec<Option<i64>>> = models
         .iter()
         .cloned()
@@ -198,15 +202,24 @@ mod tests {
 
     #[test]
     fn consensus_is_the_median_and_names_failures() {
-        let out = consensus_scoring(vec![s(2, 0.5), s(4, 0.7), s(5, 0.9)], &["c: timeout".into()]);
-        let HeuristicOutcome::Scored(sc) = out else { panic!("scored") };
+        let out = consensus_scoring(
+            vec![s(2, 0.5), s(4, 0.7), s(5, 0.9)],
+            &["c: timeout".into()],
+        );
+        let HeuristicOutcome::Scored(sc) = out else {
+            panic!("scored")
+        };
         assert_eq!(sc.score, 4);
         assert!((sc.confidence - 0.7).abs() < 1e-9);
         assert!(sc.reasoning.contains("c: timeout"));
         let even = consensus_scoring(vec![s(3, 0.5), s(4, 0.5)], &[]);
-        let HeuristicOutcome::Scored(sc) = even else { panic!("scored") };
+        let HeuristicOutcome::Scored(sc) = even else {
+            panic!("scored")
+        };
         assert_eq!(sc.score, 3);
-        assert!(matches!(consensus_scoring(vec![], &["a: 500".into()]), HeuristicOutcome::Unscored(r) if r.contains("a: 500")));
+        assert!(
+            matches!(consensus_scoring(vec![], &["a: 500".into()]), HeuristicOutcome::Unscored(r) if r.contains("a: 500"))
+        );
     }
 
     #[test]
@@ -215,7 +228,10 @@ mod tests {
         let dim = dimension_panel(
             "d",
             &models,
-            &[vec![Some(1), Some(2), Some(3), Some(4)], vec![Some(2), Some(1), Some(4), Some(3)]],
+            &[
+                vec![Some(1), Some(2), Some(3), Some(4)],
+                vec![Some(2), Some(1), Some(4), Some(3)],
+            ],
         );
         let p = run_panel(&models, &[dim], None);
         assert_eq!(p.items, 4);
@@ -223,7 +239,10 @@ mod tests {
         let same = dimension_panel(
             "d",
             &models,
-            &[vec![Some(1), Some(2), Some(3)], vec![Some(1), Some(2), Some(3)]],
+            &[
+                vec![Some(1), Some(2), Some(3)],
+                vec![Some(1), Some(2), Some(3)],
+            ],
         );
         let p = run_panel(&models, &[same], None);
         assert_eq!(p.agreement.and_then(|a| a.mean_kappa), Some(1.0));

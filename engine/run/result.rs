@@ -133,7 +133,8 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> Usage {
             u.input_tokens += c.input_tokens;
             u.output_tokens += c.output_tokens;
         }
-        u.cost_by_dimension.insert(d.name.clone(), (dim_cost * 1e6).round() / 1e6);
+        u.cost_by_dimension
+            .insert(d.name.clone(), (dim_cost * 1e6).round() / 1e6);
     }
     let summed: f64 = u.cost_by_dimension.values().sum();
     u.cost_usd = ((if spent > 0.0 { spent } else { summed }) * 1e6).round() / 1e6;

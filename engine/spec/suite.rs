@@ -45,6 +45,12 @@ pub struct SuiteSpec {
     #[schemars(range(min = -1.0, max = 1.0), example = 0.7)]
     pub kappa_target: Option<f64>,
 
+    /// `normalised` (default): judge weights are meant to sum to 1.0 and `validate` warns
+    /// when they do not. `relative`: weights are shares of their sum, whatever it is (for
+    /// suites that keep an earlier framework's weights).
+    #[serde(default)]
+    pub weights: WeightsMode,
+
     /// The score a judge must reach to pass, unless the judge says otherwise (default 3).
     #[serde(default)]
     #[schemars(range(min = 1, max = 5), example = 3)]
@@ -68,6 +74,18 @@ pub struct SuiteSpec {
     #[serde(default)]
     #[schemars(example = example_judges())]
     pub judges: Option<Vec<String>>,
+}
+
+/// How judge weights are meant.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[schemars(example = &"relative")]
+pub enum WeightsMode {
+    /// Weights sum to 1.0 (a warning otherwise).
+    #[default]
+    Normalised,
+    /// Weights are relative; the overall score divides by their sum.
+    Relative,
 }
 
 /// The inputs of a run: analysis results, ground truth and other named files.
