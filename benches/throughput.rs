@@ -11,7 +11,8 @@
 //! 2. the same bytes parsed into caldera's `Doc`, one thread;
 //! 3. the full heuristic run of `judges.d/trivy` (load, parse on all cores, every judge),
 //!    wall time;
-//! and prints MB/s for each and the ratio of (3) to (1).
+//!
+//! It prints MB/s for each and the ratio of (3) to (1).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
