@@ -126,8 +126,15 @@ pub struct RenderedPrompt {
     pub text: String,
 }
 
-/// A fresh random fence token (16 hex digits).
-pub fn new_fence() -> String {
-    use rand::Rng;
-    format!("{:016x}", rand::rng().random::<u64>())
+/// The fence token for one prompt: derived from the judge and its evidence with
+/// SHA-256. Text inside the evidence cannot predict it (it would have to contain its own
+/// hash), and the same evidence gives the same prompt, so the verdict cache stays valid
+/// from one run to the next.
+pub fn fence_for(dimension: &str, evidence: &Evidence) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(dimension.as_bytes());
+    h.update([0u8]);
+    h.update(serde_json::to_vec(evidence).unwrap_or_default());
+    hex::encode(&h.finalize()[..8])
 }

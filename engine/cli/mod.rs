@@ -1,6 +1,8 @@
 //! The command line: one file per subcommand. Exit codes: 0 pass, 1 evaluation below
 //! threshold, 2 usage or input error.
 
+pub mod doctor;
+pub mod render;
 pub mod run;
 pub mod schema;
 pub mod validate;
@@ -51,6 +53,10 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of judge or suite files (for editors).
     Schema(schema::SchemaArgs),
+    /// Print exactly what LLM mode would send for each judge, without calling anything.
+    Render(render::RenderArgs),
+    /// Say which LLM providers are usable here, and why not, without spending tokens.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Parses arguments and runs the command.
@@ -71,6 +77,8 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::execute(args),
         Command::Validate(args) => validate::execute(args),
         Command::Schema(args) => schema::execute(args),
+        Command::Render(args) => render::execute(args),
+        Command::Doctor(args) => doctor::execute(args),
     };
     exit.into()
 }

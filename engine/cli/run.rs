@@ -10,8 +10,44 @@ use crate::diag::{render_text, tally};
 use crate::load::suite::load_suite;
 use crate::report;
 use crate::run::context::Overrides;
+use crate::run::llm::{LlmOptions, run_llm};
 use crate::run::result::{NO_SCORE, RunResult};
 use crate::run::{RunOptions, run_heuristic};
+
+/// `--provider` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ProviderArg {
+    /// Anthropic Messages API (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
+    Anthropic,
+    /// An OpenAI-compatible server (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
+    Openai,
+    /// The `claude` command-line tool on PATH.
+    ClaudeCli,
+}
+
+impl From<ProviderArg> for crate::provider::ProviderKind {
+    fn from(p: ProviderArg) -> Self {
+        match p {
+            ProviderArg::Anthropic => crate::provider::ProviderKind::Anthropic,
+            ProviderArg::Openai => crate::provider::ProviderKind::Openai,
+            ProviderArg::ClaudeCli => crate::provider::ProviderKind::ClaudeCli,
+        }
+    }
+}
+
+/// `--cache` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum, Default)]
+pub enum CacheArg {
+    /// Read hits and write new verdicts.
+    #[default]
+    On,
+    /// Neither read nor write.
+    Off,
+    /// Read hits, never write.
+    ReadOnly,
+    /// Call again and overwrite existing entries.
+    Refresh,
+}
 
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
@@ -38,6 +74,52 @@ pub struct RunArgs {
     /// Print the JSON result on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// LLM provider [default: ANTHROPIC_API_KEY set -> anthropic, else OPENAI_API_KEY or
+    /// OPENAI_BASE_URL -> openai, else `claude` on PATH].
+    #[arg(long, value_enum, help_heading = "LLM mode")]
+    pub provider: Option<ProviderArg>,
+    /// Model alias (sonnet, opus, haiku, ...) or full id [default: the suite's `model`].
+    #[arg(long, help_heading = "LLM mode", conflicts_with = "models")]
+    pub model: Option<String>,
+    /// A panel of models, comma-separated: each judge is scored by every model, the
+    /// consensus is the median, and agreement (kappa, alpha) is reported.
+    #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
+    pub models: Vec<String>,
+    /// Model calls in flight at once.
+    #[arg(long, default_value_t = 8, value_name = "N", help_heading = "LLM mode")]
+    pub concurrency: usize,
+    /// How the verdict cache is used.
+    #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
+    pub cache: CacheArg,
+    /// The verdict cache folder.
+    #[arg(
+        long,
+        default_value = ".caldera/cache",
+        value_name = "DIR",
+        help_heading = "LLM mode"
+    )]
+    pub cache_dir: PathBuf,
+    /// Answer only from the cache; a miss leaves the judge unscored (offline CI).
+    #[arg(long, help_heading = "LLM mode")]
+    pub replay: bool,
+    /// Stop before a call that could take the run's cost above this (USD).
+    #[arg(long, value_name = "USD", help_heading = "LLM mode")]
+    pub max_cost: Option<f64>,
+    /// Per-request timeout in seconds.
+    #[arg(
+        long,
+        default_value_t = 120,
+        value_name = "SECS",
+        help_heading = "LLM mode"
+    )]
+    pub timeout: u64,
+    /// JSONL log of every model interaction [default: next to the result,
+    /// `<result>.interactions.jsonl`].
+    #[arg(long, value_name = "FILE", help_heading = "LLM mode")]
+    pub log: Option<PathBuf>,
+    /// Explain cache misses.
+    #[arg(short, long, help_heading = "LLM mode")]
+    pub verbose: bool,
 }
 
 /// Runs the command.
@@ -56,24 +138,68 @@ pub fn execute(args: RunArgs) -> Exit {
         );
         return Exit::Error;
     };
-    if !args.heuristic {
-        eprintln!(
-            "error: LLM mode is not available in this build yet; run with --heuristic \
-             to score with each judge's heuristic (no model, no network)"
-        );
-        return Exit::Error;
-    }
-    let options = RunOptions {
-        overrides: Overrides {
-            results: args.results.clone(),
-            ground_truth: args.ground_truth.clone(),
-        },
+    let overrides = Overrides {
+        results: args.results.clone(),
+        ground_truth: args.ground_truth.clone(),
     };
-    let result = match run_heuristic(&env, &suite, &options) {
+    let outcome = if args.heuristic {
+        run_heuristic(&env, &suite, &RunOptions { overrides })
+    } else {
+        let run_id = crate::run::new_run_id();
+        let out = args.out.clone().unwrap_or_else(|| {
+            PathBuf::from("results")
+                .join(&suite.spec.suite)
+                .join(format!("{run_id}.json"))
+        });
+        let log = args
+            .log
+            .clone()
+            .unwrap_or_else(|| out.with_extension("interactions.jsonl"));
+        if let Some(dir) = log.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return Exit::Error;
+        }
+        let mut models = args.models.clone();
+        if let Some(m) = &args.model {
+            models = vec![m.clone()];
+        }
+        let options = LlmOptions {
+            overrides,
+            provider: args.provider.map(Into::into),
+            models,
+            concurrency: args.concurrency,
+            cache: match args.cache {
+                CacheArg::On => crate::llm::cache::CacheMode::On,
+                CacheArg::Off => crate::llm::cache::CacheMode::Off,
+                CacheArg::ReadOnly => crate::llm::cache::CacheMode::ReadOnly,
+                CacheArg::Refresh => crate::llm::cache::CacheMode::Refresh,
+            },
+            cache_dir: args.cache_dir.clone(),
+            replay: args.replay,
+            max_cost: args.max_cost,
+            log: Some(log),
+            timeout: std::time::Duration::from_secs(args.timeout.max(1)),
+            progress: !args.json,
+            verbose: args.verbose,
+            run_id: Some(run_id),
+        };
+        let r = run_llm(&env, &suite, &options);
+        if let Ok(result) = &r {
+            let args = RunArgs {
+                out: Some(out),
+                ..args
+            };
+            return finish(result, &args);
+        }
+        r
+    };
+    let result = match outcome {
         Ok(r) => r,
         Err(diags) => {
             eprint!("{}", render_text(&diags, stderr_color()));
-            eprintln!("error: the run's inputs could not be read; nothing was judged");
+            eprintln!("error: the run could not start; nothing was judged");
             return Exit::Error;
         }
     };

@@ -176,6 +176,8 @@ pub struct ExecutorOptions {
     pub progress: ProgressMode,
     /// Run id written to every log record.
     pub run_id: String,
+    /// Explain every cache miss on stderr (`-v`).
+    pub explain_misses: bool,
 }
 
 impl Default for ExecutorOptions {
@@ -190,6 +192,7 @@ impl Default for ExecutorOptions {
             reask: true,
             progress: ProgressMode::Auto,
             run_id: new_run_id(),
+            explain_misses: false,
         }
     }
 }
@@ -402,7 +405,11 @@ impl Inner {
                     );
                     return unscored(UnscoredKind::ReplayMiss, reason, 0);
                 }
-                Ok(None) => {}
+                Ok(None) => {
+                    if self.options.explain_misses {
+                        eprintln!("cache miss [{}]: {}", job.id, cache.explain_miss(&key));
+                    }
+                }
                 // An unreadable cache directory is reported but does not stop the call.
                 Err(e) => eprintln!("warning: {e}"),
             }

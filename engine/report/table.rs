@@ -54,6 +54,10 @@ pub fn render(result: &RunResult, color: bool) -> String {
                 d.assertion_failures.len()
             ));
         }
+        if let Some(h) = &d.heuristic {
+            let hs = h.score.map_or("-".into(), |s| format!("{s}"));
+            status.push_str(&format!(" (heuristic {hs})"));
+        }
         let _ = writeln!(
             out,
             "  {:<width$}  {:>6.3}  {:>6}  {:>5}  {:>8}  {}",
@@ -71,10 +75,48 @@ pub fn render(result: &RunResult, color: bool) -> String {
         "\n  weighted score {total} / 5  ->  {decision}   ({} of {} judges scored, {} passed)",
         result.summary.scored, result.summary.judges, result.summary.passed
     );
+    if let Some(u) = &result.usage {
+        let _ = writeln!(
+            out,
+            "  model {} via {}: {} verdicts ({} cached), {} input + {} output tokens, ${:.4}",
+            result.model.as_deref().unwrap_or("-"),
+            result.provider.as_deref().unwrap_or("-"),
+            u.calls,
+            u.cached,
+            u.input_tokens,
+            u.output_tokens,
+            u.cost_usd
+        );
+    }
+    if let Some(p) = &result.panel {
+        let mean = p
+            .agreement
+            .as_ref()
+            .and_then(|a| a.mean_kappa)
+            .map_or("undefined".into(), |k| format!("{k:.3}"));
+        let rate = p
+            .agreement
+            .as_ref()
+            .and_then(|a| a.agreement.rate)
+            .map_or("-".into(), |r| format!("{:.1}%", r * 100.0));
+        let _ = writeln!(
+            out,
+            "  panel of {}: mean pairwise kappa {mean} (target {:.2}), unanimous on {rate} of {} items",
+            p.models.len(),
+            p.kappa_target,
+            p.items
+        );
+        if let Some(a) = &p.agreement {
+            for (pair, k) in &a.pairwise_kappa {
+                let kv = k.kappa.map_or("undefined".into(), |v| format!("{v:.3}"));
+                let _ = writeln!(out, "    {pair}: kappa {kv} ({})", k.interpretation);
+            }
+        }
+    }
     if !result.summary.problems.is_empty() {
         let _ = writeln!(out, "\n  worth a look:");
         for p in &result.summary.problems {
-            let who = p.dimension.as_deref().unwrap_or("input");
+            let who = p.dimension.as_deref().unwrap_or("run");
             let _ = writeln!(out, "  - [{}] {who}: {}", p.kind, p.message);
         }
     }

@@ -21,7 +21,7 @@ use crate::load::suite::Suite;
 use crate::provider::models::ModelTable;
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{Provider, ProviderKind};
-use crate::render::{new_fence, render_prompt_with};
+use crate::render::{fence_for, render_prompt_with};
 use crate::run::context::{Overrides, load_inputs};
 use crate::run::judge::{self, Unit, UnitScore};
 use crate::run::result::{Problem, RunResult};
@@ -66,6 +66,8 @@ pub struct LlmOptions {
     pub progress: bool,
     /// Explain cache misses on stderr.
     pub verbose: bool,
+    /// The run id (a fresh one when `None`).
+    pub run_id: Option<String>,
 }
 
 impl Default for LlmOptions {
@@ -83,6 +85,7 @@ impl Default for LlmOptions {
             timeout: Duration::from_secs(120),
             progress: true,
             verbose: false,
+            run_id: None,
         }
     }
 }
@@ -131,7 +134,6 @@ pub fn unit_prompt(
     env: &Environment<'static>,
     plan: &JudgePlan,
     unit: &Unit,
-    fence: &str,
 ) -> Result<String, String> {
     let Some(prompt) = &plan.prompt else {
         return Err("the judge has no prompt; LLM mode needs one".into());
@@ -141,7 +143,8 @@ pub fn unit_prompt(
         .as_ref()
         .map_err(|e| format!("evidence could not be computed: {e}"))?;
     let format = CompiledFormat::new(&format_of(plan)).map_err(|e| e.to_string())?;
-    render_prompt_with(env, &prompt.text, evidence, fence, &format.instructions())
+    let fence = fence_for(&plan.spec.dimension, evidence);
+    render_prompt_with(env, &prompt.text, evidence, &fence, &format.instructions())
         .map(|p| p.text)
         .map_err(|e| format!("prompt could not be rendered: {e}"))
 }
@@ -201,6 +204,7 @@ pub fn executor(
             ProgressMode::Hidden
         },
         run_id: run_id.to_owned(),
+        explain_misses: opts.verbose,
     };
     if let Some(path) = &opts.log {
         options.log = Some(InteractionLog::open(path).map_err(|e| {
@@ -239,10 +243,9 @@ pub fn run_llm(
     let started = Instant::now();
     let inputs = load_inputs(suite, &opts.overrides)?;
     let ctx = crate::run::shared_context(env, suite, &inputs)?;
-    let run_id = crate::run::new_run_id();
+    let run_id = opts.run_id.clone().unwrap_or_else(crate::run::new_run_id);
     let (executor, kind) = executor(suite, opts, &run_id).map_err(|d| vec![d])?;
     let models = models_for(suite, &opts.models);
-    let fence = new_fence();
 
     let units: Vec<Vec<Unit>> = suite
         .judges
@@ -254,7 +257,7 @@ pub fn run_llm(
     let mut prompt_errors: IndexMap<(usize, usize), String> = IndexMap::new();
     for (j, plan) in suite.judges.iter().enumerate() {
         for (u, unit) in units[j].iter().enumerate() {
-            match unit_prompt(env, plan, unit, &fence) {
+            match unit_prompt(env, plan, unit) {
                 Ok(prompt) => {
                     for (m, model) in models.iter().enumerate() {
                         let id = match &unit.repo {

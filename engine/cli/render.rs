@@ -1,0 +1,104 @@
+//! `caldera render`: prints exactly what LLM mode would send for each judge (system
+//! prompt and rendered user prompt, evidence fenced), without calling anything.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli::{Exit, stderr_color};
+use crate::diag::{render_text, tally};
+use crate::load::suite::load_suite;
+use crate::run::context::{Overrides, load_inputs};
+use crate::run::judge::prepare;
+use crate::run::llm::{SYSTEM_PROMPT, unit_prompt};
+
+/// Arguments of `caldera render`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The suite folder.
+    #[arg(value_name = "SUITE_DIR")]
+    pub suite: PathBuf,
+    /// Only this judge (its dimension name).
+    #[arg(long, value_name = "DIMENSION")]
+    pub judge: Option<String>,
+    /// Only this repo (per-repo judges).
+    #[arg(long, value_name = "ID")]
+    pub repo: Option<String>,
+    /// Analysis results folder (overrides suite.yaml).
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+    /// Ground-truth folder (overrides suite.yaml).
+    #[arg(long, value_name = "DIR")]
+    pub ground_truth: Option<PathBuf>,
+}
+
+/// Runs the command.
+pub fn execute(args: RenderArgs) -> Exit {
+    let env = crate::render::environment();
+    let (suite, diags) = load_suite(&args.suite, &env);
+    if !diags.is_empty() {
+        eprint!("{}", render_text(&diags, stderr_color()));
+    }
+    let Some(suite) = suite.filter(|_| tally(&diags).0 == 0) else {
+        eprintln!("error: the suite is not valid; nothing was rendered");
+        return Exit::Error;
+    };
+    if let Some(name) = &args.judge
+        && !suite.judges.iter().any(|j| &j.spec.dimension == name)
+    {
+        let names: Vec<&str> = suite
+            .judges
+            .iter()
+            .map(|j| j.spec.dimension.as_str())
+            .collect();
+        eprintln!(
+            "error: the suite has no judge `{name}`{}",
+            crate::diag::did_you_mean_help(name, names.iter().copied())
+                .map_or(String::new(), |h| format!("; {h}"))
+        );
+        return Exit::Error;
+    }
+    let overrides = Overrides {
+        results: args.results.clone(),
+        ground_truth: args.ground_truth.clone(),
+    };
+    let ctx = match load_inputs(&suite, &overrides)
+        .and_then(|inputs| crate::run::shared_context(&env, &suite, &inputs))
+    {
+        Ok(c) => c,
+        Err(d) => {
+            eprint!("{}", render_text(&d, stderr_color()));
+            return Exit::Error;
+        }
+    };
+    let mut failed = false;
+    for plan in &suite.judges {
+        if args
+            .judge
+            .as_ref()
+            .is_some_and(|j| j != &plan.spec.dimension)
+        {
+            continue;
+        }
+        for unit in prepare(&env, plan, &ctx) {
+            if args.repo.is_some() && unit.repo != args.repo {
+                continue;
+            }
+            let title = match &unit.repo {
+                Some(r) => format!("{} / {r}", plan.spec.dimension),
+                None => plan.spec.dimension.clone(),
+            };
+            println!("===== {title} =====");
+            match unit_prompt(&env, plan, &unit) {
+                Ok(prompt) => {
+                    println!("----- system -----\n{SYSTEM_PROMPT}\n----- user -----\n{prompt}");
+                }
+                Err(reason) => {
+                    failed = true;
+                    println!("(nothing would be sent: {reason})");
+                }
+            }
+        }
+    }
+    if failed { Exit::Error } else { Exit::Pass }
+}
