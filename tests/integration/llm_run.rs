@@ -1,0 +1,196 @@
+//! `caldera run` in LLM mode end to end: the real binary against a server the test
+//! starts on loopback. Every judge ends scored, or unscored with a reason; the result
+//! document is always written.
+
+use std::path::Path;
+use std::process::Command;
+
+use insta_cmd::get_cargo_bin;
+
+use crate::llm_server::{MockServer, anthropic_text, error};
+
+const VERDICT: &str = r#"{"score": 4, "confidence": 0.9, "reasoning": "solid", "evidence_cited": ["x"], "recommendations": [], "sub_scores": {}}"#;
+
+fn prompt_of(seen: &crate::llm_server::Seen) -> String {
+    seen.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs the binary in LLM mode against `base`; returns (exit code, stdout, result JSON).
+fn run(base: &str, dir: &Path, extra: &[&str]) -> (Option<i32>, String, serde_json::Value) {
+    let out = dir.join("result.json");
+    let mut cmd = Command::new(get_cargo_bin("caldera"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "test-key-never-logged")
+        .env("ANTHROPIC_BASE_URL", base)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "judges.d/trivy", "--timeout", "5", "--out"])
+        .arg(&out)
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .args(extra);
+    let output = cmd.output().expect("runs");
+    let result = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        result,
+    )
+}
+
+fn statuses(result: &serde_json::Value) -> Vec<(String, String)> {
+    result["dimensions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap_or_default().to_owned(),
+                d["status"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_replies_leave_one_judge_unscored_and_the_rest_scored() {
+    let server = MockServer::start(|_, seen| {
+        if prompt_of(seen).contains("freshness") {
+            anthropic_text("I think this is pretty good overall.", "end_turn")
+        } else {
+            anthropic_text(VERDICT, "end_turn")
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = server.base.clone();
+    let dir_path = dir.path().to_path_buf();
+    let (code, stdout, result) = tokio::task::spawn_blocking(move || run(&base, &dir_path, &[]))
+        .await
+        .unwrap();
+    let st = statuses(&result);
+    assert_eq!(st.len(), 7, "{stdout}");
+    let unscored: Vec<_> = st.iter().filter(|(_, s)| s != "scored").collect();
+    assert_eq!(
+        unscored,
+        [&("freshness_quality".to_owned(), "unscored".to_owned())]
+    );
+    let fq = result["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "freshness_quality")
+        .unwrap();
+    assert!(fq["score"].is_null(), "never a made-up score: {fq:#}");
+    assert!(
+        fq["unscored_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("sonnet")
+    );
+    assert!(stdout.contains("freshness_quality"));
+    let problems = result["summary"]["problems"].to_string();
+    assert!(problems.contains("unscored"), "{problems}");
+    // The unreadable reply was re-asked once with the parse error quoted.
+    let asks = server
+        .seen()
+        .iter()
+        .filter(|s| prompt_of(s).contains("freshness"))
+        .count();
+    assert_eq!(asks, 2);
+    assert!(code == Some(0) || code == Some(1));
+    // The heuristic verdict is shown beside the model's.
+    assert!(result["dimensions"][0]["heuristic"]["score"].is_number());
+    // The key is never written to the interaction log.
+    let log = std::fs::read_to_string(dir.path().join("result.interactions.jsonl")).unwrap();
+    assert!(log.lines().count() >= 8);
+    assert!(!log.contains("test-key-never-logged"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_provider_gives_unscored_judges_and_a_written_result() {
+    let server = MockServer::start(|_, _| error(500, vec![])).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = server.base.clone();
+    let dir_path = dir.path().to_path_buf();
+    let (code, _, result) = tokio::task::spawn_blocking(move || run(&base, &dir_path, &[]))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(1), "no score is below any threshold");
+    assert_eq!(result["decision"], "NO_SCORE");
+    assert!(statuses(&result).iter().all(|(_, s)| s == "unscored"));
+    assert!(result["total_score"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
+    let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = server.base.clone();
+    let d = dir.path().to_path_buf();
+    let (_, _, first) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    let calls = server.hits();
+    assert_eq!(calls, 7);
+    let base = server.base.clone();
+    let d = dir.path().to_path_buf();
+    let (_, _, second) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    assert_eq!(server.hits(), calls, "a warm cache makes zero calls");
+    assert_eq!(first["total_score"], second["total_score"]);
+    assert_eq!(second["usage"]["cached"], 7);
+    // Replay needs no server at all.
+    let d = dir.path().to_path_buf();
+    let (_, _, replayed) =
+        tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
+            .await
+            .unwrap();
+    assert_eq!(replayed["total_score"], first["total_score"]);
+    // Replay with an empty cache: every judge unscored with the reason.
+    let empty = tempfile::tempdir().unwrap();
+    let d = empty.path().to_path_buf();
+    let (_, _, missed) =
+        tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
+            .await
+            .unwrap();
+    assert!(
+        missed["dimensions"][0]["unscored_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("replay")
+    );
+}
+
+#[test]
+fn without_any_provider_the_run_says_so_and_suggests_heuristic_mode() {
+    let out = Command::new(get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("PATH", "")
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--out",
+            "target/test-out/noprov.json",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--heuristic"), "{err}");
+}
