@@ -9,6 +9,7 @@ mod llm_http;
 mod llm_judge_outputs;
 mod llm_run;
 mod llm_server;
+mod readme;
 mod schema;
 mod score_vectors;
 mod trivy_parity;
