@@ -117,7 +117,9 @@ pub fn evaluate(
 ) -> Result<Evidence, EvalError> {
     let mut evidence = Evidence::new();
     let base = ctx.scope();
+    let profile = std::env::var_os("CALDERA_PROFILE").is_some();
     for (name, value) in plan {
+        let started = std::time::Instant::now();
         let path = format!("evidence.{name}");
         let scope = base.clone().with_names(
             evidence
@@ -142,6 +144,9 @@ pub fn evaluate(
                 compiled.eval(&scope.into_value(), &Doc::Null, &path, None)?
             }
         };
+        if profile {
+            eprintln!("profile: {path}: {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+        }
         evidence.insert(name.clone(), computed);
     }
     Ok(evidence)
