@@ -56,7 +56,13 @@ impl EvidenceView {
 
     /// The fenced JSON block.
     pub fn fenced_json(&self) -> String {
-        let json = serde_json::to_string_pretty(&self.values).unwrap_or_else(|_| "{}".into());
+        let shown: indexmap::IndexMap<&str, &Doc> = self
+            .values
+            .iter()
+            .filter(|(k, _)| !crate::evidence::eval::is_private(k))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let json = serde_json::to_string_pretty(&shown).unwrap_or_else(|_| "{}".into());
         format!(
             "<evidence-{fence}>\n{json}\n</evidence-{fence}>",
             fence = self.fence

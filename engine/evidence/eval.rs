@@ -62,6 +62,12 @@ impl Context {
     }
 }
 
+/// Whether an evidence name is private (`_name`): computed and readable by expressions,
+/// but left out of the result document and of the evidence a prompt shows.
+pub fn is_private(name: &str) -> bool {
+    name.starts_with('_')
+}
+
 /// The names heuristics, assertions and prompts see: the run context and every
 /// evidence value.
 pub fn full_scope(ctx: &Context, evidence: &Evidence) -> Value {
@@ -250,12 +256,84 @@ fn eval_records(
         }
     };
     let filter_path = format!("{path}.where");
+    // Large lists are split over the cores; each worker compiles its own expressions
+    // (cheap) and the records come back in item order.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len() / PARALLEL_MIN_ITEMS)
+        .max(1);
+    if workers == 1 {
+        return eval_items(env, rec, scope, &items, 0, path, &filter_path).map(Doc::from);
+    }
+    let chunk = items.len().div_ceil(workers);
+    let parts: Vec<Result<Vec<Doc>, EvalError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .enumerate()
+            .map(|(i, part)| {
+                let filter_path = &filter_path;
+                s.spawn(move || eval_items(env, rec, scope, part, i * chunk, path, filter_path))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(EvalError {
+                        key_path: path.to_owned(),
+                        item: None,
+                        message: "a worker evaluating this record list failed".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for part in parts {
+        out.extend(part?);
+    }
+    Ok(Doc::from(out))
+}
+
+/// Record lists shorter than this are evaluated on one thread.
+const PARALLEL_MIN_ITEMS: usize = 512;
+
+/// The fields computed so far for the current item: one layer, filled in place, so a
+/// record of n fields costs n insertions rather than n scope rebuilds.
+#[derive(Debug, Default)]
+struct FieldsLayer(std::sync::Mutex<IndexMap<String, Value>>);
+
+impl minijinja::value::Object for FieldsLayer {
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        let name = key.as_str()?;
+        self.0.lock().ok()?.get(name).cloned()
+    }
+    fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
+        let keys = self
+            .0
+            .lock()
+            .map(|m| m.keys().map(|k| Value::from(k.as_str())).collect())
+            .unwrap_or_default();
+        minijinja::value::Enumerator::Values(keys)
+    }
+}
+
+/// Evaluates `items` (starting at index `offset` of the whole list) into records.
+fn eval_items(
+    env: &Environment<'static>,
+    rec: &RecordsPlan,
+    scope: &Scope,
+    items: &[Doc],
+    offset: usize,
+    path: &str,
+    filter_path: &str,
+) -> Result<Vec<Doc>, EvalError> {
     let filter = rec
         .filter
         .as_deref()
         .map(|src| {
             env.compile_expression(src).map_err(|e| EvalError {
-                key_path: filter_path.clone(),
+                key_path: filter_path.to_owned(),
                 item: None,
                 message: error_text(&e),
             })
@@ -271,44 +349,44 @@ fn eval_records(
         .collect::<Result<_, _>>()?;
 
     let mut out = Vec::with_capacity(items.len());
-    for (index, item) in items.iter().enumerate() {
-        let label = item_label(item, index);
+    for (i, item) in items.iter().enumerate() {
         let mut item_scope = scope.clone();
         if matches!(item, Doc::Object(_)) {
             item_scope = item_scope.with(item.to_value());
         }
-        let mut item_name = IndexMap::new();
-        item_name.insert("item".to_owned(), item.to_value());
-        item_scope = item_scope.with_names(item_name);
+        let layer = std::sync::Arc::new(FieldsLayer::default());
+        if let Ok(mut m) = layer.0.lock() {
+            m.insert("item".to_owned(), item.to_value());
+        }
+        let item_value = item_scope
+            .with(Value::from_dyn_object(layer.clone()))
+            .into_value();
         if let Some(f) = &filter {
-            let keep = f
-                .eval(item_scope.clone().into_value())
-                .map_err(|e| EvalError {
-                    key_path: filter_path.clone(),
-                    item: Some(label.clone()),
-                    message: error_text(&e),
-                })?;
+            let keep = f.eval(&item_value).map_err(|e| EvalError {
+                key_path: filter_path.to_owned(),
+                item: Some(item_label(item, offset + i)),
+                message: error_text(&e),
+            })?;
             if !keep.is_true() {
                 continue;
             }
         }
-        let mut record: IndexMap<String, Doc> = IndexMap::with_capacity(fields.len());
+        let mut record: Vec<(&str, Doc)> = Vec::with_capacity(fields.len());
         for (name, p, compiled) in &fields {
-            let field_scope = item_scope
-                .clone()
-                .with_names(
-                    record
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.to_value()))
-                        .collect(),
-                )
-                .into_value();
-            let value = compiled.eval(&field_scope, item, p, Some(&label))?;
-            record.insert((*name).to_owned(), value);
+            let value = compiled
+                .eval(&item_value, item, p, None)
+                .map_err(|e| EvalError {
+                    item: Some(item_label(item, offset + i)),
+                    ..e
+                })?;
+            if let Ok(mut m) = layer.0.lock() {
+                m.insert((*name).to_owned(), value.to_value());
+            }
+            record.push((name, value));
         }
         out.push(Doc::object(record));
     }
-    Ok(Doc::from(out))
+    Ok(out)
 }
 
 #[cfg(test)]

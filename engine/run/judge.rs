@@ -255,9 +255,15 @@ pub fn verdict(
     base
 }
 
+/// The evidence as reported: every name except private ones (`_name`), which are
+/// working values for expressions (say, every finding) kept out of results and prompts.
 fn evidence_doc(unit: &Unit) -> Doc {
     match &unit.evidence {
-        Ok(ev) => Doc::object(ev.iter().map(|(k, v)| (k.as_str(), v.clone()))),
+        Ok(ev) => Doc::object(
+            ev.iter()
+                .filter(|(k, _)| !crate::evidence::eval::is_private(k))
+                .map(|(k, v)| (k.as_str(), v.clone())),
+        ),
         Err(_) => Doc::Null,
     }
 }
