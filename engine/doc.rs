@@ -17,8 +17,9 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-/// An ordered JSON object whose keys keep document order.
-pub type DocMap = IndexMap<Arc<str>, Doc>;
+/// An ordered JSON object whose keys keep document order. Hashed with foldhash: fast
+/// for the short keys documents have, and seeded per process.
+pub type DocMap = IndexMap<Arc<str>, Doc, foldhash::fast::RandomState>;
 
 /// A JSON value with shared, immutable containers.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -127,7 +128,7 @@ impl Doc {
             }
             ValueKind::String => Doc::Str(Arc::from(value.as_str().unwrap_or_default())),
             ValueKind::Map => {
-                let mut map = DocMap::new();
+                let mut map = DocMap::default();
                 if let Ok(keys) = value.try_iter() {
                     for key in keys {
                         let item = value.get_item(&key).unwrap_or_default();
@@ -313,7 +314,10 @@ impl<'de> Visitor<'de> for &DocVisitor {
         Ok(Doc::Array(Arc::new(items)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
-        let mut out = DocMap::with_capacity(map.size_hint().unwrap_or(0).min(256));
+        let mut out = DocMap::with_capacity_and_hasher(
+            map.size_hint().unwrap_or(0).min(256),
+            foldhash::fast::RandomState::default(),
+        );
         while let Some(key) = map.next_key_seed(KeySeed(self))? {
             let value = map.next_value_seed(DocSeed(self))?;
             out.insert(key, value);

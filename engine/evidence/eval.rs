@@ -296,12 +296,12 @@ fn eval_records(
 }
 
 /// Record lists shorter than this are evaluated on one thread.
-const PARALLEL_MIN_ITEMS: usize = 512;
+const PARALLEL_MIN_ITEMS: usize = 32;
 
 /// The fields computed so far for the current item: one layer, filled in place, so a
 /// record of n fields costs n insertions rather than n scope rebuilds.
 #[derive(Debug, Default)]
-struct FieldsLayer(std::sync::Mutex<IndexMap<String, Value>>);
+struct FieldsLayer(std::sync::Mutex<IndexMap<std::sync::Arc<str>, Value>>);
 
 impl minijinja::value::Object for FieldsLayer {
     fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
@@ -312,7 +312,7 @@ impl minijinja::value::Object for FieldsLayer {
         let keys = self
             .0
             .lock()
-            .map(|m| m.keys().map(|k| Value::from(k.as_str())).collect())
+            .map(|m| m.keys().map(|k| Value::from(k.clone())).collect())
             .unwrap_or_default();
         minijinja::value::Enumerator::Values(keys)
     }
@@ -339,14 +339,16 @@ fn eval_items(
             })
         })
         .transpose()?;
-    let fields: Vec<(&str, String, Compiled<'_>)> = rec
+    // Names are shared, not re-allocated per item.
+    let fields: Vec<(std::sync::Arc<str>, String, Compiled<'_>)> = rec
         .fields
         .iter()
         .map(|(name, plan)| {
             let p = format!("{path}.fields.{name}");
-            Compiled::new(env, plan, &p).map(|c| (name.as_str(), p, c))
+            Compiled::new(env, plan, &p).map(|c| (std::sync::Arc::from(name.as_str()), p, c))
         })
         .collect::<Result<_, _>>()?;
+    let item_key: std::sync::Arc<str> = std::sync::Arc::from("item");
 
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -356,7 +358,7 @@ fn eval_items(
         }
         let layer = std::sync::Arc::new(FieldsLayer::default());
         if let Ok(mut m) = layer.0.lock() {
-            m.insert("item".to_owned(), item.to_value());
+            m.insert(item_key.clone(), item.to_value());
         }
         let item_value = item_scope
             .with(Value::from_dyn_object(layer.clone()))
@@ -371,7 +373,7 @@ fn eval_items(
                 continue;
             }
         }
-        let mut record: Vec<(&str, Doc)> = Vec::with_capacity(fields.len());
+        let mut record: Vec<(std::sync::Arc<str>, Doc)> = Vec::with_capacity(fields.len());
         for (name, p, compiled) in &fields {
             let value = compiled
                 .eval(&item_value, item, p, None)
@@ -380,9 +382,9 @@ fn eval_items(
                     ..e
                 })?;
             if let Ok(mut m) = layer.0.lock() {
-                m.insert((*name).to_owned(), value.to_value());
+                m.insert(name.clone(), value.to_value());
             }
-            record.push((name, value));
+            record.push((name.clone(), value));
         }
         out.push(Doc::object(record));
     }

@@ -247,11 +247,7 @@ pub fn run_llm(
     let (executor, kind) = executor(suite, opts, &run_id).map_err(|d| vec![d])?;
     let models = models_for(suite, &opts.models);
 
-    let units: Vec<Vec<Unit>> = suite
-        .judges
-        .iter()
-        .map(|plan| judge::prepare(env, plan, &ctx))
-        .collect();
+    let units: Vec<Vec<Unit>> = crate::run::prepare_all(env, suite, &ctx);
     let mut jobs = Vec::new();
     let mut planned = Vec::new();
     let mut prompt_errors: IndexMap<(usize, usize), String> = IndexMap::new();
