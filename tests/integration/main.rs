@@ -1,5 +1,6 @@
 //! All integration tests, linked into one binary (one link step instead of one per file).
 
+mod adversarial_reproduction;
 mod cli;
 mod diagnostics;
 mod llm_cache;

@@ -4,7 +4,8 @@
 //! built-ins cover what minijinja's own library lacks for judging tool
 //! output: set matching with precision/recall, Python-compatible rounding,
 //! ranges, grouping in first-seen order, keyword classification, tolerant
-//! comparison and a few statistics. The user reference is
+//! comparison, a few statistics and detection scoring (precision, recall,
+//! F1, evasion, macro and micro averages over games). The user reference is
 //! `docs/functions.md`; a test keeps it in step with [`BUILTINS`].
 //!
 //! Every built-in has the same Rust signature (all arguments as a
@@ -19,6 +20,7 @@ mod approx;
 mod args;
 mod classify;
 mod concentration;
+mod detection;
 mod flatten;
 mod grouping;
 mod matching;
@@ -95,6 +97,28 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
     ("mean", FUNCTION_AND_FILTER, stats::mean),
     ("median", FUNCTION_AND_FILTER, stats::median),
     ("stdev", FUNCTION_AND_FILTER, stats::stdev),
+    ("detection", FUNCTION_ONLY, detection::detection),
+    (
+        "summary_stats",
+        FUNCTION_AND_FILTER,
+        detection::summary_stats,
+    ),
+    ("macro_micro", FUNCTION_AND_FILTER, detection::macro_micro),
+    (
+        "manifest_accuracy",
+        FUNCTION_ONLY,
+        detection::manifest_accuracy,
+    ),
+    (
+        "hallucination_rate",
+        FUNCTION_ONLY,
+        detection::hallucination_rate,
+    ),
+    (
+        "corroboration_rate",
+        FUNCTION_ONLY,
+        detection::corroboration_rate,
+    ),
 ];
 
 /// Registers every built-in on `env` in each of its roles.
