@@ -151,7 +151,10 @@ pub fn evaluate(
             }
         };
         if profile {
-            eprintln!("profile: {path}: {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+            eprintln!(
+                "profile: {path}: {:.1} ms",
+                started.elapsed().as_secs_f64() * 1e3
+            );
         }
         evidence.insert(name.clone(), computed);
     }

@@ -106,7 +106,11 @@ pub fn prepare_all(
         .min(n)
         .max(1);
     if workers == 1 {
-        return suite.judges.iter().map(|p| judge::prepare(env, p, ctx)).collect();
+        return suite
+            .judges
+            .iter()
+            .map(|p| judge::prepare(env, p, ctx))
+            .collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: std::sync::Mutex<Vec<Option<Vec<judge::Unit>>>> =
@@ -116,7 +120,9 @@ pub fn prepare_all(
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(plan) = suite.judges.get(i) else { break };
+                    let Some(plan) = suite.judges.get(i) else {
+                        break;
+                    };
                     let units = judge::prepare(env, plan, ctx);
                     if let Ok(mut slots) = slots.lock() {
                         slots[i] = Some(units);
@@ -144,7 +150,13 @@ pub fn assemble(
 ) -> RunResult {
     let total = weighted_score(&dims);
     let mut summary = summarize(&dims);
-    for id in inputs.results_without_truth() {
+    // Without a ground-truth folder, every repo lacks ground truth by design.
+    let no_truth = if inputs.truth_dir.is_some() {
+        inputs.results_without_truth()
+    } else {
+        Vec::new()
+    };
+    for id in no_truth {
         summary.problems.push(result::Problem {
             dimension: None,
             kind: "input".into(),

@@ -22,7 +22,9 @@ fn copy_dir(from: &Path, to: &Path) {
 /// The first ```yaml block after the walk-through heading.
 fn readme_judge() -> String {
     let readme = std::fs::read_to_string("README.md").unwrap();
-    let start = readme.find("## Write your first judge").expect("walk-through heading");
+    let start = readme
+        .find("## Write your first judge")
+        .expect("walk-through heading");
     let rest = &readme[start..];
     let open = rest.find("```yaml\n").expect("a yaml block") + "```yaml\n".len();
     let close = rest[open..].find("```").expect("closed block");
@@ -35,7 +37,10 @@ fn the_readme_judge_validates_and_scores() {
     let root = tmp.path();
     copy_dir(Path::new("judges.d/trivy"), &root.join("judges.d/trivy"));
     copy_dir(Path::new("prompts/trivy"), &root.join("prompts/trivy"));
-    copy_dir(Path::new("ground-truth/trivy"), &root.join("ground-truth/trivy"));
+    copy_dir(
+        Path::new("ground-truth/trivy"),
+        &root.join("ground-truth/trivy"),
+    );
     copy_dir(Path::new("schemas"), &root.join("schemas"));
     // The walk-through's prompt: a small one, written as a user would.
     std::fs::write(
@@ -48,11 +53,19 @@ fn the_readme_judge_validates_and_scores() {
     let suite = std::fs::read_to_string(&suite_file).unwrap();
     let suite = suite.replacen("judges:\n", "judges:\n  - fix_availability.yaml\n", 1);
     std::fs::write(&suite_file, suite).unwrap();
-    std::fs::write(root.join("judges.d/trivy/fix_availability.yaml"), readme_judge()).unwrap();
+    std::fs::write(
+        root.join("judges.d/trivy/fix_availability.yaml"),
+        readme_judge(),
+    )
+    .unwrap();
 
     let env = caldera::render::environment();
     let (suite, diags) = load_suite(&root.join("judges.d/trivy"), &env);
-    assert!(diags.is_empty(), "{}", caldera::diag::render_text(&diags, false));
+    assert!(
+        diags.is_empty(),
+        "{}",
+        caldera::diag::render_text(&diags, false)
+    );
     let suite = suite.unwrap();
     let result = run_heuristic(&env, &suite, &RunOptions::default()).unwrap();
     let d = result
@@ -61,5 +74,9 @@ fn the_readme_judge_validates_and_scores() {
         .find(|d| d.name == "fix_availability")
         .expect("the new dimension is in the result");
     assert_eq!(d.status, Status::Scored, "{d:#?}");
-    assert!(d.reasoning.contains("% of findings name a fixed version"), "{}", d.reasoning);
+    assert!(
+        d.reasoning.contains("% of findings name a fixed version"),
+        "{}",
+        d.reasoning
+    );
 }
