@@ -21,6 +21,7 @@ mod args;
 mod classify;
 mod concentration;
 mod detection;
+mod findings;
 mod flatten;
 mod grouping;
 mod matching;
@@ -119,6 +120,7 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
         FUNCTION_ONLY,
         detection::corroboration_rate,
     ),
+    ("match_findings", FUNCTION_ONLY, findings::match_findings),
 ];
 
 /// Registers every built-in on `env` in each of its roles.
