@@ -134,6 +134,7 @@ pub fn verdict(
         spread: None,
         heuristic: None,
         llm_calls: Vec::new(),
+        model_verdicts: Vec::new(),
         panel: None,
         evidence: Doc::Null,
     };

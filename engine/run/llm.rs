@@ -310,6 +310,7 @@ pub fn run_llm(
         let mut scores: Vec<UnitScore> = Vec::new();
         let mut calls: Vec<CallInfo> = Vec::new();
         let mut per_model: Vec<Vec<Option<i64>>> = vec![Vec::new(); models.len()];
+        let mut model_verdicts = Vec::new();
         for (u, _unit) in units[j].iter().enumerate() {
             if let Some(reason) = prompt_errors.get(&(j, u)) {
                 scores.push(HeuristicOutcome::Unscored(reason.clone()));
@@ -354,7 +355,23 @@ pub fn run_llm(
                     }
                 }
             }
-            scores.push(crate::run::panel::consensus_scoring(verdicts, &reasons));
+            for (m, o) in outs.iter().enumerate() {
+                if let Some(Outcome::Scored(sc)) = o.map(|o| &o.outcome) {
+                    let scoring = scoring_from(&sc.verdict, &format, &sc.reply);
+                    model_verdicts.push(crate::verdict::types::ModelVerdict {
+                        model: models[m].clone(),
+                        repo: units[j][u].repo.clone(),
+                        score: scoring.score,
+                        confidence: scoring.confidence,
+                        reasoning: scoring.reasoning,
+                    });
+                }
+            }
+            scores.push(crate::run::panel::consensus_scoring(
+                verdicts,
+                &reasons,
+                suite.spec.consensus,
+            ));
         }
         let mut v = judge::verdict(
             plan,
@@ -366,6 +383,9 @@ pub fn run_llm(
         );
         attach_heuristic(&mut v, &units[j]);
         v.llm_calls = calls;
+        if models.len() > 1 {
+            v.model_verdicts = model_verdicts;
+        }
         if models.len() > 1 {
             let panel =
                 crate::run::panel::dimension_panel(&plan.spec.dimension, &models, &per_model);

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::score::agreement::{
     ConsensusRule, PairwiseKappa, PanelOptions, PanelSummary, Weighting, pairwise_kappa, panel,
 };
+use crate::spec::suite::Consensus;
 use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::types::Scoring;
 
@@ -19,10 +20,15 @@ const SCALE: [i64; 5] = [1, 2, 3, 4, 5];
 /// Default target for the mean kappa (the scoring seed's publication bar).
 pub const DEFAULT_KAPPA_TARGET: f64 = 0.70;
 
-/// Combines the verdicts of the models that answered for one unit: the median score
-/// (lower middle for an even count), mean confidence. Errored models are listed in the
-/// reasoning. No verdict at all leaves the unit unscored with every model's reason.
-pub fn consensus_scoring(mut verdicts: Vec<Scoring>, failures: &[String]) -> HeuristicOutcome {
+/// Combines the verdicts of the models that answered for one unit by `rule` (median by
+/// default: the lower middle for an even count), with their mean confidence. Errored
+/// models are listed in the reasoning. No verdict at all, or no strict majority under
+/// `majority`, leaves the unit unscored with the reason.
+pub fn consensus_scoring(
+    mut verdicts: Vec<Scoring>,
+    failures: &[String],
+    rule: Consensus,
+) -> HeuristicOutcome {
     if verdicts.is_empty() {
         return HeuristicOutcome::Unscored(if failures.is_empty() {
             "no model gave a verdict".into()
@@ -42,12 +48,37 @@ pub fn consensus_scoring(mut verdicts: Vec<Scoring>, failures: &[String]) -> Heu
     }
     let mut scores: Vec<i64> = verdicts.iter().map(|v| v.score).collect();
     scores.sort_unstable();
-    let median = scores[(scores.len() - 1) / 2];
+    let (median, how) = match rule {
+        Consensus::Median => (scores[(scores.len() - 1) / 2], "median"),
+        Consensus::Mean => {
+            let mean = scores.iter().sum::<i64>() as f64 / scores.len() as f64;
+            ((mean + 0.5).floor() as i64, "rounded mean")
+        }
+        Consensus::Majority => {
+            let winner = scores.iter().copied().find(|s| {
+                scores.iter().filter(|x| *x == s).count() * 2 > scores.len()
+            });
+            match winner {
+                Some(w) => (w, "majority"),
+                None => {
+                    return HeuristicOutcome::Unscored(format!(
+                        "no strict majority among the panel's scores ({}){failed_note}",
+                        scores
+                            .iter()
+                            .map(i64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
+        }
+    };
     let confidence = verdicts.iter().map(|v| v.confidence).sum::<f64>() / verdicts.len() as f64;
     let all: Vec<String> = verdicts.iter().map(|v| v.score.to_string()).collect();
     let chosen = verdicts
         .iter()
-        .position(|v| v.score == median)
+        .min_by_key(|v| (v.score - median).abs())
+        .map(|best| verdicts.iter().position(|v| std::ptr::eq(v, best)).unwrap_or(0))
         .unwrap_or_default();
     let mut recommendations: Vec<String> = Vec::new();
     for v in &verdicts {
@@ -62,7 +93,7 @@ pub fn consensus_scoring(mut verdicts: Vec<Scoring>, failures: &[String]) -> Heu
         score: median,
         confidence: (confidence * 100.0).round() / 100.0,
         reasoning: format!(
-            "panel median {median} of {} models (scores {}){failed_note}. {}",
+            "panel {how} {median} of {} models (scores {}){failed_note}. {}",
             all.len(),
             all.join(", "),
             base.reasoning
@@ -212,7 +243,7 @@ mod tests {
         assert_eq!(sc.score, 4);
         assert!((sc.confidence - 0.7).abs() < 1e-9);
         assert!(sc.reasoning.contains("c: timeout"));
-        let even = consensus_scoring(vec![s(3, 0.5), s(4, 0.5)], &[]);
+        let even = consensus_scoring(vec![s(3, 0.5), s(4, 0.5)], &[], Consensus::Median);
         let HeuristicOutcome::Scored(sc) = even else {
             panic!("scored")
         };

@@ -51,6 +51,13 @@ pub struct SuiteSpec {
     #[serde(default)]
     pub weights: WeightsMode,
 
+    /// With a panel of models: how their scores combine into the dimension's score.
+    /// `median` (default; the lower middle for an even count), `mean` (rounded to the
+    /// nearest integer, halves up), or `majority` (a score more than half the models gave;
+    /// without one the unit is unscored).
+    #[serde(default)]
+    pub consensus: Consensus,
+
     /// The score a judge must reach to pass, unless the judge says otherwise (default 3).
     #[serde(default)]
     #[schemars(range(min = 1, max = 5), example = 3)]
@@ -74,6 +81,20 @@ pub struct SuiteSpec {
     #[serde(default)]
     #[schemars(example = example_judges())]
     pub judges: Option<Vec<String>>,
+}
+
+/// How a panel's scores combine.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[schemars(example = &"median")]
+pub enum Consensus {
+    /// The median score.
+    #[default]
+    Median,
+    /// The mean score, rounded.
+    Mean,
+    /// A strict majority, else unscored.
+    Majority,
 }
 
 /// How judge weights are meant.

@@ -159,11 +159,30 @@ pub struct Verdict {
     /// In LLM mode: each model call behind this verdict.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub llm_calls: Vec<crate::run::llm::CallInfo>,
+    /// With a panel of models: every model's own verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub model_verdicts: Vec<ModelVerdict>,
     /// With a panel of models: their ratings and agreement on this dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub panel: Option<crate::run::panel::DimensionPanel>,
     /// The evidence the verdict rests on (suite-scope judges).
     pub evidence: Doc,
+}
+
+/// One panel member's verdict, kept beside the consensus.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelVerdict {
+    /// The model.
+    pub model: String,
+    /// The repo, for per-repo judges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// Its score (1-5).
+    pub score: i64,
+    /// Its confidence.
+    pub confidence: f64,
+    /// Its reasoning.
+    pub reasoning: String,
 }
 
 /// The heuristic's view, shown beside a model's verdict.
