@@ -36,17 +36,17 @@ pub enum Doc {
     /// A string.
     Str(Arc<str>),
     /// An array.
-    Array(Arc<Vec<Doc>>),
+    Array(Arc<DocSeq>),
     /// An object, keys in document order.
-    Object(Arc<DocMap>),
+    Object(Arc<DocObj>),
 }
 
 impl Doc {
     /// Builds an object from key/value pairs (keys kept in the given order).
     pub fn object<K: Into<Arc<str>>>(pairs: impl IntoIterator<Item = (K, Doc)>) -> Doc {
-        Doc::Object(Arc::new(
+        Doc::Object(Arc::new(DocObj(
             pairs.into_iter().map(|(k, v)| (k.into(), v)).collect(),
-        ))
+        )))
     }
 
     /// The member `key` of an object, `None` for anything else.
@@ -99,19 +99,21 @@ impl Doc {
             Doc::Int(i) => Value::from(*i),
             Doc::Float(f) => Value::from(*f),
             Doc::Str(s) => Value::from(s.clone()),
-            Doc::Array(items) => Value::from_object(DocSeq(items.clone())),
-            Doc::Object(map) => Value::from_object(DocObj(map.clone())),
+            // The containers are the minijinja objects themselves: handing one to an
+            // expression is a reference-count increment, not an allocation.
+            Doc::Array(items) => Value::from_dyn_object(items.clone()),
+            Doc::Object(map) => Value::from_dyn_object(map.clone()),
         }
     }
 
     /// Converts a minijinja value back. Wrapped documents are unwrapped without copying;
     /// anything else is walked. `undefined` becomes `null`.
     pub fn from_value(value: &Value) -> Doc {
-        if let Some(seq) = value.downcast_object_ref::<DocSeq>() {
-            return Doc::Array(seq.0.clone());
+        if let Some(seq) = value.downcast_object::<DocSeq>() {
+            return Doc::Array(seq);
         }
-        if let Some(obj) = value.downcast_object_ref::<DocObj>() {
-            return Doc::Object(obj.0.clone());
+        if let Some(obj) = value.downcast_object::<DocObj>() {
+            return Doc::Object(obj);
         }
         match value.kind() {
             ValueKind::Undefined | ValueKind::None => Doc::Null,
@@ -139,14 +141,14 @@ impl Doc {
                         map.insert(name, Doc::from_value(&item));
                     }
                 }
-                Doc::Object(Arc::new(map))
+                Doc::Object(Arc::new(DocObj(map)))
             }
-            ValueKind::Seq | ValueKind::Iterable => Doc::Array(Arc::new(
+            ValueKind::Seq | ValueKind::Iterable => Doc::Array(Arc::new(DocSeq(
                 value
                     .try_iter()
                     .map(|it| it.map(|v| Doc::from_value(&v)).collect())
                     .unwrap_or_default(),
-            )),
+            ))),
             ValueKind::Bytes | ValueKind::Plain | ValueKind::Invalid => {
                 Doc::Str(Arc::from(value.to_string()))
             }
@@ -165,13 +167,13 @@ impl Doc {
             },
             serde_json::Value::String(s) => Doc::Str(Arc::from(s.as_str())),
             serde_json::Value::Array(items) => {
-                Doc::Array(Arc::new(items.iter().map(Doc::from_json).collect()))
+                Doc::Array(Arc::new(DocSeq(items.iter().map(Doc::from_json).collect())))
             }
-            serde_json::Value::Object(map) => Doc::Object(Arc::new(
+            serde_json::Value::Object(map) => Doc::Object(Arc::new(DocObj(
                 map.iter()
                     .map(|(k, v)| (Arc::from(k.as_str()), Doc::from_json(v)))
                     .collect(),
-            )),
+            ))),
         }
     }
 
@@ -311,7 +313,7 @@ impl<'de> Visitor<'de> for &DocVisitor {
         while let Some(item) = seq.next_element_seed(DocSeed(self))? {
             items.push(item);
         }
-        Ok(Doc::Array(Arc::new(items)))
+        Ok(Doc::Array(Arc::new(DocSeq(items))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
         let mut out = DocMap::with_capacity_and_hasher(
@@ -322,7 +324,7 @@ impl<'de> Visitor<'de> for &DocVisitor {
             let value = map.next_value_seed(DocSeed(self))?;
             out.insert(key, value);
         }
-        Ok(Doc::Object(Arc::new(out)))
+        Ok(Doc::Object(Arc::new(DocObj(out))))
     }
 }
 
@@ -355,7 +357,7 @@ impl From<f64> for Doc {
 }
 impl From<Vec<Doc>> for Doc {
     fn from(items: Vec<Doc>) -> Doc {
-        Doc::Array(Arc::new(items))
+        Doc::Array(Arc::new(DocSeq(items)))
     }
 }
 
@@ -367,7 +369,7 @@ impl jsonpath_rust::query::queryable::Queryable for Doc {
     }
     fn as_array(&self) -> Option<&Vec<Self>> {
         match self {
-            Doc::Array(items) => Some(items),
+            Doc::Array(items) => Some(&items.0),
             _ => None,
         }
     }
@@ -407,13 +409,27 @@ impl jsonpath_rust::query::queryable::Queryable for Doc {
 
 // ---------------------------------------------------------------- minijinja view
 
-/// A lazily converted array.
-#[derive(Debug)]
-pub struct DocSeq(pub Arc<Vec<Doc>>);
+/// An array's items; also its minijinja view (items convert when read).
+#[derive(Debug, Default, PartialEq)]
+pub struct DocSeq(pub Vec<Doc>);
 
-/// A lazily converted object.
-#[derive(Debug)]
-pub struct DocObj(pub Arc<DocMap>);
+/// An object's members; also its minijinja view (members convert when read).
+#[derive(Debug, Default, PartialEq)]
+pub struct DocObj(pub DocMap);
+
+impl std::ops::Deref for DocSeq {
+    type Target = Vec<Doc>;
+    fn deref(&self) -> &Vec<Doc> {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for DocObj {
+    type Target = DocMap;
+    fn deref(&self) -> &DocMap {
+        &self.0
+    }
+}
 
 impl Object for DocSeq {
     fn repr(self: &Arc<Self>) -> ObjectRepr {

@@ -31,6 +31,7 @@ pub fn environment() -> Environment<'static> {
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     crate::evidence::builtins::register(&mut env);
+    crate::evidence::fastpath::register(&mut env);
     env
 }
 

@@ -246,7 +246,7 @@ fn eval_records(
         other => {
             let compiled = Compiled::new(env, other, &for_each_path)?;
             match compiled.eval(&scope.clone().into_value(), root, &for_each_path, None)? {
-                Doc::Array(items) => items.as_ref().clone(),
+                Doc::Array(items) => items.0.clone(),
                 Doc::Null => Vec::new(),
                 got => {
                     return Err(EvalError {

@@ -3,6 +3,7 @@
 
 pub mod builtins;
 pub mod eval;
+pub mod fastpath;
 pub mod plan;
 pub mod scope;
 pub mod select;

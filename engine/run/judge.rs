@@ -36,7 +36,7 @@ pub fn prepare(env: &Environment<'static>, plan: &JudgePlan, ctx: &Context) -> V
         Scope::Suite => vec![prepare_unit(env, plan, ctx.clone(), None)],
         Scope::Repo => {
             let repos = match ctx.names.get("repos") {
-                Some(Doc::Array(items)) => items.as_ref().clone(),
+                Some(Doc::Array(items)) => items.0.clone(),
                 _ => Vec::new(),
             };
             repos

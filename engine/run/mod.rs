@@ -43,8 +43,21 @@ pub fn run_heuristic(
     options: &RunOptions,
 ) -> Result<RunResult, Vec<Diagnostic>> {
     let started = Instant::now();
+    let profile = std::env::var_os("CALDERA_PROFILE").is_some();
     let inputs = load_inputs(suite, &options.overrides)?;
+    if profile {
+        eprintln!(
+            "profile: phase inputs: {:.1} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
     let ctx = shared_context(env, suite, &inputs)?;
+    if profile {
+        eprintln!(
+            "profile: phase suite evidence: {:.1} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
     let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
     let threshold = suite.pass_threshold();
     let dims = suite

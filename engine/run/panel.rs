@@ -55,9 +55,10 @@ pub fn consensus_scoring(
             ((mean + 0.5).floor() as i64, "rounded mean")
         }
         Consensus::Majority => {
-            let winner = scores.iter().copied().find(|s| {
-                scores.iter().filter(|x| *x == s).count() * 2 > scores.len()
-            });
+            let winner = scores
+                .iter()
+                .copied()
+                .find(|s| scores.iter().filter(|x| *x == s).count() * 2 > scores.len());
             match winner {
                 Some(w) => (w, "majority"),
                 None => {
@@ -78,7 +79,12 @@ pub fn consensus_scoring(
     let chosen = verdicts
         .iter()
         .min_by_key(|v| (v.score - median).abs())
-        .map(|best| verdicts.iter().position(|v| std::ptr::eq(v, best)).unwrap_or(0))
+        .map(|best| {
+            verdicts
+                .iter()
+                .position(|v| std::ptr::eq(v, best))
+                .unwrap_or(0)
+        })
         .unwrap_or_default();
     let mut recommendations: Vec<String> = Vec::new();
     for v in &verdicts {
@@ -236,6 +242,7 @@ mod tests {
         let out = consensus_scoring(
             vec![s(2, 0.5), s(4, 0.7), s(5, 0.9)],
             &["c: timeout".into()],
+            Consensus::Median,
         );
         let HeuristicOutcome::Scored(sc) = out else {
             panic!("scored")
@@ -249,8 +256,26 @@ mod tests {
         };
         assert_eq!(sc.score, 3);
         assert!(
-            matches!(consensus_scoring(vec![], &["a: 500".into()]), HeuristicOutcome::Unscored(r) if r.contains("a: 500"))
+            matches!(consensus_scoring(vec![], &["a: 500".into()], Consensus::Median), HeuristicOutcome::Unscored(r) if r.contains("a: 500"))
         );
+        let HeuristicOutcome::Scored(m) =
+            consensus_scoring(vec![s(3, 0.5), s(4, 0.5)], &[], Consensus::Mean)
+        else {
+            panic!("scored")
+        };
+        assert_eq!(m.score, 4, "3.5 rounds half up");
+        let HeuristicOutcome::Scored(m) = consensus_scoring(
+            vec![s(2, 0.5), s(4, 0.5), s(4, 0.5)],
+            &[],
+            Consensus::Majority,
+        ) else {
+            panic!("scored")
+        };
+        assert_eq!(m.score, 4);
+        assert!(matches!(
+            consensus_scoring(vec![s(2, 0.5), s(3, 0.5), s(4, 0.5)], &[], Consensus::Majority),
+            HeuristicOutcome::Unscored(r) if r.contains("no strict majority")
+        ));
     }
 
     #[test]

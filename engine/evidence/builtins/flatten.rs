@@ -22,6 +22,16 @@ pub(crate) fn flatten(raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
     for item in args.items(0)? {
         splice(item, depth, &mut out);
     }
+    // Documents in, a document list out: later filters then run on the native path
+    // (`evidence::fastpath`). Anything else stays a plain list.
+    if !out.is_empty()
+        && out
+            .iter()
+            .all(|v| v.downcast_object_ref::<crate::doc::DocObj>().is_some())
+    {
+        let docs: Vec<crate::doc::Doc> = out.iter().map(crate::doc::Doc::from_value).collect();
+        return Ok(crate::doc::Doc::from(docs).to_value());
+    }
     Ok(Value::from(out))
 }
 
