@@ -159,13 +159,7 @@ pub fn selectattr(
     test_name: Option<Cow<'_, str>>,
     args: Rest<ValueOrKwargs>,
 ) -> Result<Value, Error> {
-    let argv = values(args);
-    if let Some(items) = doc_list(&value)
-        && let Some(v) = select_native(&items, &attr, test_name.as_deref(), &argv, false)
-    {
-        return Ok(v);
-    }
-    filters::selectattr(state, value, attr, test_name, rest(argv)).map(Value::from)
+    select_attr(state, value, attr, test_name, args, false)
 }
 
 /// `rejectattr`: native over document lists, else minijinja's.
@@ -176,13 +170,29 @@ pub fn rejectattr(
     test_name: Option<Cow<'_, str>>,
     args: Rest<ValueOrKwargs>,
 ) -> Result<Value, Error> {
+    select_attr(state, value, attr, test_name, args, true)
+}
+
+fn select_attr(
+    state: &mut State,
+    value: Value,
+    attr: Cow<'_, str>,
+    test_name: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+    invert: bool,
+) -> Result<Value, Error> {
     let argv = values(args);
     if let Some(items) = doc_list(&value)
-        && let Some(v) = select_native(&items, &attr, test_name.as_deref(), &argv, true)
+        && let Some(v) = select_native(&items, &attr, test_name.as_deref(), &argv, invert)
     {
         return Ok(v);
     }
-    filters::rejectattr(state, value, attr, test_name, rest(argv)).map(Value::from)
+    let fallback = if invert {
+        filters::rejectattr
+    } else {
+        filters::selectattr
+    };
+    fallback(state, value, attr, test_name, rest(argv)).map(Value::from)
 }
 
 /// `map(attribute='a.b')` without a default: native over document lists when every item

@@ -196,21 +196,14 @@ impl<'a> JudgeCx<'a> {
     }
 
     fn check_score(&mut self, score: i64, path: &str) {
-        if !(1..=5).contains(&score) {
-            let d = Diagnostic::error(
-                Code::ScoreOutOfRange,
-                format!("score must be between 1 and 5, got {score}"),
-            );
-            let d = self.diag(d, path);
-            self.push(d);
-        }
+        self.check_score_f(score as f64, path);
     }
 
     fn check_score_f(&mut self, score: f64, path: &str) {
         if !(1.0..=5.0).contains(&score) {
             let d = Diagnostic::error(
                 Code::ScoreOutOfRange,
-                format!("must be between 1 and 5, got {score}"),
+                format!("score must be between 1 and 5, got {score}"),
             );
             let d = self.diag(d, path);
             self.push(d);
