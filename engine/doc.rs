@@ -537,6 +537,29 @@ mod tests {
         );
     }
 
+    /// A repeated key keeps its first position and takes the last value, in small and
+    /// in indexed objects alike; repeated short values share one allocation.
+    #[test]
+    fn duplicate_keys_and_interned_values() {
+        let d = doc(r#"{"a": 1, "b": 2, "a": 3}"#);
+        assert_eq!(d.to_string(), r#"{"a":3,"b":2}"#);
+        let many: Vec<String> = (0..20).map(|i| format!(r#""k{i}": {i}"#)).collect();
+        let d = doc(&format!(r#"{{{}, "k3": "x"}}"#, many.join(", ")));
+        let keys: Vec<&str> = match &d {
+            Doc::Object(m) => m.keys().map(|k| &**k).collect(),
+            _ => vec![],
+        };
+        assert_eq!(keys.len(), 20);
+        assert_eq!(keys[3], "k3");
+        assert_eq!(d.field("k3"), Some(&Doc::from("x")));
+        assert_eq!(d.field("k19"), Some(&Doc::Int(19)));
+        let d = doc(r#"[{"s": "HIGH"}, {"s": "HIGH"}]"#);
+        match (d.dotted("0.s"), d.dotted("1.s")) {
+            (Some(Doc::Str(a)), Some(Doc::Str(b))) => assert!(Arc::ptr_eq(a, b)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
     #[test]
     fn dotted_paths() {
         let d = doc(r#"{"metadata": {"repo_id": "r1"}, "xs": [{"a": 1}]}"#);
