@@ -8,18 +8,18 @@
 //! directly) and a lazy `minijinja` object view (expressions read it without converting
 //! the whole tree).
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-/// An ordered JSON object whose keys keep document order. Hashed with foldhash: fast
-/// for the short keys documents have, and seeded per process.
-pub type DocMap = IndexMap<Arc<str>, Doc, foldhash::fast::RandomState>;
+mod map;
+
+pub use map::DocMap;
 
 /// A JSON value with shared, immutable containers.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -227,24 +227,43 @@ impl<'de> Deserialize<'de> for Doc {
     }
 }
 
-/// Interns object keys while parsing: documents repeat the same few keys thousands of
-/// times, and sharing them saves both allocations and memory.
+/// Interns object keys, and short string values, while parsing: documents repeat the
+/// same few keys and enum-like values (severities, types, versions) thousands of times,
+/// and sharing them saves both allocations and memory.
 #[derive(Default)]
 struct DocVisitor {
-    keys: std::cell::RefCell<HashMap<Box<str>, Arc<str>>>,
+    keys: RefCell<Interner>,
+    values: RefCell<Interner>,
+    /// One scratch map per nesting level (see [`DocMap::take_exact`]).
+    scratch: RefCell<Vec<DocMap>>,
+}
+
+/// Values longer than this are not interned: long text rarely repeats exactly.
+const INTERN_VALUES_UP_TO: usize = 32;
+
+/// Strings seen so far, looked up by text. Bounded, so a document of unique strings
+/// costs one lookup each and no more memory.
+#[derive(Default)]
+struct Interner(HashSet<Arc<str>, foldhash::fast::RandomState>);
+
+impl Interner {
+    const CAP: usize = 4096;
+
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(k) = self.0.get(s) {
+            return k.clone();
+        }
+        let k: Arc<str> = Arc::from(s);
+        if self.0.len() < Self::CAP {
+            self.0.insert(k.clone());
+        }
+        k
+    }
 }
 
 impl DocVisitor {
     fn intern(&self, key: &str) -> Arc<str> {
-        let mut keys = self.keys.borrow_mut();
-        if let Some(k) = keys.get(key) {
-            return k.clone();
-        }
-        let k: Arc<str> = Arc::from(key);
-        if keys.len() < 4096 {
-            keys.insert(Box::from(key), k.clone());
-        }
-        k
+        self.keys.borrow_mut().intern(key)
     }
 }
 
@@ -306,6 +325,9 @@ impl<'de> Visitor<'de> for &DocVisitor {
         Ok(Doc::Float(v))
     }
     fn visit_str<E>(self, v: &str) -> Result<Doc, E> {
+        if v.len() <= INTERN_VALUES_UP_TO {
+            return Ok(Doc::Str(self.values.borrow_mut().intern(v)));
+        }
         Ok(Doc::Str(Arc::from(v)))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
@@ -316,15 +338,14 @@ impl<'de> Visitor<'de> for &DocVisitor {
         Ok(Doc::Array(Arc::new(DocSeq(items))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
-        let mut out = DocMap::with_capacity_and_hasher(
-            map.size_hint().unwrap_or(0).min(256),
-            foldhash::fast::RandomState::default(),
-        );
+        let mut out = self.scratch.borrow_mut().pop().unwrap_or_default();
         while let Some(key) = map.next_key_seed(KeySeed(self))? {
             let value = map.next_value_seed(DocSeed(self))?;
             out.insert(key, value);
         }
-        Ok(Doc::Object(Arc::new(DocObj(out))))
+        let exact = out.take_exact();
+        self.scratch.borrow_mut().push(out);
+        Ok(Doc::Object(Arc::new(DocObj(exact))))
     }
 }
 
@@ -514,6 +535,29 @@ mod tests {
             Doc::from_value(&built.eval(()).unwrap()).to_string(),
             r#"{"a":[1,null],"b":"x"}"#
         );
+    }
+
+    /// A repeated key keeps its first position and takes the last value, in small and
+    /// in indexed objects alike; repeated short values share one allocation.
+    #[test]
+    fn duplicate_keys_and_interned_values() {
+        let d = doc(r#"{"a": 1, "b": 2, "a": 3}"#);
+        assert_eq!(d.to_string(), r#"{"a":3,"b":2}"#);
+        let many: Vec<String> = (0..20).map(|i| format!(r#""k{i}": {i}"#)).collect();
+        let d = doc(&format!(r#"{{{}, "k3": "x"}}"#, many.join(", ")));
+        let keys: Vec<&str> = match &d {
+            Doc::Object(m) => m.keys().map(|k| &**k).collect(),
+            _ => vec![],
+        };
+        assert_eq!(keys.len(), 20);
+        assert_eq!(keys[3], "k3");
+        assert_eq!(d.field("k3"), Some(&Doc::from("x")));
+        assert_eq!(d.field("k19"), Some(&Doc::Int(19)));
+        let d = doc(r#"[{"s": "HIGH"}, {"s": "HIGH"}]"#);
+        match (d.dotted("0.s"), d.dotted("1.s")) {
+            (Some(Doc::Str(a)), Some(Doc::Str(b))) => assert!(Arc::ptr_eq(a, b)),
+            other => panic!("unexpected {other:?}"),
+        }
     }
 
     #[test]
