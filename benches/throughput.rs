@@ -9,18 +9,14 @@
 //! ground truth into `target/bench/trivy-N-M/` (reused when present), then measures:
 //! 1. plain `serde_json::from_slice::<serde_json::Value>` over every file, one thread;
 //! 2. the same bytes parsed into caldera's `Doc`, one thread;
-//! 3. the full heuristic run of `judges.d/trivy` (load, parse on all cores, every judge),
-//!    wall time;
+//! 3. the full heuristic run of `judges.d/trivy` by the release binary in a fresh
+//!    process (load, parse on all cores, every judge, the result written), wall time;
 //!
 //! It prints MB/s for each and the ratio of (3) to (1).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-use caldera::load::suite::load_suite;
-use caldera::run::context::Overrides;
-use caldera::run::{RunOptions, run_heuristic};
 
 /// The binary's allocator, so the run measured here is the run users get; the plain
 /// parse baseline uses it too.
@@ -225,34 +221,44 @@ fn main() {
         mbps(bytes, doc)
     );
 
-    let env = caldera::render::environment();
+    // The run is measured as users get it: the release binary in a fresh process
+    // (suite load, validation, parallel parse, every judge, the JSON result written).
+    let out = dir.join("result.json");
     let t = Instant::now();
-    let (suite, diags) = load_suite(Path::new("judges.d/trivy"), &env);
-    let Some(suite) = suite.filter(|_| diags.iter().all(|d| !d.is_error())) else {
-        eprintln!("the trivy suite does not validate");
-        std::process::exit(2);
-    };
-    let options = RunOptions {
-        overrides: Overrides {
-            results: Some(dir.join("outputs")),
-            ground_truth: Some(dir.join("expected")),
-        },
-    };
-    let result = match run_heuristic(&env, &suite, &options) {
-        Ok(r) => r,
-        Err(d) => {
-            eprintln!("{}", caldera::diag::render_text(&d, false));
-            std::process::exit(2);
-        }
-    };
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_caldera"))
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--heuristic",
+            "--json",
+            "--results",
+        ])
+        .arg(dir.join("outputs"))
+        .arg("--ground-truth")
+        .arg(dir.join("expected"))
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .status();
     let run = t.elapsed().as_secs_f64();
+    if !status
+        .as_ref()
+        .is_ok_and(|s| s.code().is_some_and(|c| c == 0 || c == 1))
+    {
+        eprintln!("the run failed: {status:?}");
+        std::process::exit(2);
+    }
+    let result: serde_json::Value = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
     println!(
-        "caldera run --heuristic (all cores): {:>7.3} s  {:>7.1} MB/s  ({} judges, score {:?}, {})",
+        "caldera run --heuristic (binary, all cores): {:>6.3} s  {:>7.1} MB/s  ({} judges, score {}, {})",
         run,
         mbps(bytes, run),
-        result.dimensions.len(),
-        result.total_score,
-        result.decision
+        result["dimensions"].as_array().map_or(0, Vec::len),
+        result["total_score"],
+        result["decision"]
     );
     println!("ratio run / plain parse throughput: {:.2}", parse / run);
 }

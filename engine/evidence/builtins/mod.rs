@@ -89,6 +89,7 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
     ("close_to", TEST_ONLY, approx::close_to),
     ("approx_eq", FUNCTION_ONLY, approx::approx_eq),
     ("flatten", FUNCTION_AND_FILTER, flatten::flatten),
+    ("tag", FUNCTION_AND_FILTER, flatten::tag),
     ("get", FUNCTION_AND_FILTER, access::get),
     ("coalesce", FUNCTION_AND_FILTER, access::coalesce),
     ("keys", FUNCTION_AND_FILTER, access::keys),
