@@ -2,6 +2,9 @@
 //! JSONPath that does not parse, expressions and templates that do not compile, names
 //! used before they are defined, band tables that cannot work, prompts that are missing.
 
+mod bands;
+mod prompt;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -14,7 +17,7 @@ use crate::evidence::select::Selector;
 use crate::load::names::{Known, Uses, scan, template_code};
 use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
-use crate::spec::judge::{Band, EvidenceValue, JudgeSpec, Scope};
+use crate::spec::judge::{EvidenceValue, JudgeSpec, Scope};
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -588,105 +591,6 @@ impl<'a> JudgeCx<'a> {
         }
     }
 
-    fn check_bands(&mut self, bands: &[Band]) {
-        if bands.is_empty() {
-            let d = Diagnostic::error(Code::BandUnreachable, "a heuristic needs at least one band")
-                .help("end the table with a catch-all band, e.g. `- { score: 1 }`");
-            let d = self.diag(d, "heuristic.bands");
-            self.push(d);
-            return;
-        }
-        let mut covered_all = false;
-        let mut prev_lower: Option<f64> = None;
-        let mut prev_upper: Option<f64> = None;
-        for (i, b) in bands.iter().enumerate() {
-            let path = format!("heuristic.bands[{i}]");
-            self.check_score(b.score, &format!("{path}.score"));
-            if covered_all {
-                let d = Diagnostic::error(
-                    Code::BandUnreachable,
-                    "this band can never match: an earlier band has no bounds and matches everything",
-                )
-                .help("put the catch-all band last");
-                let d = self.diag(d, &path);
-                self.push(d);
-                continue;
-            }
-            let lower = match (b.min, b.above) {
-                (Some(m), Some(a)) => Some(m.max(a)),
-                (m, a) => m.or(a),
-            };
-            let upper = match (b.max, b.below) {
-                (Some(m), Some(x)) => Some(m.min(x)),
-                (m, x) => m.or(x),
-            };
-            if let (Some(l), Some(u)) = (lower, upper)
-                && l > u
-            {
-                let d = Diagnostic::error(
-                    Code::BandUnreachable,
-                    format!(
-                        "this band can never match: its lower bound {l} is above its upper bound {u}"
-                    ),
-                );
-                let d = self.diag(d, &path);
-                self.push(d);
-            }
-            match (lower, upper) {
-                (None, None) => covered_all = true,
-                (Some(l), None) => {
-                    if let Some(p) = prev_lower
-                        && l > p
-                    {
-                        let d = Diagnostic::error(
-                            Code::BandsUnordered,
-                            format!("bands with lower bounds must go from high to low: {l} follows {p}"),
-                        )
-                        .help("the first matching band wins, so this band is shadowed by the one before");
-                        let d = self.diag(d, &path);
-                        self.push(d);
-                    } else if prev_lower == Some(l) && b.above.is_none() {
-                        let d = Diagnostic::error(
-                            Code::BandUnreachable,
-                            format!(
-                                "this band can never match: an earlier band already starts at {l}"
-                            ),
-                        );
-                        let d = self.diag(d, &path);
-                        self.push(d);
-                    }
-                    prev_lower = Some(l);
-                }
-                (None, Some(u)) => {
-                    if let Some(p) = prev_upper
-                        && u < p
-                    {
-                        let d = Diagnostic::error(
-                            Code::BandsUnordered,
-                            format!("bands with upper bounds must go from low to high: {u} follows {p}"),
-                        )
-                        .help("the first matching band wins, so this band is shadowed by the one before");
-                        let d = self.diag(d, &path);
-                        self.push(d);
-                    }
-                    prev_upper = Some(u);
-                }
-                (Some(_), Some(_)) => {}
-            }
-        }
-        if !covered_all {
-            let d = Diagnostic::warning(
-                Code::BandUnreachable,
-                "the last band has bounds: a metric outside every band leaves the judge unscored",
-            )
-            .help("end the table with a catch-all band such as `- { score: 1 }`");
-            let d = self.diag(d, &format!("heuristic.bands[{}]", bands.len() - 1));
-            self.push(d);
-        }
-    }
-
-    // ------------------------------------------------------------------ assertions
-
     fn check_assertions(&mut self, spec: &JudgeSpec, names: &[String]) {
         let mut available: Vec<&str> = self.context_names(spec);
         available.extend(names.iter().map(String::as_str));
@@ -706,128 +610,6 @@ impl<'a> JudgeCx<'a> {
     }
 
     // ------------------------------------------------------------------ prompt
-
-    fn check_prompt(&mut self, spec: &JudgeSpec, names: &[String]) -> Option<PromptFile> {
-        let rel = spec.prompt.as_ref()?;
-        let dir = self.file.parent().unwrap_or(Path::new("."));
-        let path = dir.join(rel);
-        let root = self.checker.project_root;
-        let canonical = match path.canonicalize() {
-            Ok(p) => p,
-            Err(_) => {
-                let d = Diagnostic::error(
-                    Code::PromptMissing,
-                    format!("prompt file `{rel}` does not exist"),
-                )
-                .note(format!("looked for {}", crate::diag::display_path(&path)));
-                let d = self.diag(d, "prompt");
-                self.push(d);
-                return None;
-            }
-        };
-        if let Ok(root) = root.canonicalize()
-            && !canonical.starts_with(&root)
-        {
-            let d = Diagnostic::error(
-                Code::PromptOutsideProject,
-                format!("prompt file `{rel}` resolves outside the project"),
-            )
-            .note(format!(
-                "project root: {}",
-                crate::diag::display_path(&root)
-            ))
-            .help("keep prompts under the project's `prompts/` folder");
-            let d = self.diag(d, "prompt");
-            self.push(d);
-            return None;
-        }
-        let text = match std::fs::read_to_string(&canonical) {
-            Ok(t) => t,
-            Err(e) => {
-                let d = Diagnostic::error(Code::Io, format!("cannot read prompt `{rel}`: {e}"));
-                let d = self.diag(d, "prompt");
-                self.push(d);
-                return None;
-            }
-        };
-        let env = self.checker.env;
-        match env.template_from_str(&text) {
-            Ok(_) => {
-                let code = template_code(&text);
-                static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-                let re = RE.get_or_init(|| {
-                    regex::Regex::new(r"\bevidence\.([A-Za-z_]\w*)")
-                        .unwrap_or_else(|_| unreachable!())
-                });
-                for cap in re.captures_iter(&code) {
-                    let Some(m) = cap.get(1) else { continue };
-                    let name = m.as_str();
-                    self.used.insert(name.to_owned());
-                    if !names.iter().any(|n| n == name) {
-                        // The prompt may guard it with `is defined`; a guarded name is fine.
-                        if code.contains(&format!("evidence.{name} is defined")) {
-                            continue;
-                        }
-                        let d = Diagnostic::error(
-                            Code::UnknownName,
-                            format!(
-                                "prompt reads `evidence.{name}`, which this judge does not define"
-                            ),
-                        )
-                        .in_file(&canonical)
-                        .at(find_word(&text, &format!("evidence.{name}")).map(|at| {
-                            Span::from_offsets(&text, at, at + "evidence.".len() + name.len())
-                        }))
-                        .maybe_help(did_you_mean_help(name, names.iter().map(String::as_str)));
-                        self.push(d);
-                    }
-                }
-                if code
-                    .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '.')
-                    .any(|w| w == "evidence")
-                {
-                    self.used.insert("*".into());
-                }
-            }
-            Err(e) => {
-                let line = e.line().unwrap_or(1);
-                let d = Diagnostic::error(
-                    Code::TemplateSyntax,
-                    format!(
-                        "prompt template does not compile: {}",
-                        crate::evidence::eval::error_text(&e)
-                    ),
-                )
-                .in_file(&canonical)
-                .at(Some(Span::at_line_col(&text, line, 1, 1)));
-                self.push(d);
-                return None;
-            }
-        }
-        Some(PromptFile {
-            path: canonical,
-            text,
-        })
-    }
-
-    fn warn_unused(&mut self, spec: &JudgeSpec, names: &[String], prompt: Option<&PromptFile>) {
-        if self.used.contains("*") || (prompt.is_none() && spec.heuristic.is_none()) {
-            return;
-        }
-        for name in names {
-            if !self.used.contains(name) {
-                let d = Diagnostic::warning(
-                    Code::UnusedEvidence,
-                    format!(
-                        "evidence `{name}` is never read by the heuristic, assertions or prompt"
-                    ),
-                )
-                .help("remove it, or use it (a prompt's `<< evidence >>` shows every name)");
-                let d = self.key_diag(d, &format!("evidence.{name}"));
-                self.push(d);
-            }
-        }
-    }
 }
 
 /// Byte offset of `word` in `text` as a whole word.

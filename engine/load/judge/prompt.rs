@@ -1,0 +1,143 @@
+//! Prompt checks: the file exists inside the project, the template compiles, and every
+//! `evidence.x` it reads is defined (or guarded with `is defined`); plus the warning for
+//! evidence nothing reads.
+
+use std::path::Path;
+
+use super::{JudgeCx, PromptFile, find_word};
+use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
+use crate::load::names::template_code;
+use crate::spec::judge::JudgeSpec;
+
+impl JudgeCx<'_> {
+    pub(super) fn check_prompt(
+        &mut self,
+        spec: &JudgeSpec,
+        names: &[String],
+    ) -> Option<PromptFile> {
+        let rel = spec.prompt.as_ref()?;
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        let path = dir.join(rel);
+        let root = self.checker.project_root;
+        let canonical = match path.canonicalize() {
+            Ok(p) => p,
+            Err(_) => {
+                let d = Diagnostic::error(
+                    Code::PromptMissing,
+                    format!("prompt file `{rel}` does not exist"),
+                )
+                .note(format!("looked for {}", crate::diag::display_path(&path)));
+                let d = self.diag(d, "prompt");
+                self.push(d);
+                return None;
+            }
+        };
+        if let Ok(root) = root.canonicalize()
+            && !canonical.starts_with(&root)
+        {
+            let d = Diagnostic::error(
+                Code::PromptOutsideProject,
+                format!("prompt file `{rel}` resolves outside the project"),
+            )
+            .note(format!(
+                "project root: {}",
+                crate::diag::display_path(&root)
+            ))
+            .help("keep prompts under the project's `prompts/` folder");
+            let d = self.diag(d, "prompt");
+            self.push(d);
+            return None;
+        }
+        let text = match std::fs::read_to_string(&canonical) {
+            Ok(t) => t,
+            Err(e) => {
+                let d = Diagnostic::error(Code::Io, format!("cannot read prompt `{rel}`: {e}"));
+                let d = self.diag(d, "prompt");
+                self.push(d);
+                return None;
+            }
+        };
+        let env = self.checker.env;
+        match env.template_from_str(&text) {
+            Ok(_) => {
+                let code = template_code(&text);
+                static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+                let re = RE.get_or_init(|| {
+                    regex::Regex::new(r"\bevidence\.([A-Za-z_]\w*)")
+                        .unwrap_or_else(|_| unreachable!())
+                });
+                for cap in re.captures_iter(&code) {
+                    let Some(m) = cap.get(1) else { continue };
+                    let name = m.as_str();
+                    self.used.insert(name.to_owned());
+                    if !names.iter().any(|n| n == name) {
+                        // The prompt may guard it with `is defined`; a guarded name is fine.
+                        if code.contains(&format!("evidence.{name} is defined")) {
+                            continue;
+                        }
+                        let d = Diagnostic::error(
+                            Code::UnknownName,
+                            format!(
+                                "prompt reads `evidence.{name}`, which this judge does not define"
+                            ),
+                        )
+                        .in_file(&canonical)
+                        .at(find_word(&text, &format!("evidence.{name}")).map(|at| {
+                            Span::from_offsets(&text, at, at + "evidence.".len() + name.len())
+                        }))
+                        .maybe_help(did_you_mean_help(name, names.iter().map(String::as_str)));
+                        self.push(d);
+                    }
+                }
+                if code
+                    .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '.')
+                    .any(|w| w == "evidence")
+                {
+                    self.used.insert("*".into());
+                }
+            }
+            Err(e) => {
+                let line = e.line().unwrap_or(1);
+                let d = Diagnostic::error(
+                    Code::TemplateSyntax,
+                    format!(
+                        "prompt template does not compile: {}",
+                        crate::evidence::eval::error_text(&e)
+                    ),
+                )
+                .in_file(&canonical)
+                .at(Some(Span::at_line_col(&text, line, 1, 1)));
+                self.push(d);
+                return None;
+            }
+        }
+        Some(PromptFile {
+            path: canonical,
+            text,
+        })
+    }
+
+    pub(super) fn warn_unused(
+        &mut self,
+        spec: &JudgeSpec,
+        names: &[String],
+        prompt: Option<&PromptFile>,
+    ) {
+        if self.used.contains("*") || (prompt.is_none() && spec.heuristic.is_none()) {
+            return;
+        }
+        for name in names {
+            if !self.used.contains(name) {
+                let d = Diagnostic::warning(
+                    Code::UnusedEvidence,
+                    format!(
+                        "evidence `{name}` is never read by the heuristic, assertions or prompt"
+                    ),
+                )
+                .help("remove it, or use it (a prompt's `<< evidence >>` shows every name)");
+                let d = self.key_diag(d, &format!("evidence.{name}"));
+                self.push(d);
+            }
+        }
+    }
+}
