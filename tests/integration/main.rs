@@ -13,6 +13,7 @@ mod llm_server;
 mod panel_mock;
 mod readme;
 mod schema;
+mod scope_repo;
 mod score_vectors;
 mod trivy_parity;
 mod trivy_suite;
