@@ -148,3 +148,17 @@ fn usage_errors_exit_2() {
     let out = caldera().args(["frobnicate"]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn render_prints_exactly_what_would_be_sent() {
+    snapshot_settings().bind(|| {
+        assert_cmd_snapshot!(
+            "render-sbom",
+            caldera().args(["render", "judges.d/trivy", "--judge", "sbom_completeness"])
+        );
+        assert_cmd_snapshot!(
+            "render-unknown-judge",
+            caldera().args(["render", "judges.d/trivy", "--judge", "sbom_completenes"])
+        );
+    });
+}
