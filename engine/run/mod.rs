@@ -60,15 +60,22 @@ pub fn run_heuristic(
     }
     let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
     let threshold = suite.pass_threshold();
+    let units = prepare_all(env, suite, &ctx);
+    if profile {
+        eprintln!(
+            "profile: phase judges: {:.1} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
     let dims = suite
         .judges
         .iter()
-        .map(|plan| {
-            let units = judge::prepare(env, plan, &ctx);
+        .zip(&units)
+        .map(|(plan, units)| {
             let scores: Vec<_> = units.iter().map(|u| u.heuristic.clone()).collect();
             judge::verdict(
                 plan,
-                &units,
+                units,
                 &scores,
                 Source::Heuristic,
                 threshold,

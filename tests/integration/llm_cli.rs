@@ -10,11 +10,27 @@ use caldera::provider::{Message, Provider, ProviderError, ProviderRequest, Role}
 use super::llm_http::{job, options};
 
 /// Writes an executable `claude` into `dir` with the given shell body.
+/// Writes the fake `claude` from a child shell, so this test process never holds a
+/// writable descriptor on it: another test forking at that moment would otherwise keep
+/// one open and make executing the script fail with "text file busy".
 fn fake_claude(dir: &Path, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
+    use std::io::Write;
     let path = dir.join("claude");
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("cat > \"$1\" && chmod 755 \"$1\"")
+        .arg("sh")
+        .arg(&path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("#!/bin/sh\n{body}\n").as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
     path
 }
 
@@ -113,8 +129,10 @@ async fn a_hanging_cli_is_killed_at_the_timeout() {
     let start = Instant::now();
     let err = provider.complete(&request("hi")).await.unwrap_err();
     assert!(matches!(err, ProviderError::Timeout { .. }), "{err:?}");
+    // Killed, not waited for: the script sleeps 30 s. (10 s leaves room for a loaded
+    // machine without blurring the two.)
     assert!(
-        start.elapsed() < Duration::from_secs(3),
+        start.elapsed() < Duration::from_secs(10),
         "{:?}",
         start.elapsed()
     );
