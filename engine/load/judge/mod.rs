@@ -158,6 +158,13 @@ impl<'a> JudgeCx<'a> {
         d.in_file(self.file).at(self.index.key_span(path)).key(path)
     }
 
+    /// Locates `d` at `word` inside the value at `path` (or the whole value).
+    fn at_word(&self, d: Diagnostic, path: &str, word: &str) -> Diagnostic {
+        d.in_file(self.file)
+            .at(self.word_span(path, word).or(self.index.value_span(path)))
+            .key(path)
+    }
+
     /// Narrows the span of `path`'s value to the first occurrence of `word` in it.
     fn word_span(&self, path: &str, word: &str) -> Option<Span> {
         let span = self.index.value_span(path)?;
@@ -432,10 +439,7 @@ impl<'a> JudgeCx<'a> {
                 .help(format!(
                     "evidence is computed in order: move `{name}` above this entry"
                 ));
-                let d = d
-                    .in_file(self.file)
-                    .at(self.word_span(path, name).or(self.index.value_span(path)))
-                    .key(path);
+                let d = self.at_word(d, path, name);
                 self.push(d);
                 ok = false;
                 continue;
@@ -462,37 +466,22 @@ impl<'a> JudgeCx<'a> {
                     }),
                 )
             };
-            let d = Diagnostic::error(code, what)
-                .maybe_help(help)
-                .in_file(self.file)
-                .at(self.word_span(path, name).or(self.index.value_span(path)))
-                .key(path);
+            let d = self.at_word(Diagnostic::error(code, what).maybe_help(help), path, name);
             self.push(d);
             ok = false;
         }
-        for f in &uses.filters {
-            if !known.is_filter(f) {
-                let cands = known.filter_candidates();
-                let d = Diagnostic::error(Code::UnknownFunction, format!("unknown filter `{f}`"))
-                    .maybe_help(did_you_mean_help(f, cands.iter().copied()))
-                    .in_file(self.file)
-                    .at(self.word_span(path, f).or(self.index.value_span(path)))
-                    .key(path);
-                self.push(d);
-                ok = false;
-            }
-        }
-        for t in &uses.tests {
-            if !known.is_test(t) {
-                let cands = known.test_candidates();
-                let d = Diagnostic::error(Code::UnknownFunction, format!("unknown test `{t}`"))
-                    .maybe_help(did_you_mean_help(t, cands.iter().copied()))
-                    .in_file(self.file)
-                    .at(self.word_span(path, t).or(self.index.value_span(path)))
-                    .key(path);
-                self.push(d);
-                ok = false;
-            }
+        let unknown_filters = uses.filters.iter().filter(|f| !known.is_filter(f));
+        let unknown_tests = uses.tests.iter().filter(|t| !known.is_test(t));
+        let unknown: Vec<(&str, &String, Vec<&'static str>)> = unknown_filters
+            .map(|f| ("filter", f, known.filter_candidates()))
+            .chain(unknown_tests.map(|t| ("test", t, known.test_candidates())))
+            .collect();
+        for (kind, name, candidates) in unknown {
+            let d = Diagnostic::error(Code::UnknownFunction, format!("unknown {kind} `{name}`"))
+                .maybe_help(did_you_mean_help(name, candidates.iter().copied()));
+            let d = self.at_word(d, path, name);
+            self.push(d);
+            ok = false;
         }
         ok
     }
