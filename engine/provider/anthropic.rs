@@ -71,10 +71,7 @@ impl AnthropicProvider {
         timeout: Duration,
     ) -> Result<Self, ProviderError> {
         Ok(AnthropicProvider {
-            base_url: base_url
-                .unwrap_or(DEFAULT_BASE_URL)
-                .trim_end_matches('/')
-                .to_string(),
+            base_url: super::base_url(base_url, DEFAULT_BASE_URL),
             key,
             timeout,
             client: http_client(NAME, timeout)?,

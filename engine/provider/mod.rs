@@ -305,6 +305,11 @@ impl Provider {
     }
 }
 
+/// The base URL requests go to: the given one or the default, without a trailing slash.
+pub(crate) fn base_url(given: Option<&str>, default: &str) -> String {
+    given.unwrap_or(default).trim_end_matches('/').to_string()
+}
+
 /// Installs rustls' `ring` crypto provider once per process. reqwest is built
 /// without a default provider (no aws-lc/cmake build); a second install attempt
 /// returns an error that only says one is already there, so it is ignored.
