@@ -30,6 +30,9 @@ pub struct RenderArgs {
     /// Ground-truth folder (overrides suite.yaml).
     #[arg(long, value_name = "DIR")]
     pub ground_truth: Option<PathBuf>,
+    /// A named input of the suite read from FILE (repeatable), as `run --input`.
+    #[arg(long = "input", value_name = "NAME=FILE", value_parser = crate::cli::run::parse_named_input)]
+    pub inputs: Vec<(String, PathBuf)>,
 }
 
 /// Runs the command.
@@ -61,6 +64,7 @@ pub fn execute(args: RenderArgs) -> Exit {
     let overrides = Overrides {
         results: args.results.clone(),
         ground_truth: args.ground_truth.clone(),
+        inputs: args.inputs.iter().cloned().collect(),
     };
     let ctx = match load_inputs(&suite, &overrides)
         .and_then(|inputs| crate::run::shared_context(&env, &suite, &inputs))

@@ -64,6 +64,10 @@ pub struct RunArgs {
     /// Ground-truth folder (overrides suite.yaml's inputs.ground_truth).
     #[arg(long, value_name = "DIR")]
     pub ground_truth: Option<PathBuf>,
+    /// A named input of the suite read from FILE for this run (repeatable), e.g.
+    /// `--input baseline=runs/last.json`.
+    #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_named_input)]
+    pub inputs: Vec<(String, PathBuf)>,
     /// Where to write the JSON result [default: results/<suite>/<run id>.json].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -122,6 +126,18 @@ pub struct RunArgs {
     pub verbose: bool,
 }
 
+/// `NAME=FILE` of `--input`.
+pub fn parse_named_input(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(path)))
+        }
+        _ => Err(format!(
+            "expected NAME=FILE (a named input of suite.yaml and a JSON file), got `{text}`"
+        )),
+    }
+}
+
 /// Runs the command.
 pub fn execute(args: RunArgs) -> Exit {
     let env = crate::render::environment();
@@ -141,6 +157,7 @@ pub fn execute(args: RunArgs) -> Exit {
     let overrides = Overrides {
         results: args.results.clone(),
         ground_truth: args.ground_truth.clone(),
+        inputs: args.inputs.iter().cloned().collect(),
     };
     let outcome = if args.heuristic {
         run_heuristic(&env, &suite, &RunOptions { overrides })

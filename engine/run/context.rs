@@ -19,6 +19,9 @@ pub struct Overrides {
     pub results: Option<PathBuf>,
     /// `--ground-truth`.
     pub ground_truth: Option<PathBuf>,
+    /// `--input name=path`: a named input of `suite.yaml` read from this file for one run
+    /// (relative to the working directory, as the other command-line paths are).
+    pub inputs: IndexMap<String, PathBuf>,
 }
 
 /// Everything a run read.
@@ -91,9 +94,31 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
         .unwrap_or_default(),
         None => Vec::new(),
     };
+    for name in overrides.inputs.keys() {
+        if !spec.files.contains_key(name) {
+            errors.push(
+                Diagnostic::error(
+                    Code::MissingPath,
+                    format!("--input {name}=...: the suite has no named input `{name}`"),
+                )
+                .maybe_help(crate::diag::did_you_mean_help(
+                    name,
+                    spec.files.keys().map(String::as_str),
+                ))
+                .note(format!(
+                    "named inputs are declared under `inputs.files` of {}",
+                    crate::diag::display_path(&suite.file)
+                )),
+            );
+        }
+    }
     let mut named = IndexMap::new();
     for (name, input) in &spec.files {
-        match read_named(&suite.dir, name, input) {
+        let read = match overrides.inputs.get(name) {
+            Some(path) => read_override(name, path),
+            None => read_named(&suite.dir, name, input),
+        };
+        match read {
             Ok(doc) => {
                 named.insert(name.clone(), doc);
             }
@@ -159,6 +184,21 @@ fn read_named(
         )
         .help("mark it `optional: true` if a run may go without it")),
     }
+}
+
+/// A named input given on the command line: it must exist (asking for a file that is
+/// not there is a mistake, whatever `optional` says in the suite).
+fn read_override(name: &str, path: &Path) -> Result<Doc, Diagnostic> {
+    if !path.is_file() {
+        return Err(Diagnostic::error(
+            Code::MissingPath,
+            format!(
+                "--input {name}={}: no such file",
+                crate::diag::display_path(path)
+            ),
+        ));
+    }
+    parse_json_file(path).map(|(d, _)| d)
 }
 
 /// The most recently modified file matching `pattern`.

@@ -55,6 +55,7 @@ fn per_repo_judges_score_each_repo_and_report_the_spread() {
         overrides: Overrides {
             results: Some(data.join("outputs")),
             ground_truth: Some(data.join("expected")),
+            ..Overrides::default()
         },
     };
     let result = run_heuristic(&env, &suite.unwrap(), &options).unwrap();

@@ -243,6 +243,7 @@ fn evidence_matches_the_framework_where_its_logic_is_sound() {
             overrides: Overrides {
                 results: Some(root.join("inputs").join(dataset)),
                 ground_truth: Some(root.join("ground-truth")),
+                ..Overrides::default()
             },
         };
         let result = run_heuristic(&env, &suite, &options)
