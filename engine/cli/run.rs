@@ -11,7 +11,7 @@ use crate::load::suite::load_suite;
 use crate::report;
 use crate::run::context::Overrides;
 use crate::run::llm::{LlmOptions, run_llm};
-use crate::run::result::{NO_SCORE, RunResult};
+use crate::run::result::{FAIL, NO_SCORE, RunResult};
 use crate::run::{RunOptions, run_heuristic};
 
 /// `--provider` values.
@@ -71,10 +71,16 @@ pub struct RunArgs {
     /// Where to write the JSON result [default: results/<suite>/<run id>.json].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Exit 1 when the weighted score is below this value. Without it, exit 1 when the
-    /// decision is FAIL or no judge scored.
+    /// Exit 1 when the score the decision rests on (exact, never rounded) is below this
+    /// value; the bar then stands in for the decision table. Without it, exit 1 when the
+    /// decision is FAIL or no judge scored. Errors and low coverage fail the run either way.
     #[arg(long, value_name = "SCORE")]
     pub fail_under: Option<f64>,
+    /// A judge that ends in `error` does not fail the run by itself (it still counts at
+    /// the lowest score in the score the decision rests on). Same as the suite's
+    /// `allow_errors: true`.
+    #[arg(long)]
+    pub allow_errors: bool,
     /// Print the JSON result on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -160,7 +166,14 @@ pub fn execute(args: RunArgs) -> Exit {
         inputs: args.inputs.iter().cloned().collect(),
     };
     let outcome = if args.heuristic {
-        run_heuristic(&env, &suite, &RunOptions { overrides })
+        run_heuristic(
+            &env,
+            &suite,
+            &RunOptions {
+                overrides,
+                allow_errors: args.allow_errors,
+            },
+        )
     } else {
         let run_id = crate::run::new_run_id();
         let out = args.out.clone().unwrap_or_else(|| {
@@ -201,6 +214,7 @@ pub fn execute(args: RunArgs) -> Exit {
             progress: !args.json,
             verbose: args.verbose,
             run_id: Some(run_id),
+            allow_errors: args.allow_errors,
         };
         let r = run_llm(&env, &suite, &options);
         if let Ok(result) = &r {
@@ -247,10 +261,32 @@ pub fn finish(result: &RunResult, args: &RunArgs) -> Exit {
         print!("{}", report::table::render(result, stdout_color()));
         println!("\n  result written to {}", path.display());
     }
-    let below = match (args.fail_under, result.total_score) {
-        (Some(min), Some(score)) => score < min,
-        (Some(_), None) => true,
-        (None, _) => result.decision == "FAIL" || result.decision == NO_SCORE,
-    };
-    if below { Exit::Below } else { Exit::Pass }
+    // With a bar, the bar replaces the decision table; the gates (no score, errors,
+    // coverage) fail the run either way. The bar is read against the exact score the
+    // decision rests on, never a rounded one.
+    let gated = result.gate.blocked || result.decision == NO_SCORE;
+    let below_bar = args.fail_under.is_some_and(|min| {
+        result
+            .gate
+            .decision_score
+            .is_none_or(|s| !crate::run::result::reaches(s, min))
+    });
+    let failed = gated || (args.fail_under.is_none() && result.decision == FAIL);
+    if (failed || below_bar) && !args.json {
+        eprintln!("{}: {}", result.decision, result.gate.reason);
+    }
+    if below_bar && let Some(min) = args.fail_under {
+        eprintln!(
+            "below --fail-under: the score the decision rests on is {}, the bar is {min}",
+            result
+                .gate
+                .decision_score
+                .map_or_else(|| "none".to_owned(), |s| format!("{s:.4}"))
+        );
+    }
+    if failed || below_bar {
+        Exit::Below
+    } else {
+        Exit::Pass
+    }
 }

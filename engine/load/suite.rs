@@ -38,7 +38,16 @@ impl Suite {
     pub fn pass_threshold(&self) -> f64 {
         self.spec.pass_threshold.unwrap_or(3.0)
     }
+
+    /// The least share of scored units for a passing run (default 0.9).
+    pub fn min_coverage(&self) -> f64 {
+        self.spec.min_coverage.unwrap_or(DEFAULT_MIN_COVERAGE)
+    }
 }
+
+/// Default `min_coverage`: one unit in ten may go unscored (a flaky reply, a repo
+/// without data) before the run fails for want of scores.
+pub const DEFAULT_MIN_COVERAGE: f64 = 0.9;
 
 /// The framework's decision table: >= 4.0 STRONG_PASS, >= 3.5 PASS, >= 3.0 WEAK_PASS,
 /// else FAIL.
@@ -263,6 +272,20 @@ fn check_decision(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut V
             .in_file(file)
             .at(index.value_span("pass_threshold"))
             .key("pass_threshold"),
+        );
+    }
+    if let Some(c) = spec.min_coverage
+        && !(0.0..=1.0).contains(&c)
+    {
+        diags.push(
+            Diagnostic::error(
+                Code::ScoreOutOfRange,
+                format!("min_coverage is a share from 0 to 1, got {c}"),
+            )
+            .in_file(file)
+            .at(index.value_span("min_coverage"))
+            .key("min_coverage")
+            .help("0.9 means nine units in ten must be scored"),
         );
     }
     let Some(rows) = &spec.decision else { return };

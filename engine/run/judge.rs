@@ -12,7 +12,7 @@ use crate::spec::judge::Scope;
 use crate::verdict::assertions::{check, lowest_cap};
 use crate::verdict::heuristic::{self, HeuristicOutcome};
 use crate::verdict::types::{
-    AssertionFailure, RepoVerdict, Scoring, Source, Spread, Status, Verdict,
+    AssertionFailure, RepoVerdict, Score, Scoring, Source, Spread, Status, Verdict,
 };
 
 /// One unit of judgement: the whole suite, or one repo of a per-repo judge.
@@ -26,6 +26,8 @@ pub struct Unit {
     pub evidence: Result<Evidence, String>,
     /// Failed assertions.
     pub failures: Vec<AssertionFailure>,
+    /// Whether the assertions were evaluated (not when the evidence failed).
+    pub assertions_ran: bool,
     /// The heuristic's outcome (computed in every mode: it is free).
     pub heuristic: HeuristicOutcome,
 }
@@ -81,6 +83,7 @@ fn prepare_unit(
     Unit {
         repo,
         ctx,
+        assertions_ran: evidence.is_ok(),
         evidence,
         failures,
         heuristic,
@@ -121,7 +124,8 @@ pub fn verdict(
         evidence_cited: Vec::new(),
         recommendations: Vec::new(),
         sub_scores: Default::default(),
-        ground_truth_passed: true,
+        ground_truth_passed: Some(true),
+        assertions_ran: true,
         ground_truth_failures: Vec::new(),
         assertion_failures: Vec::new(),
         score_before_cap: None,
@@ -139,7 +143,12 @@ pub fn verdict(
         evidence: Doc::Null,
     };
     let failures: Vec<AssertionFailure> = units.iter().flat_map(|u| u.failures.clone()).collect();
-    base.ground_truth_passed = failures.is_empty();
+    base.assertions_ran = units.iter().all(|u| u.assertions_ran);
+    base.ground_truth_passed = if !failures.is_empty() {
+        Some(false)
+    } else {
+        base.assertions_ran.then_some(true)
+    };
     base.ground_truth_failures = failures
         .iter()
         .map(|f| match &f.repo {
@@ -171,8 +180,8 @@ pub fn verdict(
         let mut one = base.clone();
         one.assertion_failures = unit.failures.clone();
         apply_unit(&mut one, unit, score);
-        if let Some(s) = one.score {
-            scored.push(s as i64);
+        if let Some(Score::Single(s)) = one.score {
+            scored.push(s);
         }
         if let Some(c) = one.confidence {
             confidences.push(c);
@@ -180,7 +189,7 @@ pub fn verdict(
         base.repos.push(RepoVerdict {
             repo: unit.repo.clone().unwrap_or_default(),
             status: one.status,
-            score: one.score.map(|s| s as i64),
+            score: one.score.map(|s| s.value() as i64),
             confidence: one.confidence,
             reasoning: one.reasoning,
             unscored_reason: one.unscored_reason,
@@ -227,7 +236,7 @@ pub fn verdict(
         n: scored.len(),
     });
     base.status = Status::Scored;
-    base.score = Some(round2(mean));
+    base.score = Some(Score::Mean(mean));
     base.confidence = Some(round2(
         confidences.iter().sum::<f64>() / confidences.len().max(1) as f64,
     ));
@@ -288,7 +297,7 @@ fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
                 && cap < score
             {
                 final_score = cap;
-                v.score_before_cap = Some(score as f64);
+                v.score_before_cap = Some(score);
                 v.cap_applied = Some(cap);
                 reasoning = format!(
                     "score capped from {score} to {cap} by failed assertions: {}. {reasoning}",
@@ -301,7 +310,7 @@ fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
                 );
             }
             v.status = Status::Scored;
-            v.score = Some(final_score as f64);
+            v.score = Some(Score::Single(final_score));
             v.confidence = Some(confidence);
             v.reasoning = reasoning;
             v.evidence_cited = evidence_cited;
@@ -323,9 +332,9 @@ fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
 }
 
 fn finish(v: &mut Verdict) {
-    if let Some(s) = v.score {
+    if let Some(s) = v.score.map(Score::value) {
         v.weighted_score = Some(round4(s * v.normalized_weight));
-        v.passed = Some(s >= v.pass_threshold);
+        v.passed = Some(crate::run::result::reaches(s, v.pass_threshold));
     }
 }
 

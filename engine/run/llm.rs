@@ -68,6 +68,8 @@ pub struct LlmOptions {
     pub verbose: bool,
     /// The run id (a fresh one when `None`).
     pub run_id: Option<String>,
+    /// `--allow-errors`: a judge in error does not fail the run by itself.
+    pub allow_errors: bool,
 }
 
 impl Default for LlmOptions {
@@ -86,6 +88,7 @@ impl Default for LlmOptions {
             progress: true,
             verbose: false,
             run_id: None,
+            allow_errors: false,
         }
     }
 }
@@ -394,8 +397,14 @@ pub fn run_llm(
         }
         dims.push(v);
     }
-    let mut result =
-        crate::run::assemble(suite, &inputs, dims, "llm", Some(models.join(",")), started);
+    let mut result = crate::run::assemble(
+        suite,
+        &inputs,
+        dims,
+        ("llm", Some(models.join(","))),
+        opts.allow_errors,
+        started,
+    );
     result.run_id = run_id;
     result.provider = Some(kind.name().to_owned());
     result.usage = Some(crate::run::result::usage_of(
@@ -411,7 +420,7 @@ pub fn run_llm(
     }
     for d in &result.dimensions {
         if let (Some(llm), Some(h)) = (d.score, d.heuristic.as_ref().and_then(|h| h.score))
-            && (llm - h).abs() >= 2.0
+            && (llm.value() - h.value()).abs() >= 2.0
         {
             result.summary.problems.push(Problem {
                 dimension: Some(d.name.clone()),
@@ -459,9 +468,13 @@ fn attach_heuristic(v: &mut crate::verdict::types::Verdict, units: &[Unit]) {
     });
     v.heuristic = Some(crate::verdict::types::HeuristicSide {
         status,
-        score: (!scored.is_empty()).then(|| {
-            (scored.iter().sum::<i64>() as f64 / scored.len() as f64 * 100.0).round() / 100.0
-        }),
+        score: match (units.len(), scored.as_slice()) {
+            (_, []) => None,
+            (1, [one]) => Some(crate::verdict::types::Score::Single(*one)),
+            _ => Some(crate::verdict::types::Score::Mean(
+                scored.iter().sum::<i64>() as f64 / scored.len() as f64,
+            )),
+        },
         reasoning: reasoning.or(reason).unwrap_or_default(),
     });
 }

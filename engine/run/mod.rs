@@ -14,7 +14,7 @@ use crate::diag::Diagnostic;
 use crate::load::suite::Suite;
 use crate::run::context::{Inputs, Overrides, build_context, load_inputs};
 use crate::run::result::{
-    InputSummary, RunResult, average_confidence, decide, summarize, weighted_score,
+    InputSummary, RunResult, average_confidence, gate, summarize, weighted_score,
 };
 use crate::verdict::types::Source;
 
@@ -23,6 +23,8 @@ use crate::verdict::types::Source;
 pub struct RunOptions {
     /// Folder overrides.
     pub overrides: Overrides,
+    /// `--allow-errors`: a judge in error does not fail the run by itself.
+    pub allow_errors: bool,
 }
 
 /// A fresh run id: time-ordered and unique enough to name files.
@@ -83,7 +85,14 @@ pub fn run_heuristic(
             )
         })
         .collect::<Vec<_>>();
-    Ok(assemble(suite, &inputs, dims, "heuristic", None, started))
+    Ok(assemble(
+        suite,
+        &inputs,
+        dims,
+        ("heuristic", None),
+        options.allow_errors,
+        started,
+    ))
 }
 
 /// Builds the run context and adds the suite's own evidence to it. Suite evidence that
@@ -164,11 +173,17 @@ pub fn assemble(
     suite: &Suite,
     inputs: &Inputs,
     dims: Vec<crate::verdict::types::Verdict>,
-    mode: &str,
-    model: Option<String>,
+    (mode, model): (&str, Option<String>),
+    allow_errors: bool,
     started: Instant,
 ) -> RunResult {
     let total = weighted_score(&dims);
+    let (decision, gate) = gate(
+        &dims,
+        &suite.decision_table(),
+        suite.min_coverage(),
+        suite.spec.allow_errors || allow_errors,
+    );
     let mut summary = summarize(&dims);
     // Without a ground-truth folder, every repo lacks ground truth by design.
     let no_truth = if inputs.truth_dir.is_some() {
@@ -202,7 +217,8 @@ pub fn assemble(
         total_score: total,
         overall_score: total,
         average_confidence: average_confidence(&dims),
-        decision: decide(total, &suite.decision_table()),
+        decision,
+        gate,
         weighting: "sum(score x weight) / sum(weight) over scored judges; weights are relative"
             .into(),
         summary,

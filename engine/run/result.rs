@@ -82,8 +82,8 @@ pub struct RunResult {
     pub panel: Option<crate::run::panel::RunPanel>,
     /// One entry per judge, in suite order.
     pub dimensions: Vec<Verdict>,
-    /// sum(score x weight) / sum(weight) over scored judges, 2 decimals; null when no
-    /// judge scored.
+    /// sum(score x weight) / sum(weight) over scored judges, exact; null when no judge
+    /// scored. Shown rounded; the decision rests on `gate.decision_score`.
     pub total_score: Option<f64>,
     /// The same value, under the framework orchestrator's key.
     pub overall_score: Option<f64>,
@@ -91,6 +91,8 @@ pub struct RunResult {
     pub average_confidence: Option<f64>,
     /// The decision label (`NO_SCORE` when no judge scored).
     pub decision: String,
+    /// What the decision rests on: the exact score, coverage, errors, and why.
+    pub gate: Gate,
     /// How the weights were combined.
     pub weighting: String,
     /// Counts and call-outs.
@@ -144,18 +146,191 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> Usage {
 /// Label when no judge produced a score.
 pub const NO_SCORE: &str = "NO_SCORE";
 
-/// Weighted score over scored judges.
+/// Weighted score over scored judges, exact (shown rounded, never decided rounded).
 pub fn weighted_score(dims: &[Verdict]) -> Option<f64> {
     let scored: Vec<(f64, f64)> = dims
         .iter()
         .filter(|d| d.status == Status::Scored)
-        .filter_map(|d| d.score.map(|s| (s, d.weight)))
+        .filter_map(|d| d.score.map(|s| (s.value(), d.weight)))
         .collect();
     let total_w: f64 = scored.iter().map(|(_, w)| w).sum();
-    (total_w > 0.0).then(|| {
-        let v = scored.iter().map(|(s, w)| s * w).sum::<f64>() / total_w;
-        (v * 100.0).round() / 100.0
+    (total_w > 0.0).then(|| scored.iter().map(|(s, w)| s * w).sum::<f64>() / total_w)
+}
+
+/// The lowest score a judge can give; what a unit without a score counts as in the score
+/// the decision rests on.
+pub const FLOOR: f64 = 1.0;
+
+/// A verdict's score with every unit that has none counted at [`FLOOR`]: its own score
+/// when every unit scored; for a per-repo judge, the mean over all its repos.
+fn floored(d: &Verdict) -> f64 {
+    if !d.repos.is_empty() {
+        let sum: f64 = d
+            .repos
+            .iter()
+            .map(|r| r.score.map_or(FLOOR, |s| s as f64))
+            .sum();
+        return sum / d.repos.len() as f64;
+    }
+    match (d.status, d.score) {
+        (Status::Scored, Some(s)) => s.value(),
+        _ => FLOOR,
+    }
+}
+
+/// The score the decision rests on: the weighted mean over every judge, each unit
+/// without a score counted at the lowest score. It equals the weighted score when every
+/// unit scored, and is never above it, so an errored or unscored judge can only lower a
+/// decision. Null when no judge scored.
+pub fn decision_score(dims: &[Verdict]) -> Option<f64> {
+    if !dims.iter().any(|d| d.status == Status::Scored) {
+        return None;
+    }
+    let total_w: f64 = dims.iter().map(|d| d.weight).sum();
+    (total_w > 0.0).then(|| dims.iter().map(|d| floored(d) * d.weight).sum::<f64>() / total_w)
+}
+
+/// Units asked for and units scored: a suite-scope judge is one unit, a per-repo judge
+/// one per repo; with a panel, one per model and unit.
+pub fn coverage(dims: &[Verdict]) -> (usize, usize) {
+    dims.iter().fold((0, 0), |(units, scored), d| {
+        let (u, s) = verdict_units(d);
+        (units + u, scored + s)
     })
+}
+
+fn verdict_units(d: &Verdict) -> (usize, usize) {
+    // Whether each unit (the judge, or each of its repos) ended with a score.
+    let unit_scored: Vec<bool> = if d.repos.is_empty() {
+        vec![d.status == Status::Scored]
+    } else {
+        d.repos.iter().map(|r| r.status == Status::Scored).collect()
+    };
+    match &d.panel {
+        // Each unit was asked of every model: a model that gave no verdict leaves its
+        // share of the unit unscored, even when the others' consensus scored it.
+        Some(p) if !p.ratings.is_empty() => {
+            let asked = p
+                .ratings
+                .values()
+                .map(|r| r.len().max(unit_scored.len()))
+                .sum();
+            let answered = p
+                .ratings
+                .values()
+                .flat_map(|r| r.iter().enumerate())
+                .filter(|(i, r)| r.is_some() && unit_scored.get(*i).copied().unwrap_or(false))
+                .count();
+            (asked, answered)
+        }
+        _ => (
+            unit_scored.len(),
+            unit_scored.iter().filter(|s| **s).count(),
+        ),
+    }
+}
+
+/// What the decision rests on, and why it is what it is.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Gate {
+    /// The exact score the decision table was read with (see [`decision_score`]).
+    pub decision_score: Option<f64>,
+    /// Units asked for.
+    pub units: usize,
+    /// Units with a score.
+    pub scored_units: usize,
+    /// scored_units / units.
+    pub coverage: f64,
+    /// The suite's `min_coverage`.
+    pub min_coverage: f64,
+    /// Judges in `error`.
+    pub errors: Vec<String>,
+    /// Whether errored judges may leave the run passing.
+    pub errors_allowed: bool,
+    /// True when a gate (errors, coverage) failed the run whatever its score.
+    pub blocked: bool,
+    /// One line: why the decision is what it is.
+    pub reason: String,
+}
+
+/// The decision and its gate. Rules, in order: no scored judge gives `NO_SCORE`; a judge
+/// in `error` fails the run unless errors are allowed; coverage below `min_coverage`
+/// fails it; otherwise the decision table is read with [`decision_score`], exactly.
+pub fn gate(
+    dims: &[Verdict],
+    table: &[DecisionRow],
+    min_coverage: f64,
+    errors_allowed: bool,
+) -> (String, Gate) {
+    let (units, scored_units) = coverage(dims);
+    let share = if units == 0 {
+        0.0
+    } else {
+        scored_units as f64 / units as f64
+    };
+    let errors: Vec<String> = dims
+        .iter()
+        .filter(|d| d.status == Status::Error)
+        .map(|d| d.name.clone())
+        .collect();
+    let score = decision_score(dims);
+    let mut g = Gate {
+        decision_score: score,
+        units,
+        scored_units,
+        coverage: share,
+        min_coverage,
+        errors: errors.clone(),
+        errors_allowed,
+        blocked: false,
+        reason: String::new(),
+    };
+    let decision = if score.is_none() {
+        g.reason = "no judge gave a score".into();
+        NO_SCORE.to_owned()
+    } else if !errors.is_empty() && !errors_allowed {
+        g.reason = format!(
+            "{} judge(s) ended in error ({}); a run with errors fails unless errors are allowed",
+            errors.len(),
+            errors.join(", ")
+        );
+        g.blocked = true;
+        FAIL.to_owned()
+    } else if share < min_coverage {
+        g.reason = format!(
+            "{scored_units} of {units} units scored ({:.1}%), below the suite's minimum coverage of {:.1}%",
+            share * 100.0,
+            min_coverage * 100.0
+        );
+        g.blocked = true;
+        FAIL.to_owned()
+    } else {
+        let label = decide(score, table);
+        let s = score.unwrap_or_default();
+        g.reason = if scored_units < units {
+            format!(
+                "{label} on {s:.4}, the {} unit(s) without a score counted at {FLOOR}",
+                units - scored_units
+            )
+        } else {
+            format!("{label} on the weighted score {s:.4}")
+        };
+        label
+    };
+    (decision, g)
+}
+
+/// The failing label the gates give.
+pub const FAIL: &str = "FAIL";
+
+/// How far below a bar a score may sit and still reach it: floating-point summation
+/// leaves 4.95 / 1.5 at 3.2999999999999994, which is 3.3. Far below any real difference
+/// between two weighted scores (weights and scores are written with a few decimals).
+pub const EPSILON: f64 = 1e-9;
+
+/// Whether `score` reaches `bar`, exactly up to floating-point noise ([`EPSILON`]).
+pub fn reaches(score: f64, bar: f64) -> bool {
+    score >= bar - EPSILON
 }
 
 /// The first decision row whose `min` the score reaches.
@@ -165,7 +340,7 @@ pub fn decide(score: Option<f64>, table: &[DecisionRow]) -> String {
     };
     table
         .iter()
-        .find(|r| r.min.is_none_or(|m| s >= m))
+        .find(|r| r.min.is_none_or(|m| reaches(s, m)))
         .map_or_else(|| NO_SCORE.into(), |r| r.label.clone())
 }
 

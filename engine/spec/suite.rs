@@ -63,6 +63,23 @@ pub struct SuiteSpec {
     #[schemars(range(min = 1, max = 5), example = 3)]
     pub pass_threshold: Option<f64>,
 
+    /// Whether a judge that ends in `error` may leave the run passing. By default a run
+    /// with an errored judge fails, naming the judge: a tool must not raise its grade by
+    /// breaking the field a judge reads. When allowed, an errored judge still counts at
+    /// the lowest score (1) in the score the decision rests on. `--allow-errors` sets it
+    /// for one run.
+    #[serde(default)]
+    #[schemars(example = false)]
+    pub allow_errors: bool,
+
+    /// The least share of units that must be scored for the run to pass, from 0 to 1
+    /// (default 0.9). A unit is one verdict asked for: a suite-scope judge, one repo of a
+    /// `scope: repo` judge, one model of a panel. Below it the decision is FAIL and the
+    /// summary says how many units were scored.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 1), example = 0.9)]
+    pub min_coverage: Option<f64>,
+
     /// Decision labels on the weighted 1-5 score; the first row whose `min` the score
     /// reaches wins, and the last row must have no `min`. Default: >= 4.0 STRONG_PASS,
     /// >= 3.5 PASS, >= 3.0 WEAK_PASS, else FAIL.

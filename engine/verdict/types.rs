@@ -29,6 +29,45 @@ pub enum Source {
     Llm,
 }
 
+/// A verdict's score: one verdict's integer on the 1-5 scale (the framework's contract),
+/// or the exact mean of several (a per-repo judge). Written as an integer or a float
+/// accordingly, so a reader can tell a 4 from a mean that happens to be 4.0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Score {
+    /// One verdict, after caps.
+    Single(i64),
+    /// The mean of unit scores, unrounded.
+    Mean(f64),
+}
+
+impl Score {
+    /// The score as a number.
+    pub fn value(self) -> f64 {
+        match self {
+            Score::Single(s) => s as f64,
+            Score::Mean(m) => m,
+        }
+    }
+}
+
+impl Serialize for Score {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Score::Single(v) => s.serialize_i64(v),
+            Score::Mean(v) => s.serialize_f64(v),
+        }
+    }
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Score::Single(v) => write!(f, "{v}"),
+            Score::Mean(v) => write!(f, "{v:.2}"),
+        }
+    }
+}
+
 /// A failed assertion.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AssertionFailure {
@@ -108,7 +147,7 @@ pub struct Verdict {
     /// Heuristic or LLM.
     pub source: Source,
     /// The final score (after caps); for per-repo judges the mean of repo scores.
-    pub score: Option<f64>,
+    pub score: Option<Score>,
     /// The weight as written.
     pub weight: f64,
     /// The weight divided by the sum of all the suite's weights.
@@ -125,15 +164,18 @@ pub struct Verdict {
     pub recommendations: Vec<String>,
     /// Sub-dimension scores.
     pub sub_scores: IndexMap<String, i64>,
-    /// Whether every assertion held.
-    pub ground_truth_passed: bool,
+    /// Whether every assertion held; null when some did not run (the evidence they read
+    /// could not be computed), so an errored judge never claims its checks passed.
+    pub ground_truth_passed: Option<bool>,
+    /// Whether every assertion was evaluated.
+    pub assertions_ran: bool,
     /// The messages of failed assertions.
     pub ground_truth_failures: Vec<String>,
     /// Failed assertions with their caps.
     pub assertion_failures: Vec<AssertionFailure>,
     /// The score before a cap lowered it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub score_before_cap: Option<f64>,
+    pub score_before_cap: Option<i64>,
     /// The cap that was applied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cap_applied: Option<i64>,
@@ -191,7 +233,7 @@ pub struct HeuristicSide {
     /// Scored or not.
     pub status: Status,
     /// Its score (mean over repos for per-repo judges).
-    pub score: Option<f64>,
+    pub score: Option<Score>,
     /// Its reasoning, or why it has no score.
     pub reasoning: String,
 }

@@ -71,6 +71,7 @@ fn run_suite(results: Option<PathBuf>) -> RunResult {
             results,
             ..Overrides::default()
         },
+        ..RunOptions::default()
     };
     run_heuristic(&env, &suite.expect("suite loads"), &options).expect("inputs read")
 }
@@ -310,7 +311,7 @@ fn sample_runs_offline_and_matches_its_summary() {
     let scores: Vec<(&str, Option<f64>)> = result
         .dimensions
         .iter()
-        .map(|d| (d.name.as_str(), d.score))
+        .map(|d| (d.name.as_str(), d.score.map(|s| s.value())))
         .collect();
     assert_eq!(
         scores,

@@ -245,6 +245,7 @@ fn evidence_matches_the_framework_where_its_logic_is_sound() {
                 ground_truth: Some(root.join("ground-truth")),
                 ..Overrides::default()
             },
+            ..RunOptions::default()
         };
         let result = run_heuristic(&env, &suite, &options)
             .unwrap_or_else(|d| panic!("{dataset}: inputs not read: {d:#?}"));

@@ -1,0 +1,262 @@
+//! What a decision rests on: an errored or unscored judge never raises it, the exact
+//! score decides (never the rounded one), scores are integers for single verdicts, and
+//! an errored judge does not claim its assertions passed. Each case is run through the
+//! real binary on a copy of the bundled trivy suite or on a small suite written here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
+
+/// Copies the bundled trivy suite, its prompts and sample data into `root`, keeping the
+/// relative layout the suite's paths expect.
+fn copy_trivy(root: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["judges.d/trivy", "prompts/trivy", "ground-truth/trivy"] {
+        copy_dir(&src.join(dir), &root.join(dir));
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// Runs `caldera run <suite> --heuristic` in `root`; returns (exit code, result, stderr).
+fn run(root: &Path, suite: &str, extra: &[&str]) -> (i32, Value, String) {
+    let out = root.join("result.json");
+    let _ = std::fs::remove_file(&out);
+    let output = Command::new(get_cargo_bin("caldera"))
+        .current_dir(root)
+        .env("NO_COLOR", "1")
+        .args(["run", suite, "--heuristic", "--out"])
+        .arg(&out)
+        .args(extra)
+        .output()
+        .expect("runs");
+    let result = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (
+        output.status.code().expect("exit code"),
+        result,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn set_field(file: &Path, pointer: &str, value: Value) {
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("json");
+    *doc.pointer_mut(pointer).expect("pointer exists") = value;
+    std::fs::write(file, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+}
+
+fn dimension<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["dimensions"]
+        .as_array()
+        .expect("dimensions")
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("no dimension {name}"))
+}
+
+fn trivy_copy() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    copy_trivy(tmp.path());
+    let scan = tmp
+        .path()
+        .join("ground-truth/trivy/outputs/critical-cves.json");
+    (tmp, scan)
+}
+
+/// The reproducer of the report: a tool that writes `summary.medium_count: "x"` breaks two
+/// judges. Before, they were left out and WEAK_PASS 3.30 became PASS 3.52 with exit 0.
+#[test]
+fn a_broken_field_cannot_raise_the_decision() {
+    let (tmp, scan) = trivy_copy();
+    let (code, base, _) = run(tmp.path(), "judges.d/trivy", &[]);
+    assert_eq!(code, 0);
+    assert_eq!(base["decision"], "WEAK_PASS");
+
+    set_field(&scan, "/summary/medium_count", Value::from("x"));
+    let (code, result, stderr) = run(tmp.path(), "judges.d/trivy", &[]);
+    let errored: Vec<&str> = result["dimensions"]
+        .as_array()
+        .expect("dimensions")
+        .iter()
+        .filter(|d| d["status"] == "error")
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    assert!(!errored.is_empty(), "the broken field errs some judge");
+    assert_eq!(result["decision"], "FAIL");
+    assert_eq!(code, 1, "an errored judge fails the run");
+    assert_eq!(result["gate"]["blocked"], true);
+    for name in &errored {
+        assert!(
+            stderr.contains(name),
+            "the one-line reason names {name}: {stderr}"
+        );
+    }
+    // The weighted score over the judges that did score is higher than the baseline's;
+    // the score the decision rests on counts the errored ones at 1, so it is lower.
+    let raised = result["total_score"].as_f64().expect("total");
+    let floor = result["gate"]["decision_score"].as_f64().expect("floor");
+    let before = base["total_score"].as_f64().expect("base total");
+    assert!(raised > before, "{raised} vs {before}");
+    assert!(floor < before, "{floor} vs {before}");
+
+    // Errors allowed: two of seven judges unscored is still below the default coverage.
+    let (code, allowed, _) = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
+    assert_eq!(allowed["gate"]["errors_allowed"], true);
+    assert!(
+        allowed["gate"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("minimum coverage")),
+        "{}",
+        allowed["gate"]["reason"]
+    );
+    assert_eq!(code, 1);
+    // With a coverage the run meets, the decision is read from the floored score, each
+    // errored judge counted at 1: lower than the baseline's 3.30, so not WEAK_PASS.
+    let suite = tmp.path().join("judges.d/trivy/suite.yaml");
+    let text = std::fs::read_to_string(&suite).expect("read") + "min_coverage: 0.5\n";
+    std::fs::write(&suite, text).expect("write");
+    let (code, allowed, _) = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
+    assert_eq!(allowed["gate"]["blocked"], false);
+    assert!(floor < 3.0, "{floor}");
+    assert_eq!(allowed["gate"]["decision_score"].as_f64(), Some(floor));
+    assert_eq!(allowed["decision"], "FAIL");
+    assert_eq!(code, 1);
+}
+
+/// Every errored judge says its assertions did not run, instead of `true`.
+#[test]
+fn an_errored_judge_does_not_claim_its_assertions_passed() {
+    let (tmp, scan) = trivy_copy();
+    set_field(&scan, "/summary/medium_count", Value::from("x"));
+    let (_, result, _) = run(tmp.path(), "judges.d/trivy", &[]);
+    let mut seen = 0;
+    for d in result["dimensions"].as_array().expect("dimensions") {
+        if d["status"] == "error" {
+            seen += 1;
+            assert_eq!(d["ground_truth_passed"], Value::Null, "{}", d["name"]);
+            assert_eq!(d["assertions_ran"], false, "{}", d["name"]);
+        } else {
+            assert_eq!(d["assertions_ran"], true, "{}", d["name"]);
+        }
+    }
+    assert!(seen > 0);
+}
+
+/// A small suite whose two judges score constant values, so the weighted score is set by
+/// the weights alone.
+fn two_judge_suite(root: &Path, weights: (&str, &str), scores: (i64, i64)) {
+    let suite = root.join("judges.d/exact");
+    std::fs::create_dir_all(&suite).expect("mkdir");
+    std::fs::create_dir_all(root.join("data/results")).expect("mkdir");
+    std::fs::write(root.join("data/results/r1.json"), r#"{"id": "r1", "n": 1}"#).expect("write");
+    std::fs::write(
+        suite.join("suite.yaml"),
+        "suite: exact\ninputs:\n  results: ../../data/results\n",
+    )
+    .expect("write");
+    for (name, weight, score) in [("a", weights.0, scores.0), ("b", weights.1, scores.1)] {
+        std::fs::write(
+            suite.join(format!("{name}.yaml")),
+            format!(
+                "dimension: {name}\nweight: {weight}\nevidence:\n  n: $.results.r1.n\n\
+                 heuristic:\n  metric: n\n  bands:\n    - {{ score: {score} }}\n  confidence: 0.5\n  reasoning: constant\n"
+            ),
+        )
+        .expect("write");
+    }
+}
+
+/// 0.996 x 3 + 0.004 x 2 = 2.996: shown as 3.00 but below the WEAK_PASS bar of 3.0, so
+/// FAIL; `--fail-under 3` fails too. Before, the rounded 3.00 decided.
+#[test]
+fn the_exact_score_decides_not_the_rounded_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    two_judge_suite(tmp.path(), ("0.996", "0.004"), (3, 2));
+    let (code, result, _) = run(tmp.path(), "judges.d/exact", &[]);
+    let total = result["total_score"].as_f64().expect("total");
+    assert!((total - 2.996).abs() < 1e-12, "{total}");
+    assert_eq!(result["decision"], "FAIL");
+    assert_eq!(code, 1);
+    let (code, _, stderr) = run(tmp.path(), "judges.d/exact", &["--fail-under", "3"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("the bar is 3"), "{stderr}");
+    // A bar the score does reach passes (the bar stands in for the decision table).
+    let (code, _, _) = run(tmp.path(), "judges.d/exact", &["--fail-under", "2.99"]);
+    assert_eq!(code, 0);
+}
+
+/// 0.5 x 4 + 0.5 x 3 = 3.5 exactly: the PASS bar is reached (>=), and `--fail-under 3.5`
+/// passes while `--fail-under 3.51` fails: `<` against the bar, not `<=`.
+#[test]
+fn a_score_on_the_bar_reaches_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    two_judge_suite(tmp.path(), ("0.5", "0.5"), (4, 3));
+    let (code, result, _) = run(tmp.path(), "judges.d/exact", &[]);
+    assert_eq!(result["decision"], "PASS");
+    assert_eq!(code, 0, "a passing run exits 0");
+    let (code, _, _) = run(tmp.path(), "judges.d/exact", &["--fail-under", "3.5"]);
+    assert_eq!(code, 0);
+    let (code, _, _) = run(tmp.path(), "judges.d/exact", &["--fail-under", "3.51"]);
+    assert_eq!(code, 1);
+}
+
+/// Single verdicts are integers, as the framework's contract says; a per-repo mean stays
+/// a float.
+#[test]
+fn single_scores_are_integers() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    two_judge_suite(tmp.path(), ("0.5", "0.5"), (4, 3));
+    let (_, result, _) = run(tmp.path(), "judges.d/exact", &[]);
+    let a = &dimension(&result, "a")["score"];
+    assert!(a.is_i64(), "{a}");
+    assert_eq!(a, 4);
+}
+
+/// A judge with a metric outside every band is unscored; it is counted at 1 in the score
+/// the decision rests on, and below the minimum coverage the run fails, saying so.
+#[test]
+fn unscored_judges_lower_the_decision_and_coverage_gates_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    two_judge_suite(tmp.path(), ("0.5", "0.5"), (5, 5));
+    // Judge b: a band table the metric misses.
+    let b = tmp.path().join("judges.d/exact/b.yaml");
+    let text = std::fs::read_to_string(&b)
+        .expect("read")
+        .replace("- { score: 5 }", "- { min: 10, score: 5 }");
+    std::fs::write(&b, text).expect("write");
+    let (code, result, stderr) = run(tmp.path(), "judges.d/exact", &[]);
+    assert_eq!(dimension(&result, "b")["status"], "unscored");
+    assert_eq!(result["total_score"], 5.0, "the scored judge alone");
+    // (5 x 0.5 + 1 x 0.5) / 1.0 = 3.0
+    assert_eq!(result["gate"]["decision_score"], 3.0);
+    assert_eq!(result["gate"]["units"], 2);
+    assert_eq!(result["gate"]["scored_units"], 1);
+    assert_eq!(result["decision"], "FAIL", "1 of 2 units is below 90%");
+    assert_eq!(code, 1);
+    assert!(stderr.contains("1 of 2 units scored"), "{stderr}");
+
+    // With a coverage the run meets, the floored score decides: 3.0 is WEAK_PASS, not
+    // the STRONG_PASS the scored judge alone would give.
+    let suite = tmp.path().join("judges.d/exact/suite.yaml");
+    let text = std::fs::read_to_string(&suite).expect("read") + "min_coverage: 0.5\n";
+    std::fs::write(&suite, text).expect("write");
+    let (code, result, _) = run(tmp.path(), "judges.d/exact", &[]);
+    assert_eq!(result["decision"], "WEAK_PASS");
+    assert_eq!(code, 0);
+}
