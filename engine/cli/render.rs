@@ -32,7 +32,7 @@ pub struct RenderArgs {
     pub ground_truth: Option<PathBuf>,
     /// A named input of the suite read from FILE (repeatable), as `run --input`.
     #[arg(long = "input", value_name = "NAME=FILE", value_parser = crate::cli::run::parse_named_input)]
-    pub inputs: Vec<(String, PathBuf)>,
+    pub inputs: Vec<(String, Option<PathBuf>)>,
 }
 
 /// Runs the command.

@@ -65,9 +65,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub ground_truth: Option<PathBuf>,
     /// A named input of the suite read from FILE for this run (repeatable), e.g.
-    /// `--input baseline=runs/last.json`.
+    /// `--input baseline=runs/last.json`; `NAME=` runs without it (null to judges).
     #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_named_input)]
-    pub inputs: Vec<(String, PathBuf)>,
+    pub inputs: Vec<(String, Option<PathBuf>)>,
     /// Where to write the JSON result [default: results/<suite>/<run id>.json].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -132,14 +132,16 @@ pub struct RunArgs {
     pub verbose: bool,
 }
 
-/// `NAME=FILE` of `--input`.
-pub fn parse_named_input(text: &str) -> Result<(String, PathBuf), String> {
+/// `NAME=FILE` of `--input`; `NAME=` (no file) runs without that input, as if an optional
+/// file were missing.
+pub fn parse_named_input(text: &str) -> Result<(String, Option<PathBuf>), String> {
     match text.split_once('=') {
-        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
-            Ok((name.to_owned(), PathBuf::from(path)))
-        }
+        Some((name, path)) if !name.is_empty() => Ok((
+            name.to_owned(),
+            (!path.is_empty()).then(|| PathBuf::from(path)),
+        )),
         _ => Err(format!(
-            "expected NAME=FILE (a named input of suite.yaml and a JSON file), got `{text}`"
+            "expected NAME=FILE (a named input of suite.yaml and a JSON file) or NAME= (without it), got `{text}`"
         )),
     }
 }

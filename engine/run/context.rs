@@ -20,8 +20,9 @@ pub struct Overrides {
     /// `--ground-truth`.
     pub ground_truth: Option<PathBuf>,
     /// `--input name=path`: a named input of `suite.yaml` read from this file for one run
-    /// (relative to the working directory, as the other command-line paths are).
-    pub inputs: IndexMap<String, PathBuf>,
+    /// (relative to the working directory, as the other command-line paths are); `None`
+    /// runs without it (`null`, as a missing optional file).
+    pub inputs: IndexMap<String, Option<PathBuf>>,
 }
 
 /// Everything a run read.
@@ -115,7 +116,8 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
     let mut named = IndexMap::new();
     for (name, input) in &spec.files {
         let read = match overrides.inputs.get(name) {
-            Some(path) => read_override(name, path),
+            Some(Some(path)) => read_override(name, path),
+            Some(None) => Ok(Doc::Null),
             None => read_named(&suite.dir, name, input),
         };
         match read {
