@@ -1,0 +1,248 @@
+//! Parity of the bundled suites with the evidence the original framework's judges
+//! recorded, one spec per tool in `tests/parity/<tool>.yaml`: which reference datasets to
+//! run, which named inputs they take, and every deliberate difference with its reason.
+//!
+//! Each dataset is run through the suite in heuristic mode; every leaf of the reference's
+//! recorded evidence is compared with caldera's evidence for the same dimension. Equality
+//! is strict (`0` is not `0.0`, `true` is not `1`). The test fails on a difference that is
+//! not listed, and on a listed one that no longer occurs, so the lists stay honest.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use caldera::load::suite::load_suite;
+use caldera::run::context::Overrides;
+use caldera::run::{RunOptions, run_heuristic};
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// `tests/parity/<tool>.yaml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParitySpec {
+    /// The suite folder under `judges.d/`.
+    suite: String,
+    /// The reference folder under `../shared/reference/`.
+    reference: String,
+    /// Dataset name (the `<dataset>__` prefix of the reference files) -> its inputs.
+    datasets: IndexMap<String, Dataset>,
+    /// Dimension -> reference file stem, where the two differ.
+    #[serde(default)]
+    files: IndexMap<String, String>,
+    /// Deliberate differences.
+    #[serde(default)]
+    differences: Vec<Listed>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Dataset {
+    results: String,
+    #[serde(default)]
+    ground_truth: Option<String>,
+    /// Named input -> file under the reference folder; null runs without it.
+    #[serde(default)]
+    inputs: IndexMap<String, Option<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Listed {
+    dataset: String,
+    dimension: String,
+    prefix: String,
+    reason: String,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    compared: usize,
+    equal: usize,
+    listed: usize,
+}
+
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, o: Tally) {
+        self.compared += o.compared;
+        self.equal += o.equal;
+        self.listed += o.listed;
+    }
+}
+
+/// Every leaf of `value` with its JSON pointer; empty lists and maps are leaves too.
+fn leaves(value: &Value, pointer: String, out: &mut Vec<(String, Value)>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                let key = k.replace('~', "~0").replace('/', "~1");
+                leaves(v, format!("{pointer}/{key}"), out);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for (i, v) in items.iter().enumerate() {
+                leaves(v, format!("{pointer}/{i}"), out);
+            }
+        }
+        leaf => out.push((pointer, leaf.clone())),
+    }
+}
+
+fn under(pointer: &str, prefix: &str) -> bool {
+    pointer == prefix
+        || pointer
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn specs() -> Vec<(String, ParitySpec)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/parity"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|x| x == "yaml"));
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("readable parity spec");
+            let spec: ParitySpec =
+                serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p.file_stem().unwrap().to_string_lossy().into_owned(), spec)
+        })
+        .collect()
+}
+
+/// Compares one tool; returns its tally per dataset and the problems found.
+fn check_tool(tool: &str, spec: &ParitySpec, reference: &Path) -> (Vec<String>, Vec<String>) {
+    let env = caldera::render::environment();
+    let (suite, diags) = load_suite(&root().join("judges.d").join(&spec.suite), &env);
+    let suite = suite.unwrap_or_else(|| panic!("{tool}: the suite does not load: {diags:#?}"));
+    let mut used = vec![false; spec.differences.len()];
+    let mut problems = Vec::new();
+    let mut lines = Vec::new();
+    for (dataset, ds) in &spec.datasets {
+        let options = RunOptions {
+            overrides: Overrides {
+                results: Some(reference.join(&ds.results)),
+                ground_truth: ds.ground_truth.as_ref().map(|g| reference.join(g)),
+                inputs: ds
+                    .inputs
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_ref().map(|p| reference.join(p))))
+                    .collect(),
+            },
+            ..RunOptions::default()
+        };
+        let result = run_heuristic(&env, &suite, &options)
+            .unwrap_or_else(|d| panic!("{tool} {dataset}: inputs not read: {d:#?}"));
+        let mut per_dim: BTreeMap<String, Tally> = BTreeMap::new();
+        for verdict in &result.dimensions {
+            let stem = spec.files.get(&verdict.name).unwrap_or(&verdict.name);
+            let file = reference
+                .join("reference")
+                .join(format!("{dataset}__{stem}.json"));
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let recorded: Value = serde_json::from_str(&text).expect("reference is JSON");
+            let ours = serde_json::to_value(&verdict.evidence).expect("evidence serialises");
+            let mut expected = Vec::new();
+            leaves(&recorded["evidence"], String::new(), &mut expected);
+            let tally = per_dim.entry(verdict.name.clone()).or_default();
+            for (pointer, want) in expected {
+                tally.compared += 1;
+                let got = ours.pointer(&pointer);
+                if got == Some(&want) {
+                    tally.equal += 1;
+                    continue;
+                }
+                let listed = spec
+                    .differences
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| {
+                        &l.dataset == dataset
+                            && l.dimension == verdict.name
+                            && under(&pointer, &l.prefix)
+                    })
+                    .max_by_key(|(_, l)| l.prefix.len());
+                match listed {
+                    Some((i, _)) => {
+                        used[i] = true;
+                        tally.listed += 1;
+                    }
+                    None => problems.push(format!(
+                        "{tool} {dataset} {} {pointer}: framework {want}, caldera {}",
+                        verdict.name,
+                        got.map_or_else(|| "(missing)".to_owned(), Value::to_string)
+                    )),
+                }
+            }
+        }
+        let mut total = Tally::default();
+        for t in per_dim.values() {
+            total += *t;
+        }
+        lines.push(format!(
+            "{tool:<18} {dataset:<10} {:>5} compared {:>5} equal {:>5} listed",
+            total.compared, total.equal, total.listed
+        ));
+    }
+    for (l, u) in spec.differences.iter().zip(&used) {
+        if !u {
+            problems.push(format!(
+                "{tool}: listed difference no longer occurs (remove it): {} {} {} ({})",
+                l.dataset, l.dimension, l.prefix, l.reason
+            ));
+        }
+    }
+    (lines, problems)
+}
+
+#[test]
+fn bundled_suites_match_the_framework_where_its_logic_is_sound() {
+    let all = specs();
+    assert!(!all.is_empty(), "no parity spec under tests/parity");
+    let mut problems = Vec::new();
+    for (tool, spec) in &all {
+        assert_eq!(
+            tool, &spec.suite,
+            "tests/parity/{tool}.yaml names another suite"
+        );
+        let Some(reference) = crate::shared::shared_path(
+            &format!("reference/{}", spec.reference),
+            &format!("the {tool} parity check"),
+        ) else {
+            continue;
+        };
+        let (lines, found) = check_tool(tool, spec, &reference);
+        for l in lines {
+            println!("{l}");
+        }
+        problems.extend(found);
+    }
+    assert!(
+        problems.is_empty(),
+        "parity differences:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn every_difference_has_a_reason() {
+    for (tool, spec) in specs() {
+        for l in &spec.differences {
+            assert!(
+                !l.reason.trim().is_empty() && (l.prefix.starts_with('/') || l.prefix.is_empty()),
+                "{tool}: {} {} {}: a difference needs a JSON-pointer prefix and a reason",
+                l.dataset,
+                l.dimension,
+                l.prefix
+            );
+        }
+    }
+}
