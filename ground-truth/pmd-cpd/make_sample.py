@@ -135,6 +135,12 @@ def main():
         clone("CPD-0003", 14, 66, "BigDecimal total = lines.stream().map(OrderLine::amount).reduce(BigDecimal.ZERO, BigDecimal::add);",
               [occ(j + "OrdersA.java", 40, 53), occ(j + "OrdersB.java", 44, 57)]),
     ]
+    # Standard mode still pairs up the constant-only variants in SemanticConstants.java.
+    clones.append(clone("CPD-0004", 9, 51, "if (amount.compareTo(LIMIT_A) > 0) { return Tier.GOLD; }",
+                        [occ(j + "SemanticConstants.java", 10, 18), occ(j + "SemanticConstants.java", 30, 38)]))
+    clones.append(clone("CPD-0005", 9, 50, "if (amount.compareTo(LIMIT_B) > 0) { return Tier.SILVER; }",
+                        [occ(j + "SemanticConstants.java", 40, 48), occ(j + "SemanticConstants.java", 55, 63)]))
+    files[5] = fileinfo(j + "SemanticConstants.java", 72, 36, 2, "java")
     del clones[1]["occurrences"][1]["line_end"]
     write(os.path.join(HERE, "outputs", "java.json"),
           run("java", "java", {"min_tokens": 50, "ignore_identifiers": False, "ignore_literals": False}, files, clones))
