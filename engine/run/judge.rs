@@ -134,6 +134,7 @@ pub fn verdict(
         passed: None,
         unscored_reason: None,
         raw_response: String::new(),
+        model_score: None,
         repos: Vec::new(),
         spread: None,
         heuristic: None,
@@ -290,6 +291,7 @@ fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
                 recommendations,
                 sub_scores,
                 raw_response,
+                model_score,
             } = s.clone();
             let mut final_score = score;
             let mut reasoning = reasoning;
@@ -317,6 +319,7 @@ fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
             v.recommendations = recommendations;
             v.sub_scores = sub_scores;
             v.raw_response = raw_response;
+            v.model_score = model_score;
         }
         HeuristicOutcome::Unscored(reason) => {
             v.status = Status::Unscored;

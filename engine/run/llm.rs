@@ -184,6 +184,10 @@ pub fn scoring_from(verdict: &ParsedVerdict, format: &VerdictFormat, reply: &str
             .map(|(k, v)| (k.clone(), v.round() as i64))
             .collect(),
         raw_response: reply.to_owned(),
+        model_score: Some(crate::verdict::types::ModelScore {
+            score: verdict.score,
+            scale: format.scale,
+        }),
     }
 }
 

@@ -108,6 +108,8 @@ pub fn consensus_scoring(
         recommendations,
         sub_scores: base.sub_scores,
         raw_response: base.raw_response,
+        // A consensus is on 1-5; each member's own score is in `model_verdicts`.
+        model_score: None,
     })
 }
 

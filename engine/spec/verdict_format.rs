@@ -38,8 +38,9 @@ pub struct VerdictFormat {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
     /// Regex only: which match counts when the pattern matches more than once.
-    /// `last` suits verdicts written after the reasoning; `unique` refuses a
-    /// reply whose matches disagree instead of picking one.
+    /// `unique` (the default) refuses a reply whose matches disagree instead of
+    /// picking one; `first` and `last` pick, for harnesses whose replies are known to
+    /// restate a verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pick: Option<Pick>,
     /// Maps a captured or selected text (e.g. `A`, `B`, `A>>B`) to a score.
@@ -74,10 +75,12 @@ pub enum FormatKind {
 pub enum Pick {
     /// The first match in the reply.
     First,
-    /// The last match in the reply (the default: verdicts usually close the reply).
-    #[default]
+    /// The last match in the reply.
     Last,
-    /// Every match must give the same score; disagreeing matches are an error.
+    /// Every match must give the same score; disagreeing matches make the reply
+    /// unreadable (the default: a reply that quotes or revises a verdict cannot be read
+    /// one way).
+    #[default]
     Unique,
 }
 

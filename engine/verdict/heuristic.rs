@@ -145,6 +145,7 @@ fn run(
         recommendations,
         sub_scores,
         raw_response: String::new(),
+        model_score: None,
     }))
 }
 

@@ -98,6 +98,17 @@ pub struct Scoring {
     pub sub_scores: IndexMap<String, i64>,
     /// The model's raw reply (LLM mode).
     pub raw_response: String,
+    /// The score as the model gave it, on its own scale (LLM mode).
+    pub model_score: Option<ModelScore>,
+}
+
+/// A model's score before it was mapped onto 1-5: kept so a 2/10 is visible as such.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ModelScore {
+    /// The score read from the reply.
+    pub score: f64,
+    /// The judge's declared scale, `[min, max]`.
+    pub scale: [f64; 2],
 }
 
 /// One repo's verdict within a per-repo judge.
@@ -189,6 +200,9 @@ pub struct Verdict {
     /// The model's raw reply (LLM mode).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub raw_response: String,
+    /// The score as the model gave it, on the judge's declared scale (LLM mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_score: Option<ModelScore>,
     /// Per-repo verdicts (per-repo judges).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repos: Vec<RepoVerdict>,
