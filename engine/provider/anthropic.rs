@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{
     ProviderError, ProviderReply, ProviderRequest, Secret, Usage, error_message, http_client,
-    retry_after, transport_error,
+    redirect_refused, retry_after, transport_error,
 };
 
 const NAME: &str = "anthropic";
@@ -107,6 +107,9 @@ impl AnthropicProvider {
             .await
             .map_err(|e| transport_error(NAME, self.timeout, &e))?;
         let status = response.status();
+        if let Some(e) = redirect_refused(NAME, status, response.headers()) {
+            return Err(e);
+        }
         let wait = retry_after(response.headers());
         let text = response
             .text()
@@ -136,7 +139,8 @@ impl AnthropicProvider {
             output_tokens: u.output_tokens,
         });
         Ok(ProviderReply {
-            text: reply.join(""),
+            // A key echoed back must not reach the result, the log or the cache.
+            text: self.key.redact(&reply.join("")),
             usage,
             truncated: parsed.stop_reason.as_deref() == Some("max_tokens"),
             model: parsed.model,

@@ -327,11 +327,41 @@ pub(crate) fn http_client(
 ) -> Result<reqwest::Client, ProviderError> {
     install_crypto_provider();
     reqwest::Client::builder()
+        // A redirect would carry the key to wherever it points (reqwest strips
+        // `Authorization` across origins, but not `x-api-key`): model calls follow none,
+        // and a 3xx is reported as the error it is.
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(timeout)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
         .user_agent(concat!("caldera/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| ProviderError::Config(format!("cannot build the {provider} HTTP client: {e}")))
+}
+
+/// A redirect answer, as an error: model calls never follow one, since the key would
+/// travel with it to another origin. The message names where it pointed, so the base URL
+/// can be set to the final address.
+pub(crate) fn redirect_refused(
+    provider: &'static str,
+    status: reqwest::StatusCode,
+    headers: &reqwest::header::HeaderMap,
+) -> Option<ProviderError> {
+    if !status.is_redirection() {
+        return None;
+    }
+    let location = headers
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("(no location)");
+    Some(ProviderError::Http {
+        provider,
+        status: status.as_u16(),
+        message: format!(
+            "the server redirects to {location}; model calls do not follow redirects, so the \
+             key never travels to another address: set the base URL to the final address"
+        ),
+        retry_after: None,
+    })
 }
 
 /// Maps a reqwest error into a [`ProviderError`] (keys travel in headers, never

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{
     ProviderError, ProviderReply, ProviderRequest, Secret, Usage, error_message, http_client,
-    retry_after, transport_error,
+    redirect_refused, retry_after, transport_error,
 };
 
 const NAME: &str = "openai";
@@ -120,6 +120,9 @@ impl OpenAiProvider {
             .await
             .map_err(|e| transport_error(NAME, self.timeout, &e))?;
         let status = response.status();
+        if let Some(e) = redirect_refused(NAME, status, response.headers()) {
+            return Err(e);
+        }
         let wait = retry_after(response.headers());
         let text = response
             .text()
@@ -155,8 +158,10 @@ impl OpenAiProvider {
             input_tokens: u.prompt_tokens,
             output_tokens: u.completion_tokens,
         });
+        let text = choice.message.content.unwrap_or_default();
         Ok(ProviderReply {
-            text: choice.message.content.unwrap_or_default(),
+            // A key echoed back must not reach the result, the log or the cache.
+            text: self.key.as_ref().map_or(text.clone(), |k| k.redact(&text)),
             usage,
             truncated: choice.finish_reason.as_deref() == Some("length"),
             model: parsed.model,

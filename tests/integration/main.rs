@@ -10,6 +10,7 @@ mod llm_doctor;
 mod llm_http;
 mod llm_judge_outputs;
 mod llm_run;
+mod llm_secrets;
 mod llm_server;
 mod panel_mock;
 mod parity;
