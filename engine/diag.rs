@@ -88,6 +88,8 @@ codes! {
     PromptMissing = "prompt-missing",
     /// A prompt file that resolves outside the project.
     PromptOutsideProject = "prompt-outside-project",
+    /// An input folder or named input of `suite.yaml` that resolves outside the project.
+    InputOutsideProject = "input-outside-project",
     /// A heuristic metric that is not an evidence name.
     MetricNotEvidence = "metric-not-evidence",
     /// A decision table that is empty, unordered or without a final catch-all row.

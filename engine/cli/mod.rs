@@ -9,7 +9,7 @@ pub mod validate;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 /// Exit statuses, as documented in `--help`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,4 +93,26 @@ pub fn stderr_color() -> bool {
 pub fn stdout_color() -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+}
+
+/// Where a suite may read from (shared by `run`, `render` and `validate`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct RootArgs {
+    /// The project root every path of the suite must resolve inside [default: the
+    /// folder holding the suite's `judges.d`, else the suite folder].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<std::path::PathBuf>,
+    /// Read prompts and inputs that the suite names outside the project root.
+    #[arg(long)]
+    pub allow_outside_root: bool,
+}
+
+impl RootArgs {
+    /// As loading options.
+    pub fn options(&self) -> crate::load::confine::RootOptions {
+        crate::load::confine::RootOptions {
+            root: self.root.clone(),
+            allow_outside: self.allow_outside_root,
+        }
+    }
 }

@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{render_text, tally};
-use crate::load::suite::load_suite;
+use crate::load::suite::load_suite_with;
 use crate::run::context::{Overrides, load_inputs};
 use crate::run::judge::prepare;
 use crate::run::llm::{SYSTEM_PROMPT, unit_prompt};
@@ -33,12 +33,15 @@ pub struct RenderArgs {
     /// A named input of the suite read from FILE (repeatable), as `run --input`.
     #[arg(long = "input", value_name = "NAME=FILE", value_parser = crate::cli::run::parse_named_input)]
     pub inputs: Vec<(String, Option<PathBuf>)>,
+    /// Project root and confinement.
+    #[command(flatten)]
+    pub root: crate::cli::RootArgs,
 }
 
 /// Runs the command.
 pub fn execute(args: RenderArgs) -> Exit {
     let env = crate::render::environment();
-    let (suite, diags) = load_suite(&args.suite, &env);
+    let (suite, diags) = load_suite_with(&args.suite, &env, &args.root.options());
     if !diags.is_empty() {
         eprint!("{}", render_text(&diags, stderr_color()));
     }

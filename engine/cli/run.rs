@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::cli::{Exit, stderr_color, stdout_color};
 use crate::diag::{render_text, tally};
-use crate::load::suite::load_suite;
+use crate::load::suite::load_suite_with;
 use crate::report;
 use crate::run::context::Overrides;
 use crate::run::llm::{LlmOptions, run_llm};
@@ -130,6 +130,9 @@ pub struct RunArgs {
     /// Explain cache misses.
     #[arg(short, long, help_heading = "LLM mode")]
     pub verbose: bool,
+    /// Project root and confinement.
+    #[command(flatten)]
+    pub root: crate::cli::RootArgs,
 }
 
 /// `NAME=FILE` of `--input`; `NAME=` (no file) runs without that input, as if an optional
@@ -149,7 +152,7 @@ pub fn parse_named_input(text: &str) -> Result<(String, Option<PathBuf>), String
 /// Runs the command.
 pub fn execute(args: RunArgs) -> Exit {
     let env = crate::render::environment();
-    let (suite, diags) = load_suite(&args.suite, &env);
+    let (suite, diags) = load_suite_with(&args.suite, &env, &args.root.options());
     let (errors, _) = tally(&diags);
     if !diags.is_empty() {
         eprint!("{}", render_text(&diags, stderr_color()));

@@ -7,9 +7,10 @@ use clap::{Args, ValueEnum};
 
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text, tally};
+use crate::load::confine::{Confinement, RootOptions};
 use crate::load::judge::{Checker, load_judge};
 use crate::load::names::Known;
-use crate::load::suite::{load_suite, project_root};
+use crate::load::suite::load_suite_with;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -33,10 +34,13 @@ pub struct ValidateArgs {
     /// Fail (exit 2) on warnings too.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Project root and confinement.
+    #[command(flatten)]
+    pub root: crate::cli::RootArgs,
 }
 
 /// Validates one path: a suite folder (or its suite.yaml), or a single judge file.
-pub fn validate_path(path: &Path) -> Vec<Diagnostic> {
+pub fn validate_path(path: &Path, root: &RootOptions) -> Vec<Diagnostic> {
     let env = crate::render::environment();
     let is_suite_file = path.file_name().is_some_and(|n| n == "suite.yaml");
     if path.is_dir() || is_suite_file || !path.exists() {
@@ -45,14 +49,14 @@ pub fn validate_path(path: &Path) -> Vec<Diagnostic> {
         } else {
             path.to_path_buf()
         };
-        return load_suite(&dir, &env).1;
+        return load_suite_with(&dir, &env, root).1;
     }
     let known = Known::new(&env);
-    let root = project_root(path.parent().unwrap_or(Path::new(".")));
+    let confinement = Confinement::for_suite(path.parent().unwrap_or(Path::new(".")), root);
     let checker = Checker {
         env: &env,
         known: &known,
-        project_root: &root,
+        confinement: &confinement,
         shared: sibling_suite_names(path),
     };
     load_judge(path, &checker).1
@@ -75,7 +79,7 @@ fn sibling_suite_names(judge: &Path) -> Vec<String> {
 pub fn execute(args: ValidateArgs) -> Exit {
     let mut diags = Vec::new();
     for p in &args.paths {
-        diags.extend(validate_path(p));
+        diags.extend(validate_path(p, &args.root.options()));
     }
     let (errors, warnings) = tally(&diags);
     match args.format {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use minijinja::Environment;
 
 use crate::diag::{Code, Diagnostic};
+use crate::load::confine::{Confinement, RootOptions, glob_base};
 use crate::load::judge::{Checker, JudgePlan, load_judge};
 use crate::load::names::Known;
 use crate::load::yaml::{self, KeyIndex};
@@ -26,6 +27,8 @@ pub struct Suite {
     pub evidence: Vec<(String, crate::evidence::plan::ValuePlan)>,
     /// The judges, in run order.
     pub judges: Vec<JudgePlan>,
+    /// The folder everything the suite names must resolve inside.
+    pub confinement: Confinement,
 }
 
 impl Suite {
@@ -66,22 +69,19 @@ pub fn default_decision() -> Vec<DecisionRow> {
     .collect()
 }
 
-/// The folder prompts must stay inside: the parent of `judges.d` when the suite lives
-/// in one, else the suite folder's parent.
-pub fn project_root(suite_dir: &Path) -> PathBuf {
-    let abs = suite_dir
-        .canonicalize()
-        .unwrap_or_else(|_| suite_dir.to_path_buf());
-    abs.ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == "judges.d"))
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .or_else(|| abs.parent().map(Path::to_path_buf))
-        .unwrap_or(abs)
+/// Loads the suite in `dir` with the default project root; see [`load_suite_with`].
+pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec<Diagnostic>) {
+    load_suite_with(dir, env, &RootOptions::default())
 }
 
 /// Loads the suite in `dir`; returns it (when `suite.yaml` parsed) and every diagnostic.
-pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec<Diagnostic>) {
+/// Every path the suite names must resolve inside the project root (see
+/// [`crate::load::confine`]).
+pub fn load_suite_with(
+    dir: &Path,
+    env: &Environment<'static>,
+    root: &RootOptions,
+) -> (Option<Suite>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     if !dir.is_dir() {
         let d = Diagnostic::error(
@@ -125,12 +125,20 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
         Some(f) => f,
         None => return (None, diags),
     };
-    let root = project_root(dir);
+    let confinement = Confinement::for_suite(dir, root);
+    check_confined(
+        &parsed.value,
+        &parsed.index,
+        &file,
+        dir,
+        &confinement,
+        &mut diags,
+    );
     let known = Known::new(env);
     let mut checker = Checker {
         env,
         known: &known,
-        project_root: &root,
+        confinement: &confinement,
         shared: Vec::new(),
     };
     let (shared_plan, shared_diags) = crate::load::judge::plan_suite_evidence(
@@ -196,8 +204,60 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
         index: parsed.index,
         evidence: shared_plan,
         judges,
+        confinement,
     };
     (Some(suite), diags)
+}
+
+/// Every folder and file `suite.yaml` names for its inputs must resolve inside the
+/// project root: a suite cannot read (and send to a model) a file elsewhere on the
+/// machine unless the user allows it on the command line.
+fn check_confined(
+    spec: &SuiteSpec,
+    index: &KeyIndex,
+    file: &Path,
+    dir: &Path,
+    confinement: &Confinement,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let inputs = &spec.inputs;
+    // (key path, as written, the part that must be inside: a glob's fixed prefix)
+    let mut named: Vec<(String, &str, &str)> =
+        vec![("inputs.results".into(), &inputs.results, &inputs.results)];
+    if let Some(g) = &inputs.ground_truth {
+        named.push(("inputs.ground_truth".into(), g, g));
+    }
+    for (name, input) in &inputs.files {
+        if let Some(f) = &input.file {
+            named.push((format!("inputs.files.{name}.file"), f, f));
+        }
+        if let Some(g) = &input.newest {
+            named.push((format!("inputs.files.{name}.newest"), g, glob_base(g)));
+        }
+    }
+    for (key, rel, fixed) in named {
+        let path = dir.join(fixed);
+        if confinement.permits(&path) {
+            continue;
+        }
+        diags.push(
+            Diagnostic::error(
+                Code::InputOutsideProject,
+                format!("`{rel}` resolves outside the project"),
+            )
+            .in_file(file)
+            .at(index.value_span(&key))
+            .key(key)
+            .note(format!(
+                "project root: {}",
+                crate::diag::display_path(&confinement.root)
+            ))
+            .help(
+                "keep inputs inside the project, name the folder on the command line \
+                 (--results, --ground-truth, --input), or pass --root / --allow-outside-root",
+            ),
+        );
+    }
 }
 
 fn judge_files(

@@ -118,7 +118,7 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
         let read = match overrides.inputs.get(name) {
             Some(Some(path)) => read_override(name, path),
             Some(None) => Ok(Doc::Null),
-            None => read_named(&suite.dir, name, input),
+            None => read_named(suite, name, input),
         };
         match read {
             Ok(doc) => {
@@ -155,10 +155,11 @@ fn annotate(d: Diagnostic, key: &str) -> Diagnostic {
 }
 
 fn read_named(
-    dir: &Path,
+    suite: &Suite,
     name: &str,
     input: &crate::spec::suite::NamedInput,
 ) -> Result<Doc, Diagnostic> {
+    let dir = &suite.dir;
     let path = match (&input.file, &input.newest) {
         (Some(f), None) => Some(dir.join(f)),
         (None, Some(pattern)) => newest_match(&dir.join(pattern).to_string_lossy())?,
@@ -170,6 +171,15 @@ fn read_named(
         }
     };
     match path {
+        // Checked again on the file itself: a link inside the project may point out.
+        Some(p) if p.is_file() && !suite.confinement.permits(&p) => Err(Diagnostic::error(
+            Code::InputOutsideProject,
+            format!(
+                "named input `{name}`: {} resolves outside the project",
+                crate::diag::display_path(&p)
+            ),
+        )
+        .help("pass --allow-outside-root to read it anyway")),
         Some(p) if p.is_file() => parse_json_file(&p).map(|(d, _)| d),
         Some(_) | None if input.optional => Ok(Doc::Null),
         Some(p) => Err(Diagnostic::error(

@@ -2,6 +2,7 @@
 
 mod adversarial_reproduction;
 mod cli;
+mod confine;
 mod diagnostics;
 mod gates;
 mod llm_cache;

@@ -49,8 +49,8 @@ pub struct Checker<'a> {
     pub env: &'a Environment<'static>,
     /// Known functions, filters, tests.
     pub known: &'a Known<'a>,
-    /// Prompts must resolve inside this folder.
-    pub project_root: &'a Path,
+    /// Prompts must resolve inside the project root.
+    pub confinement: &'a crate::load::confine::Confinement,
     /// Names the suite's own evidence defines (visible to every judge).
     pub shared: Vec<String>,
 }

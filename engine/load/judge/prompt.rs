@@ -18,7 +18,6 @@ impl JudgeCx<'_> {
         let rel = spec.prompt.as_ref()?;
         let dir = self.file.parent().unwrap_or(Path::new("."));
         let path = dir.join(rel);
-        let root = self.checker.project_root;
         let canonical = match path.canonicalize() {
             Ok(p) => p,
             Err(_) => {
@@ -32,18 +31,18 @@ impl JudgeCx<'_> {
                 return None;
             }
         };
-        if let Ok(root) = root.canonicalize()
-            && !canonical.starts_with(&root)
-        {
+        let confinement = self.checker.confinement;
+        if !confinement.permits(&canonical) {
+            let root = &confinement.root;
             let d = Diagnostic::error(
                 Code::PromptOutsideProject,
                 format!("prompt file `{rel}` resolves outside the project"),
             )
             .note(format!(
                 "project root: {}",
-                crate::diag::display_path(&root)
+                crate::diag::display_path(root)
             ))
-            .help("keep prompts under the project's `prompts/` folder");
+            .help("keep prompts under the project's `prompts/` folder, or pass --root / --allow-outside-root");
             let d = self.diag(d, "prompt");
             self.push(d);
             return None;
