@@ -307,7 +307,7 @@ pub fn render_text(diags: &[Diagnostic], color: bool) -> String {
                 return Some(*id);
             }
             let text = std::fs::read_to_string(path).ok()?;
-            let id = files.add(display_path(path), text);
+            let id = files.add(display_path(path), same_width_printable(&text));
             ids.push((path.clone(), id));
             Some(id)
         });
@@ -316,7 +316,7 @@ pub fn render_text(diags: &[Diagnostic], color: bool) -> String {
             Severity::Warning => CsDiagnostic::warning(),
         }
         .with_code(d.code.as_str())
-        .with_message(&d.message);
+        .with_message(printable_line(&d.message));
         let mut notes = Vec::new();
         match (file_id, d.span) {
             (Some(id), Some(span)) => {
@@ -341,9 +341,9 @@ pub fn render_text(diags: &[Diagnostic], color: bool) -> String {
                 }
             }
         }
-        notes.extend(d.notes.iter().cloned());
+        notes.extend(d.notes.iter().map(|n| printable_line(n).into_owned()));
         if let Some(h) = &d.help {
-            notes.push(format!("help: {h}"));
+            notes.push(format!("help: {}", printable_line(h)));
         }
         cs = cs.with_notes(notes);
         let text = term::emit_into_string(&config, &files, &cs).unwrap_or_else(|_| {
@@ -376,6 +376,43 @@ fn colorize(text: &str) -> String {
         } else {
             out.push_str(line);
         }
+    }
+    out
+}
+
+/// `text` made safe for a terminal line: every control character (escape sequences,
+/// carriage returns, newlines) written as `\u{..}`. Analysed data reaches messages (a
+/// repo id, a file name), and raw control characters could move the cursor, recolour
+/// or forge a line such as a passing decision.
+pub fn printable_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Source text for snippets: control characters other than newline and tab replaced by
+/// a character of the same UTF-8 length, so byte spans still point at the right place.
+fn same_width_printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(match c {
+            '\n' | '\t' => c,
+            // CRLF line ends stay; a lone carriage return could overwrite the line.
+            '\r' if chars.peek() == Some(&'\n') => c,
+            c if c.is_control() && c.len_utf8() == 1 => '?',
+            c if c.is_control() => '\u{bf}',
+            c => c,
+        });
     }
     out
 }

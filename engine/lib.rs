@@ -17,6 +17,7 @@ pub mod doc;
 pub mod evidence;
 pub mod llm;
 pub mod load;
+pub mod outfile;
 pub mod provider;
 pub mod render;
 pub mod report;

@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::cli::{Exit, stderr_color, stdout_color};
 use crate::diag::{render_text, tally};
-use crate::load::suite::load_suite_with;
+use crate::load::suite::{Suite, load_suite_with};
 use crate::report;
 use crate::run::context::Overrides;
 use crate::run::llm::{LlmOptions, run_llm};
@@ -170,6 +170,10 @@ pub fn execute(args: RunArgs) -> Exit {
         ground_truth: args.ground_truth.clone(),
         inputs: args.inputs.iter().cloned().collect(),
     };
+    if let Err(why) = check_outputs(&args, &suite, &overrides) {
+        eprintln!("error: {why}; nothing was run");
+        return Exit::Error;
+    }
     let outcome = if args.heuristic {
         run_heuristic(
             &env,
@@ -242,6 +246,63 @@ pub fn execute(args: RunArgs) -> Exit {
     finish(&result, &args)
 }
 
+/// The result and the log go where they were asked to, and nowhere they would destroy or
+/// pollute: not onto each other, not onto a named input, not into the results or
+/// ground-truth folder (the next run would read them as tool output), and only over
+/// regular files.
+fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result<(), String> {
+    let results = overrides
+        .results
+        .clone()
+        .unwrap_or_else(|| suite.dir.join(&suite.spec.inputs.results));
+    let truth = overrides.ground_truth.clone().or_else(|| {
+        suite
+            .spec
+            .inputs
+            .ground_truth
+            .as_ref()
+            .map(|g| suite.dir.join(g))
+    });
+    let mut inputs: Vec<(String, PathBuf)> = vec![("the results folder".into(), results)];
+    inputs.extend(truth.map(|t| ("the ground-truth folder".into(), t)));
+    for (name, input) in &suite.spec.inputs.files {
+        let path = match overrides.inputs.get(name) {
+            Some(p) => p.clone(),
+            None => input.file.as_ref().map(|f| suite.dir.join(f)),
+        };
+        inputs.extend(path.map(|p| (format!("named input `{name}`"), p)));
+    }
+    let mut outputs: Vec<(&str, &PathBuf)> = Vec::new();
+    outputs.extend(args.out.as_ref().map(|o| ("--out", o)));
+    if !args.heuristic {
+        outputs.extend(args.log.as_ref().map(|l| ("--log", l)));
+    }
+    for (flag, out) in &outputs {
+        if let Some(why) = crate::outfile::refuse_target(out) {
+            return Err(format!("{flag}: {why}"));
+        }
+        for (what, input) in &inputs {
+            if crate::outfile::same_or_inside(out, input) {
+                return Err(format!(
+                    "{flag} {} would write over or into {what} ({})",
+                    out.display(),
+                    input.display()
+                ));
+            }
+        }
+    }
+    if let (Some(out), Some(log)) = (&args.out, &args.log)
+        && !args.heuristic
+        && crate::outfile::same_or_inside(out, log)
+    {
+        return Err(format!(
+            "--out and --log name the same file ({})",
+            out.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Writes and prints the result; maps it to an exit status.
 pub fn finish(result: &RunResult, args: &RunArgs) -> Exit {
     let path = args
@@ -278,7 +339,11 @@ pub fn finish(result: &RunResult, args: &RunArgs) -> Exit {
     });
     let failed = gated || (args.fail_under.is_none() && result.decision == FAIL);
     if (failed || below_bar) && !args.json {
-        eprintln!("{}: {}", result.decision, result.gate.reason);
+        eprintln!(
+            "{}: {}",
+            crate::diag::printable_line(&result.decision),
+            crate::diag::printable_line(&result.gate.reason)
+        );
     }
     if below_bar && let Some(min) = args.fail_under {
         eprintln!(

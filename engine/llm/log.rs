@@ -85,6 +85,9 @@ impl InteractionLog {
     /// Opens `path` for appending, creating it and its directory.
     pub fn open(path: impl Into<PathBuf>) -> std::io::Result<InteractionLog> {
         let path = path.into();
+        if let Some(why) = crate::outfile::refuse_target(&path) {
+            return Err(std::io::Error::other(why));
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }

@@ -1,7 +1,6 @@
-//! Writes the run result as pretty JSON, atomically (a temp file renamed into place), so
-//! an interrupted write never leaves half a result where a dashboard reads it.
+//! Writes the run result as pretty JSON, atomically (a unique temp file renamed into
+//! place), so an interrupted write never leaves half a result where a dashboard reads it.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::run::result::RunResult;
@@ -13,19 +12,10 @@ pub fn default_path(result: &RunResult) -> PathBuf {
         .join(format!("{}.json", result.run_id))
 }
 
-/// Writes `result` to `path`, creating folders as needed.
+/// Writes `result` to `path`, creating folders as needed; see [`crate::outfile`] for
+/// what is refused.
 pub fn write(result: &RunResult, path: &Path) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(dir) = dir {
-        std::fs::create_dir_all(dir)?;
-    }
-    let text = serde_json::to_string_pretty(result).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("json.tmp");
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+    let mut text = serde_json::to_string_pretty(result).map_err(std::io::Error::other)?;
+    text.push('\n');
+    crate::outfile::write_atomic(path, text.as_bytes())
 }

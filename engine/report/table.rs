@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::diag::printable_line as safe;
 use crate::run::result::RunResult;
 use crate::verdict::types::Status;
 
@@ -19,7 +20,11 @@ pub fn render(result: &RunResult, color: bool) -> String {
     let _ = writeln!(
         out,
         "caldera {} suite `{}` ({} mode, {} results, {} ground truth)",
-        result.run_id, result.suite, result.mode, result.inputs.results, result.inputs.ground_truth
+        result.run_id,
+        safe(&result.suite),
+        result.mode,
+        result.inputs.results,
+        result.inputs.ground_truth
     );
     let width = result
         .dimensions
@@ -61,7 +66,12 @@ pub fn render(result: &RunResult, color: bool) -> String {
         let _ = writeln!(
             out,
             "  {:<width$}  {:>6.3}  {:>6}  {:>5}  {:>8}  {}",
-            d.name, d.normalized_weight, score, conf, weighted, status
+            safe(&d.name),
+            d.normalized_weight,
+            score,
+            conf,
+            weighted,
+            status
         );
     }
     let total = result.total_score.map_or("-".into(), |t| format!("{t:.2}"));
@@ -109,15 +119,15 @@ pub fn render(result: &RunResult, color: bool) -> String {
         if let Some(a) = &p.agreement {
             for (pair, k) in &a.pairwise_kappa {
                 let kv = k.kappa.map_or("undefined".into(), |v| format!("{v:.3}"));
-                let _ = writeln!(out, "    {pair}: kappa {kv} ({})", k.interpretation);
+                let _ = writeln!(out, "    {}: kappa {kv} ({})", safe(pair), k.interpretation);
             }
         }
     }
     if !result.summary.problems.is_empty() {
         let _ = writeln!(out, "\n  worth a look:");
         for p in &result.summary.problems {
-            let who = p.dimension.as_deref().unwrap_or("run");
-            let _ = writeln!(out, "  - [{}] {who}: {}", p.kind, p.message);
+            let who = safe(p.dimension.as_deref().unwrap_or("run"));
+            let _ = writeln!(out, "  - [{}] {who}: {}", p.kind, safe(&p.message));
         }
     }
     out

@@ -13,6 +13,7 @@ mod llm_judge_outputs;
 mod llm_run;
 mod llm_secrets;
 mod llm_server;
+mod outputs;
 mod panel_mock;
 mod parity;
 mod readme;

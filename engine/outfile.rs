@@ -1,0 +1,103 @@
+//! Writing the files a command was asked for, and nothing else. An output path comes
+//! from the command line, but what is there may not be what it seems: a device, a FIFO,
+//! a symbolic link planted where the result goes, or one of the run's own inputs. A
+//! result is written to a fresh temporary file beside it (unique name, created
+//! exclusively, never through a link) and renamed into place, so an interrupted write
+//! never leaves half a file, and only a regular file (or nothing) is ever replaced.
+
+use std::io::Write as _;
+use std::path::Path;
+
+use crate::load::confine::resolve;
+
+/// Why a path may not be written.
+pub fn refuse_target(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        return Some(format!(
+            "{} is a symbolic link; caldera writes only regular files, never through a link",
+            crate::diag::display_path(path)
+        ));
+    }
+    if !kind.is_file() {
+        return Some(format!(
+            "{} is not a regular file (a folder, device or pipe); caldera replaces only regular files",
+            crate::diag::display_path(path)
+        ));
+    }
+    None
+}
+
+/// Writes `bytes` to `path` atomically: a unique temporary file in the same folder,
+/// synced, then renamed over `path`. Folders are created as needed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(why) = refuse_target(path) {
+        return Err(std::io::Error::other(why));
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".caldera-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Whether `a` and `b` name the same file, or `a` lies inside folder `b`.
+pub fn same_or_inside(a: &Path, b: &Path) -> bool {
+    resolve(a).starts_with(resolve(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_a_regular_file_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("sub/result.json");
+        write_atomic(&out, b"one").unwrap();
+        write_atomic(&out, b"two").unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"two");
+        // No temporary file left behind.
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("sub")).unwrap().count(),
+            1
+        );
+        assert!(write_atomic(tmp.path(), b"x").is_err(), "a folder");
+        #[cfg(unix)]
+        {
+            let target = tmp.path().join("victim.txt");
+            std::fs::write(&target, "keep").unwrap();
+            let link = tmp.path().join("link.json");
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            assert!(write_atomic(&link, b"x").is_err());
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+            assert!(
+                std::fs::symlink_metadata(&link)
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+            assert!(refuse_target(Path::new("/dev/null")).is_some());
+        }
+    }
+
+    #[test]
+    fn a_planted_temp_link_is_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim.txt");
+        std::fs::write(&victim, "keep").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&victim, tmp.path().join("result.json.tmp")).unwrap();
+        write_atomic(&tmp.path().join("result.json"), b"{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    }
+}
