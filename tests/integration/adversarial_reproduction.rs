@@ -30,8 +30,10 @@ fn sample_dir() -> PathBuf {
 
 /// The reference run folders (those with a progress.json and a summary.json), sorted.
 fn reference_runs() -> Option<Vec<PathBuf>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/reference/adversarial-iac/experiments");
+    let root = crate::shared::shared_path(
+        "reference/adversarial-iac/experiments",
+        "the adversarial-IaC reference runs",
+    )?;
     let parents = [root.join("config/archive/results"), root.join("results")];
     let mut runs = Vec::new();
     for parent in parents {
@@ -47,11 +49,7 @@ fn reference_runs() -> Option<Vec<PathBuf>> {
     }
     runs.sort();
     if runs.is_empty() {
-        println!(
-            "notice: {} not found; skipping the adversarial-IaC reference runs",
-            root.display()
-        );
-        None
+        panic!("{} holds no reference run", root.display());
     } else {
         Some(runs)
     }

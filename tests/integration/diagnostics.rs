@@ -54,7 +54,9 @@ fn diagnostics_for(dir: &Path) -> Vec<Diagnostic> {
 fn skip(code: Code) -> bool {
     let skip = code == Code::ProviderUnavailable && std::env::var_os("ANTHROPIC_API_KEY").is_some();
     if skip {
-        eprintln!("notice: ANTHROPIC_API_KEY is set; the {code} fixture is not exercised");
+        crate::shared::skipped(&format!(
+            "ANTHROPIC_API_KEY is set; the {code} fixture is not exercised"
+        ));
     }
     skip
 }

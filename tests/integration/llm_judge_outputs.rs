@@ -6,15 +6,16 @@
 //! more or fewer rows correctly shows up as a test failure to look at.
 //! The corpus lives outside the project (`../shared`); without it the test skips.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use caldera::spec::verdict_format::VerdictFormat;
 use caldera::verdict::reply::CompiledFormat;
 
 fn corpus() -> Option<PathBuf> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/judge-outputs/dev.jsonl");
-    path.exists().then_some(path)
+    crate::shared::shared_path(
+        "reference/judge-outputs/dev.jsonl",
+        "the reply-parser agreement check",
+    )
 }
 
 /// The formats as a user would write them in a judge's `verdict_format:`, each
@@ -131,10 +132,7 @@ struct Tally {
 
 #[test]
 fn agreement_with_recorded_scores_is_pinned() {
-    let Some(path) = corpus() else {
-        eprintln!("skipped: ../shared/reference/judge-outputs/dev.jsonl is absent");
-        return;
-    };
+    let Some(path) = corpus() else { return };
     let text = std::fs::read_to_string(&path).unwrap();
     let mut tallies: indexmap::IndexMap<String, Tally> = indexmap::IndexMap::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {

@@ -3,24 +3,27 @@
 //! agreement rate and consensus scores. Skipped, with a notice, where the shared bench or
 //! python3 is absent; the project's own LLM tests use a server of their own.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use insta_cmd::get_cargo_bin;
 
 fn mock() -> Option<std::path::PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/mock_llm.py");
+    let path = crate::shared::shared_path("bench/mock_llm.py", "the panel test")?;
     let python = Command::new("python3").arg("--version").output().is_ok();
-    (path.is_file() && python).then_some(path)
+    assert!(
+        python || std::env::var_os("CI").is_none(),
+        "CI is set but python3 is missing: the panel test cannot run"
+    );
+    if !python {
+        crate::shared::skipped("python3 not found; the panel test skipped");
+    }
+    python.then_some(path)
 }
 
 #[test]
 fn a_panel_reports_agreement_and_consensus() {
-    let Some(mock) = mock() else {
-        eprintln!("notice: ../shared/bench/mock_llm.py or python3 not found; panel test skipped");
-        return;
-    };
+    let Some(mock) = mock() else { return };
     let dir = tempfile::tempdir().unwrap();
     let port_file = dir.path().join("port");
     let mut server = Command::new("python3")

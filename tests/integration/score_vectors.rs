@@ -40,16 +40,7 @@ fn label(v: &Value) -> Option<Label> {
 }
 
 fn vectors_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/metric-vectors");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!(
-            "notice: {} not found; skipping the shared metric vectors",
-            dir.display()
-        );
-        None
-    }
+    crate::shared::shared_path("bench/metric-vectors", "the shared metric vectors")
 }
 
 fn read(path: &Path) -> Value {
@@ -230,10 +221,11 @@ const STATS: &[&str] = &["mean", "std_population", "std_sample", "min", "max", "
 fn shared_vectors_match_oracle_outputs() {
     let Some(dir) = vectors_dir() else { return };
     let oracle_dir = dir.join("oracle-output");
-    if !oracle_dir.is_dir() {
-        println!("notice: no oracle-output directory; skipping");
-        return;
-    }
+    assert!(
+        oracle_dir.is_dir(),
+        "{} has no oracle-output folder",
+        dir.display()
+    );
     let mut failures = Vec::new();
     let mut checked = 0;
     let mut files: Vec<_> = std::fs::read_dir(&oracle_dir)
@@ -324,17 +316,19 @@ fn runs(dir: &Path, out: &mut Vec<PathBuf>) {
 fn adversarial_iac_reference_runs() {
     use caldera::score::Summary;
     use caldera::score::detection::{hallucination_rate, manifest_accuracy};
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/reference/adversarial-iac/experiments");
+    let Some(root) = crate::shared::shared_path(
+        "reference/adversarial-iac/experiments",
+        "the adversarial-IaC metric recomputation",
+    ) else {
+        return;
+    };
     let mut found = Vec::new();
     runs(&root, &mut found);
-    if found.is_empty() {
-        println!(
-            "notice: {} not found; skipping the reference runs",
-            root.display()
-        );
-        return;
-    }
+    assert!(
+        !found.is_empty(),
+        "{} holds no reference run",
+        root.display()
+    );
     let mut failures = Vec::new();
     let (mut games_checked, mut aggregates_checked) = (0, 0);
     let u = |v: &Value| v.as_u64().unwrap_or(0);
