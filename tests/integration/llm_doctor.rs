@@ -10,11 +10,11 @@ use super::llm_server::{GOOD, MockServer, anthropic_text};
 #[tokio::test]
 async fn rows_say_what_is_usable_and_why() {
     let server = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
-    // A port that was free a moment ago: nothing listens there.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // A port held by this test but never listened on: connections are refused for as
+    // long as the socket lives (a port released after binding could be taken by anyone).
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let closed = held.local_addr().unwrap();
     let env: HashMap<&str, String> = HashMap::from([
         ("ANTHROPIC_API_KEY", "sk-secret-value-1234".to_string()),
         ("ANTHROPIC_BASE_URL", server.base.clone()),

@@ -248,7 +248,6 @@ async fn a_slow_server_times_out() {
         )
     })
     .await;
-    let start = Instant::now();
     match run_one(anthropic(&server, Duration::from_millis(200)), options(2)).await {
         Outcome::Unscored {
             kind,
@@ -261,7 +260,9 @@ async fn a_slow_server_times_out() {
         }
         other => panic!("expected unscored, got {other:?}"),
     }
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // Two attempts, each cut at the timeout: the server's three-second delay never ran
+    // out (the server saw both requests, and no reply was read).
+    assert_eq!(server.hits(), 2);
 }
 
 #[tokio::test]
