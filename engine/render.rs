@@ -32,7 +32,18 @@ pub fn environment() -> Environment<'static> {
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     crate::evidence::builtins::register(&mut env);
     crate::evidence::fastpath::register(&mut env);
+    // minijinja's own `divisibleby` panics on a zero divisor (a remainder by zero): a
+    // judge file must never be able to crash a run, so the test is replaced.
+    env.add_test("divisibleby", divisible_by);
     env
+}
+
+/// `x is divisibleby(n)`: false for `n == 0` instead of a panic.
+fn divisible_by(v: &minijinja::Value, n: i64) -> bool {
+    match i64::try_from(v.clone()) {
+        Ok(x) if n != 0 => x.checked_rem(n) == Some(0),
+        _ => false,
+    }
 }
 
 /// The names a run's context provides to every expression (besides evidence names).
@@ -144,4 +155,24 @@ pub fn fence_for(dimension: &str, evidence: &Evidence) -> String {
     h.update([0u8]);
     h.update(serde_json::to_vec(evidence).unwrap_or_default());
     hex::encode(&h.finalize()[..8])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn divisibleby_zero_is_false_not_a_panic() {
+        let env = super::environment();
+        let eval = |src: &str| {
+            env.compile_expression(src)
+                .and_then(|e| e.eval(minijinja::context! {}))
+                .map(|v| v.is_true())
+        };
+        assert_eq!(eval("6 is divisibleby(0)").ok(), Some(false));
+        assert_eq!(eval("6 is divisibleby(3)").ok(), Some(true));
+        assert_eq!(eval("7 is divisibleby(3)").ok(), Some(false));
+        assert_eq!(
+            eval("-9223372036854775807 - 1 is divisibleby(-1)").ok(),
+            Some(true)
+        );
+    }
 }
