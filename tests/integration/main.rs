@@ -20,6 +20,7 @@ mod readme;
 mod schema;
 mod scope_repo;
 mod score_vectors;
+mod scoring_pins;
 mod shared;
 mod trivy_parity;
 mod trivy_suite;
