@@ -1,14 +1,18 @@
 //! `caldera run`: validate the suite, read its inputs, judge every dimension, write the
-//! JSON result and print the table.
+//! JSON result and the reports asked for, and map the outcome to an exit status.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::cli::{Exit, stderr_color, stdout_color};
+use crate::cli::output::{self, Dest};
+use crate::cli::report::{ReportOptions, baseline, regression_gate, write_all};
+use crate::cli::{Exit, stderr_color};
 use crate::diag::{render_text, tally};
-use crate::load::suite::load_suite;
+use crate::load::suite::{Suite, load_suite};
 use crate::report;
+use crate::report::model::Report;
+use crate::report::{Format, Input};
 use crate::run::context::Overrides;
 use crate::run::llm::{LlmOptions, run_llm};
 use crate::run::result::{NO_SCORE, RunResult};
@@ -52,9 +56,16 @@ pub enum CacheArg {
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The suite folder (e.g. judges.d/trivy).
-    #[arg(value_name = "SUITE_DIR")]
+    /// The suite: its folder (judges.d/trivy) or its suite.yaml.
+    #[arg(value_name = "SUITE")]
     pub suite: PathBuf,
+    /// Only this judge (its dimension name; repeatable). The weighted score is over the
+    /// judges run.
+    #[arg(long = "judge", value_name = "DIMENSION")]
+    pub judges: Vec<String>,
+    /// Only this repo (its id; repeatable): the other results and ground truth are not read.
+    #[arg(long = "repo", value_name = "ID")]
+    pub repos: Vec<String>,
     /// Score with each judge's heuristic only: no model, no network.
     #[arg(long)]
     pub heuristic: bool,
@@ -68,14 +79,21 @@ pub struct RunArgs {
     /// `--input baseline=runs/last.json`.
     #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_named_input)]
     pub inputs: Vec<(String, PathBuf)>,
-    /// Where to write the JSON result [default: results/<suite>/<run id>.json].
+    /// Where to write the JSON result [default: results/<suite>/<run id>.json]; `-` prints
+    /// it on stdout instead of the table.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Compare with this earlier result of the suite: deltas in the reports, and
+    /// `--fail-on regression` to gate on them.
+    #[arg(long, value_name = "BASE.json", help_heading = "Reports")]
+    pub baseline: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportOptions,
     /// Exit 1 when the weighted score is below this value. Without it, exit 1 when the
     /// decision is FAIL or no judge scored.
     #[arg(long, value_name = "SCORE")]
     pub fail_under: Option<f64>,
-    /// Print the JSON result on stdout instead of the table.
+    /// Print the JSON result on stdout instead of the table (as `--format json`).
     #[arg(long)]
     pub json: bool,
     /// LLM provider [default: ANTHROPIC_API_KEY set -> anthropic, else OPENAI_API_KEY or
@@ -121,8 +139,9 @@ pub struct RunArgs {
     /// `<result>.interactions.jsonl`].
     #[arg(long, value_name = "FILE", help_heading = "LLM mode")]
     pub log: Option<PathBuf>,
-    /// Explain cache misses.
-    #[arg(short, long, help_heading = "LLM mode")]
+    /// Per-repo scores of `scope: repo` judges in the table; in LLM mode, explain cache
+    /// misses too.
+    #[arg(short, long)]
     pub verbose: bool,
 }
 
@@ -140,8 +159,15 @@ pub fn parse_named_input(text: &str) -> Result<(String, PathBuf), String> {
 
 /// Runs the command.
 pub fn execute(args: RunArgs) -> Exit {
+    if let Err(e) = args.report.check(args.out.as_deref()) {
+        eprintln!("error: {e}");
+        return Exit::Error;
+    }
+    let Some(suite_dir) = suite_dir(&args.suite) else {
+        return Exit::Error;
+    };
     let env = crate::render::environment();
-    let (suite, diags) = load_suite(&args.suite, &env);
+    let (suite, diags) = load_suite(&suite_dir, &env);
     let (errors, _) = tally(&diags);
     if !diags.is_empty() {
         eprint!("{}", render_text(&diags, stderr_color()));
@@ -154,20 +180,28 @@ pub fn execute(args: RunArgs) -> Exit {
         );
         return Exit::Error;
     };
+    let Some(suite) = select_judges(suite, &args.judges) else {
+        return Exit::Error;
+    };
     let overrides = Overrides {
         results: args.results.clone(),
         ground_truth: args.ground_truth.clone(),
         inputs: args.inputs.iter().cloned().collect(),
+        repos: args.repos.clone(),
     };
     let outcome = if args.heuristic {
         run_heuristic(&env, &suite, &RunOptions { overrides })
     } else {
         let run_id = crate::run::new_run_id();
-        let out = args.out.clone().unwrap_or_else(|| {
-            PathBuf::from("results")
-                .join(&suite.spec.suite)
-                .join(format!("{run_id}.json"))
-        });
+        let out = args
+            .out
+            .clone()
+            .filter(|o| o.as_os_str() != "-")
+            .unwrap_or_else(|| {
+                PathBuf::from("results")
+                    .join(&suite.spec.suite)
+                    .join(format!("{run_id}.json"))
+            });
         let log = args
             .log
             .clone()
@@ -198,14 +232,14 @@ pub fn execute(args: RunArgs) -> Exit {
             max_cost: args.max_cost,
             log: Some(log),
             timeout: std::time::Duration::from_secs(args.timeout.max(1)),
-            progress: !args.json,
+            progress: !(args.json || output::quiet()),
             verbose: args.verbose,
             run_id: Some(run_id),
         };
         let r = run_llm(&env, &suite, &options);
         if let Ok(result) = &r {
             let args = RunArgs {
-                out: Some(out),
+                out: Some(args.out.clone().unwrap_or(out)),
                 ..args
             };
             return finish(result, &args);
@@ -223,34 +257,155 @@ pub fn execute(args: RunArgs) -> Exit {
     finish(&result, &args)
 }
 
-/// Writes and prints the result; maps it to an exit status.
+/// Writes the result and the reports; maps the outcome to an exit status.
 pub fn finish(result: &RunResult, args: &RunArgs) -> Exit {
-    let path = args
+    let dest = args
         .out
-        .clone()
-        .unwrap_or_else(|| report::json::default_path(result));
-    if let Err(e) = report::json::write(result, &path) {
+        .as_deref()
+        .map_or_else(|| Dest::File(report::json::default_path(result)), Dest::of);
+    if let Dest::File(path) = &dest
+        && let Err(e) = report::json::write(result, path)
+    {
         eprintln!("error: cannot write the result to {}: {e}", path.display());
         // The result must not be lost: print it instead.
-        println!(
-            "{}",
-            serde_json::to_string_pretty(result).unwrap_or_default()
-        );
+        output::print(&report::json::to_text(result));
         return Exit::Error;
     }
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(result).unwrap_or_default()
-        );
-    } else {
-        print!("{}", report::table::render(result, stdout_color()));
-        println!("\n  result written to {}", path.display());
+    let report = Report::of(result);
+    let comparison = match args.baseline.as_deref() {
+        Some(b) => match baseline(b, &report, args.report.tolerance) {
+            Some(c) => Some(c),
+            None => {
+                if dest == Dest::Stdout {
+                    output::print(&report::json::to_text(result));
+                }
+                return Exit::Error;
+            }
+        },
+        None => None,
+    };
+    let input = Input {
+        report: &report,
+        comparison: comparison.as_ref(),
+        diff_only: false,
+        per_repo: args.verbose,
+    };
+    if let Err(e) = print_reports(&input, args, &dest) {
+        eprintln!("error: {e}");
+        return Exit::Error;
     }
-    let below = match (args.fail_under, result.total_score) {
+    gate(&report, args, comparison.as_ref())
+}
+
+/// The reports of a finished run: the JSON on stdout for `--out -` or `--json`; every
+/// `--format` to `--out-dir`; else the one format (the table by default) on stdout.
+fn print_reports(input: &Input<'_>, args: &RunArgs, dest: &Dest) -> Result<(), String> {
+    if *dest == Dest::Stdout || args.json {
+        output::print(&Format::Json.reporter().render(input));
+        if args.report.out_dir.is_none() {
+            return Ok(());
+        }
+    }
+    let formats = args.report.formats(Format::Table);
+    if let Some(dir) = &args.report.out_dir {
+        write_all(input, &formats, Some(dir), &Dest::Stdout)?;
+        return Ok(());
+    }
+    if formats == [Format::Table] && output::quiet() {
+        return Ok(());
+    }
+    write_all(input, &formats, None, &Dest::Stdout)?;
+    if let (Dest::File(path), [Format::Table]) = (dest, formats.as_slice())
+        && !output::quiet()
+    {
+        output::println(&format!("\n  result written to {}", path.display()));
+    }
+    Ok(())
+}
+
+/// The exit status, with one line on stderr saying why when it is not a pass: a run left
+/// without scores by its budget or replay misses (3) before a regression or a score below
+/// its bar (1).
+fn gate(report: &Report, args: &RunArgs, comparison: Option<&report::compare::Comparison>) -> Exit {
+    if let Some(reason) = report.incomplete() {
+        eprintln!("{reason}");
+        return Exit::Incomplete;
+    }
+    if let Some(exit) = regression_gate(comparison, args.report.fail_on) {
+        return exit;
+    }
+    let below = match (args.fail_under, report.total_score) {
         (Some(min), Some(score)) => score < min,
         (Some(_), None) => true,
-        (None, _) => result.decision == "FAIL" || result.decision == NO_SCORE,
+        (None, _) => report.decision == "FAIL" || report.decision == NO_SCORE,
     };
-    if below { Exit::Below } else { Exit::Pass }
+    if !below {
+        return Exit::Pass;
+    }
+    let score = report.total_score.map_or_else(
+        || "no weighted score (no judge scored)".to_owned(),
+        |s| format!("weighted score {s:.2}"),
+    );
+    match args.fail_under {
+        Some(min) => eprintln!("{}: {score} is below --fail-under {min}", report.decision),
+        None => eprintln!(
+            "{}: {score}{}",
+            report.decision,
+            report
+                .gate
+                .as_ref()
+                .filter(|g| !g.reason.is_empty())
+                .map_or_else(String::new, |g| format!("; {}", g.reason))
+        ),
+    }
+    Exit::Below
+}
+
+/// The suite folder of `path`: the folder itself, or the folder of a `suite.yaml`.
+fn suite_dir(path: &Path) -> Option<PathBuf> {
+    if !path.is_file() {
+        return Some(path.to_owned());
+    }
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if name == "suite.yaml" || name == "suite.yml" {
+        return Some(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_owned),
+        );
+    }
+    eprintln!(
+        "error: {} is a file but not a suite.yaml; give the suite's folder or its suite.yaml",
+        path.display()
+    );
+    None
+}
+
+/// Keeps the judges named by `--judge` (all when none); an unknown name is an error with
+/// a did-you-mean.
+fn select_judges(mut suite: Suite, names: &[String]) -> Option<Suite> {
+    if names.is_empty() {
+        return Some(suite);
+    }
+    let known: Vec<String> = suite
+        .judges
+        .iter()
+        .map(|j| j.spec.dimension.clone())
+        .collect();
+    let mut ok = true;
+    for name in names {
+        if !known.contains(name) {
+            ok = false;
+            eprintln!(
+                "error: the suite has no judge `{name}`{}",
+                crate::diag::did_you_mean_help(name, known.iter().map(String::as_str))
+                    .map_or(String::new(), |h| format!("; {h}"))
+            );
+        }
+    }
+    suite.judges.retain(|j| names.contains(&j.spec.dimension));
+    ok.then_some(suite)
 }
