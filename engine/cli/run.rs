@@ -271,7 +271,14 @@ pub fn finish(result: &RunResult, args: &RunArgs) -> Exit {
         output::print(&report::json::to_text(result));
         return Exit::Error;
     }
-    let report = Report::of(result);
+    let report = match Report::of(result) {
+        Ok(r) => r,
+        Err(e) => {
+            // The JSON result is written; only its rendering failed.
+            eprintln!("error: the result was written but cannot be reported: {e}");
+            return Exit::Error;
+        }
+    };
     let comparison = match args.baseline.as_deref() {
         Some(b) => match baseline(b, &report, args.report.tolerance) {
             Some(c) => Some(c),

@@ -149,6 +149,15 @@ fn status(d: &Dimension) -> String {
     if let Some(h) = &d.heuristic {
         let _ = write!(s, ", heuristic {}", fmt_score(h.score));
     }
+    if let Some(sp) = &d.spread {
+        let _ = write!(
+            s,
+            ", {} repos from {} to {}",
+            sp.n,
+            fmt_score(Some(sp.min)),
+            fmt_score(Some(sp.max))
+        );
+    }
     s
 }
 

@@ -392,10 +392,10 @@ pub struct InputsView {
 
 impl Report {
     /// The report of a finished run (through its JSON document, so a fresh run and a
-    /// saved one render the same).
-    pub fn of(result: &RunResult) -> Report {
-        let doc = crate::report::json::document(result);
-        Report::from_value(doc).unwrap_or_default()
+    /// saved one render the same). An error means the result type and this view have
+    /// drifted apart; it names the key path.
+    pub fn of(result: &RunResult) -> Result<Report, String> {
+        Report::from_value(crate::report::json::document(result))
     }
 
     /// Reads a document; the error names the key path that does not fit.

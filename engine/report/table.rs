@@ -34,8 +34,10 @@ impl Reporter for Table {
 
 /// Renders a fresh run's table (plain text unless `color`).
 pub fn render(result: &RunResult, color: bool) -> String {
-    let report = Report::of(result);
-    let text = Table.render(&Input::of(&report));
+    let text = match Report::of(result) {
+        Ok(report) => Table.render(&Input::of(&report)),
+        Err(e) => format!("the result cannot be shown as a table: {e}\n"),
+    };
     if color {
         text
     } else {
@@ -140,6 +142,13 @@ fn repo_lines(out: &mut String, d: &Dimension, width: usize) {
     if d.repos.is_empty() {
         return;
     }
+    let repo_width = d
+        .repos
+        .iter()
+        .map(|r| r.repo.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(width.saturating_sub(2));
     for r in &d.repos {
         let what = match r.status {
             Status::Scored => fmt_score(r.score),
@@ -149,7 +158,7 @@ fn repo_lines(out: &mut String, d: &Dimension, width: usize) {
                 r.unscored_reason.as_deref().unwrap_or("no reason given")
             ),
         };
-        let line = format!("    {:<w$}  {what}", r.repo, w = width.saturating_sub(2));
+        let line = format!("    {:<w$}  {what}", r.repo, w = repo_width);
         let _ = writeln!(out, "{}", paint(DIM, &line));
     }
     if let Some(s) = &d.spread {

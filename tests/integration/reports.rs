@@ -405,3 +405,45 @@ fn per_repo_deltas_within_noise_are_not_regressions() {
         worse.dimensions[0].evidence
     );
 }
+
+/// The report view reads what a fresh result says, field for field, so a report never
+/// shows a value the result does not hold (a guard against the two drifting apart).
+#[test]
+fn the_report_view_reads_what_the_result_says() {
+    use caldera::report::model::Report;
+    let env = caldera::render::environment();
+    let (suite, _) = caldera::load::suite::load_suite(Path::new("judges.d/trivy"), &env);
+    let result =
+        caldera::run::run_heuristic(&env, &suite.unwrap(), &caldera::run::RunOptions::default())
+            .unwrap();
+    let report = Report::of(&result).expect("reads");
+    let doc = serde_json::to_value(&result).unwrap();
+    assert_eq!(report.decision, doc["decision"]);
+    assert_eq!(report.total_score, doc["total_score"].as_f64());
+    assert_eq!(
+        report.summary.problems.len(),
+        doc["summary"]["problems"].as_array().unwrap().len()
+    );
+    for (d, v) in report
+        .dimensions
+        .iter()
+        .zip(doc["dimensions"].as_array().unwrap())
+    {
+        assert_eq!(d.name, v["name"]);
+        assert_eq!(d.status.as_str(), v["status"]);
+        assert_eq!(d.score, v["score"].as_f64());
+        assert_eq!(d.confidence, v["confidence"].as_f64());
+        assert_eq!(d.passed, v["passed"].as_bool());
+        assert_eq!(d.weight, v["weight"].as_f64().unwrap());
+        assert_eq!(
+            d.assertion_failures.len(),
+            v["assertion_failures"].as_array().unwrap().len()
+        );
+        assert_eq!(
+            d.recommendations.len(),
+            v["recommendations"].as_array().unwrap().len()
+        );
+        assert_eq!(d.evidence, v["evidence"]);
+    }
+    assert_eq!(report.dimensions.len(), 7);
+}
