@@ -34,28 +34,25 @@ pub fn execute(args: DoctorArgs) -> Exit {
     };
     let rows = runtime.block_on(diagnose(Duration::from_secs(args.timeout.max(1))));
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).unwrap_or_default()
-        );
+        crate::cli::output::println(&serde_json::to_string_pretty(&rows).unwrap_or_default());
     } else {
         for row in &rows {
             let mark = if row.usable { "usable" } else { "not usable" };
-            println!(
+            crate::cli::output::println(&format!(
                 "{:<10} {mark}{}",
                 row.provider,
                 row.endpoint
                     .as_deref()
                     .map_or(String::new(), |e| format!("  ({e})"))
-            );
+            ));
             for c in &row.checks {
-                println!("           - {c}");
+                crate::cli::output::println(&format!("           - {c}"));
             }
         }
         if !rows.iter().any(|r| r.usable) {
-            println!(
+            crate::cli::output::println(
                 "\nno provider is usable here: set ANTHROPIC_API_KEY or OPENAI_BASE_URL, install \
-                 the `claude` CLI, or run suites with --heuristic"
+                 the `claude` CLI, or run suites with --heuristic",
             );
         }
     }

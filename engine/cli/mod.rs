@@ -1,8 +1,14 @@
 //! The command line: one file per subcommand. Exit codes: 0 pass, 1 evaluation below
-//! threshold, 2 usage or input error.
+//! threshold (or a regression), 2 usage or input error, 3 a run left without scores by
+//! its budget or by replay misses.
 
+pub mod completions;
+pub mod diff;
 pub mod doctor;
+pub mod init;
+pub mod output;
 pub mod render;
+pub mod report;
 pub mod run;
 pub mod schema;
 pub mod validate;
@@ -16,10 +22,13 @@ use clap::{Args, Parser, Subcommand};
 pub enum Exit {
     /// Everything passed (or, for `validate`, no errors).
     Pass = 0,
-    /// The evaluation is below its threshold.
+    /// The evaluation is below its threshold, or regressed from its baseline.
     Below = 1,
     /// Bad usage or bad input.
     Error = 2,
+    /// Judges were left without a score by the `--max-cost` budget or by replay misses:
+    /// the run measured too little to pass or fail.
+    Incomplete = 3,
 }
 
 impl From<Exit> for ExitCode {
@@ -36,19 +45,35 @@ impl From<Exit> for ExitCode {
     about = "Judge the output of code-analysis tools against ground truth, with heuristics and LLMs.",
     long_about = "Judge the output of code-analysis tools against ground truth, with heuristics and LLMs.\n\n\
         A suite is a folder with suite.yaml and one YAML file per judge (see judges.d/).\n\n\
-        Exit status: 0 pass, 1 evaluation below threshold, 2 usage or input error."
+        Exit status: 0 pass; 1 evaluation below threshold, or a regression with \
+        `--fail-on regression`; 2 usage or input error (an empty or missing results folder \
+        included); 3 incomplete: judges left without a score by the `--max-cost` budget or \
+        by `--replay` cache misses."
 )]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour output (NO_COLOR and CLICOLOR_FORCE are honoured under `auto`).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        global = true,
+        value_name = "WHEN",
+        help_heading = "Output"
+    )]
+    pub color: output::ColorArg,
+    /// Print nothing but errors and the one-line reason of a failing gate.
+    #[arg(long, short, global = true, help_heading = "Output")]
+    pub quiet: bool,
 }
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a suite and write the result.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Check suites and judge files without running them; report every problem.
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of judge or suite files (for editors).
@@ -57,6 +82,14 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Say which LLM providers are usable here, and why not, without spending tokens.
     Doctor(doctor::DoctorArgs),
+    /// Render a saved result again, in any format (table, json, md, junit, html).
+    Report(report::ReportArgs),
+    /// Compare two saved results of one suite: score, evidence and problem changes.
+    Diff(diff::DiffArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::CompletionsArgs),
+    /// Write a starter suite for a tool: suite.yaml, one judge, its prompt, sample data.
+    Init(init::InitArgs),
 }
 
 /// Parses arguments and runs the command.
@@ -73,26 +106,29 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    output::init(cli.color, cli.quiet);
     let exit = match cli.command {
-        Command::Run(args) => run::execute(args),
+        Command::Run(args) => run::execute(*args),
         Command::Validate(args) => validate::execute(args),
         Command::Schema(args) => schema::execute(args),
         Command::Render(args) => render::execute(args),
         Command::Doctor(args) => doctor::execute(args),
+        Command::Report(args) => report::execute(args),
+        Command::Diff(args) => diff::execute(args),
+        Command::Completions(args) => completions::execute(&args),
+        Command::Init(args) => init::execute(&args),
     };
     exit.into()
 }
 
-/// Whether stderr is a colour terminal (honours NO_COLOR).
+/// Whether stderr gets colour (`--color`, NO_COLOR, CLICOLOR_FORCE, a terminal).
 pub fn stderr_color() -> bool {
-    use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+    output::stderr_color()
 }
 
-/// Whether stdout is a colour terminal (honours NO_COLOR).
+/// Whether stdout gets colour (`--color`, NO_COLOR, CLICOLOR_FORCE, a terminal).
 pub fn stdout_color() -> bool {
-    use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+    output::stdout_color()
 }
 
 /// Where a suite may read from (shared by `run`, `render` and `validate`).

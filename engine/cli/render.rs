@@ -68,6 +68,7 @@ pub fn execute(args: RenderArgs) -> Exit {
         results: args.results.clone(),
         ground_truth: args.ground_truth.clone(),
         inputs: args.inputs.iter().cloned().collect(),
+        ..Overrides::default()
     };
     let ctx = match load_inputs(&suite, &overrides)
         .and_then(|inputs| crate::run::shared_context(&env, &suite, &inputs))
@@ -95,14 +96,16 @@ pub fn execute(args: RenderArgs) -> Exit {
                 Some(r) => format!("{} / {r}", plan.spec.dimension),
                 None => plan.spec.dimension.clone(),
             };
-            println!("===== {title} =====");
+            crate::cli::output::println(&format!("===== {title} ====="));
             match unit_prompt(&env, plan, &unit) {
                 Ok(prompt) => {
-                    println!("----- system -----\n{SYSTEM_PROMPT}\n----- user -----\n{prompt}");
+                    crate::cli::output::println(&format!(
+                        "----- system -----\n{SYSTEM_PROMPT}\n----- user -----\n{prompt}"
+                    ));
                 }
                 Err(reason) => {
                     failed = true;
-                    println!("(nothing would be sent: {reason})");
+                    crate::cli::output::println(&format!("(nothing would be sent: {reason})"));
                 }
             }
         }

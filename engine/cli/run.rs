@@ -1,14 +1,18 @@
 //! `caldera run`: validate the suite, read its inputs, judge every dimension, write the
-//! JSON result and print the table.
+//! JSON result and the reports asked for, and map the outcome to an exit status.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::cli::{Exit, stderr_color, stdout_color};
+use crate::cli::output::{self, Dest};
+use crate::cli::report::{ReportOptions, baseline, regression_gate, write_all};
+use crate::cli::{Exit, stderr_color};
 use crate::diag::{render_text, tally};
 use crate::load::suite::{Suite, load_suite_with};
 use crate::report;
+use crate::report::model::Report;
+use crate::report::{Format, Input};
 use crate::run::context::Overrides;
 use crate::run::llm::{LlmOptions, run_llm};
 use crate::run::result::{FAIL, NO_SCORE, RunResult};
@@ -52,9 +56,16 @@ pub enum CacheArg {
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The suite folder (e.g. judges.d/trivy).
-    #[arg(value_name = "SUITE_DIR")]
+    /// The suite: its folder (judges.d/trivy) or its suite.yaml.
+    #[arg(value_name = "SUITE")]
     pub suite: PathBuf,
+    /// Only this judge (its dimension name; repeatable). The weighted score is over the
+    /// judges run.
+    #[arg(long = "judge", value_name = "DIMENSION")]
+    pub judges: Vec<String>,
+    /// Only this repo (its id; repeatable): the other results and ground truth are not read.
+    #[arg(long = "repo", value_name = "ID")]
+    pub repos: Vec<String>,
     /// Score with each judge's heuristic only: no model, no network.
     #[arg(long)]
     pub heuristic: bool,
@@ -68,9 +79,16 @@ pub struct RunArgs {
     /// `--input baseline=runs/last.json`; `NAME=` runs without it (null to judges).
     #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_named_input)]
     pub inputs: Vec<(String, Option<PathBuf>)>,
-    /// Where to write the JSON result [default: results/<suite>/<run id>.json].
+    /// Where to write the JSON result [default: results/<suite>/<run id>.json]; `-` prints
+    /// it on stdout instead of the table.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Compare with this earlier result of the suite: deltas in the reports, and
+    /// `--fail-on regression` to gate on them.
+    #[arg(long, value_name = "BASE.json", help_heading = "Reports")]
+    pub baseline: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportOptions,
     /// Exit 1 when the score the decision rests on (exact, never rounded) is below this
     /// value; the bar then stands in for the decision table. Without it, exit 1 when the
     /// decision is FAIL or no judge scored. Errors and low coverage fail the run either way.
@@ -81,7 +99,7 @@ pub struct RunArgs {
     /// `allow_errors: true`.
     #[arg(long)]
     pub allow_errors: bool,
-    /// Print the JSON result on stdout instead of the table.
+    /// Print the JSON result on stdout instead of the table (as `--format json`).
     #[arg(long)]
     pub json: bool,
     /// LLM provider [default: ANTHROPIC_API_KEY set -> anthropic, else OPENAI_API_KEY or
@@ -127,8 +145,9 @@ pub struct RunArgs {
     /// `<result>.interactions.jsonl`].
     #[arg(long, value_name = "FILE", help_heading = "LLM mode")]
     pub log: Option<PathBuf>,
-    /// Explain cache misses.
-    #[arg(short, long, help_heading = "LLM mode")]
+    /// Per-repo scores of `scope: repo` judges in the table; in LLM mode, explain cache
+    /// misses too.
+    #[arg(short, long)]
     pub verbose: bool,
     /// Project root and confinement.
     #[command(flatten)]
@@ -151,8 +170,15 @@ pub fn parse_named_input(text: &str) -> Result<(String, Option<PathBuf>), String
 
 /// Runs the command.
 pub fn execute(args: RunArgs) -> Exit {
+    if let Err(e) = args.report.check(args.out.as_deref()) {
+        eprintln!("error: {e}");
+        return Exit::Error;
+    }
+    let Some(suite_dir) = suite_dir(&args.suite) else {
+        return Exit::Error;
+    };
     let env = crate::render::environment();
-    let (suite, diags) = load_suite_with(&args.suite, &env, &args.root.options());
+    let (suite, diags) = load_suite_with(&suite_dir, &env, &args.root.options());
     let (errors, _) = tally(&diags);
     if !diags.is_empty() {
         eprint!("{}", render_text(&diags, stderr_color()));
@@ -165,10 +191,14 @@ pub fn execute(args: RunArgs) -> Exit {
         );
         return Exit::Error;
     };
+    let Some(suite) = select_judges(suite, &args.judges) else {
+        return Exit::Error;
+    };
     let overrides = Overrides {
         results: args.results.clone(),
         ground_truth: args.ground_truth.clone(),
         inputs: args.inputs.iter().cloned().collect(),
+        repos: args.repos.clone(),
     };
     if let Err(why) = check_outputs(&args, &suite, &overrides) {
         eprintln!("error: {why}; nothing was run");
@@ -185,11 +215,15 @@ pub fn execute(args: RunArgs) -> Exit {
         )
     } else {
         let run_id = crate::run::new_run_id();
-        let out = args.out.clone().unwrap_or_else(|| {
-            PathBuf::from("results")
-                .join(&suite.spec.suite)
-                .join(format!("{run_id}.json"))
-        });
+        let out = args
+            .out
+            .clone()
+            .filter(|o| o.as_os_str() != "-")
+            .unwrap_or_else(|| {
+                PathBuf::from("results")
+                    .join(&suite.spec.suite)
+                    .join(format!("{run_id}.json"))
+            });
         let log = args
             .log
             .clone()
@@ -220,7 +254,7 @@ pub fn execute(args: RunArgs) -> Exit {
             max_cost: args.max_cost,
             log: Some(log),
             timeout: std::time::Duration::from_secs(args.timeout.max(1)),
-            progress: !args.json,
+            progress: !(args.json || output::quiet()),
             verbose: args.verbose,
             run_id: Some(run_id),
             allow_errors: args.allow_errors,
@@ -228,7 +262,7 @@ pub fn execute(args: RunArgs) -> Exit {
         let r = run_llm(&env, &suite, &options);
         if let Ok(result) = &r {
             let args = RunArgs {
-                out: Some(out),
+                out: Some(args.out.clone().unwrap_or(out)),
                 ..args
             };
             return finish(result, &args);
@@ -303,60 +337,166 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
     Ok(())
 }
 
-/// Writes and prints the result; maps it to an exit status.
+/// Writes the result and the reports; maps the outcome to an exit status.
 pub fn finish(result: &RunResult, args: &RunArgs) -> Exit {
-    let path = args
+    let dest = args
         .out
-        .clone()
-        .unwrap_or_else(|| report::json::default_path(result));
-    if let Err(e) = report::json::write(result, &path) {
+        .as_deref()
+        .map_or_else(|| Dest::File(report::json::default_path(result)), Dest::of);
+    if let Dest::File(path) = &dest
+        && let Err(e) = report::json::write(result, path)
+    {
         eprintln!("error: cannot write the result to {}: {e}", path.display());
         // The result must not be lost: print it instead.
-        println!(
-            "{}",
-            serde_json::to_string_pretty(result).unwrap_or_default()
-        );
+        output::print(&report::json::to_text(result));
         return Exit::Error;
     }
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(result).unwrap_or_default()
-        );
-    } else {
-        print!("{}", report::table::render(result, stdout_color()));
-        println!("\n  result written to {}", path.display());
+    let report = match Report::of(result) {
+        Ok(r) => r,
+        Err(e) => {
+            // The JSON result is written; only its rendering failed.
+            eprintln!("error: the result was written but cannot be reported: {e}");
+            return Exit::Error;
+        }
+    };
+    let comparison = match args.baseline.as_deref() {
+        Some(b) => match baseline(b, &report, args.report.tolerance) {
+            Some(c) => Some(c),
+            None => {
+                if dest == Dest::Stdout {
+                    output::print(&report::json::to_text(result));
+                }
+                return Exit::Error;
+            }
+        },
+        None => None,
+    };
+    let input = Input {
+        report: &report,
+        comparison: comparison.as_ref(),
+        diff_only: false,
+        per_repo: args.verbose,
+    };
+    if let Err(e) = print_reports(&input, args, &dest) {
+        eprintln!("error: {e}");
+        return Exit::Error;
     }
-    // With a bar, the bar replaces the decision table; the gates (no score, errors,
-    // coverage) fail the run either way. The bar is read against the exact score the
-    // decision rests on, never a rounded one.
+    gate(result, &report, args, comparison.as_ref())
+}
+
+/// The reports of a finished run: the JSON on stdout for `--out -` or `--json`; every
+/// `--format` to `--out-dir`; else the one format (the table by default) on stdout.
+fn print_reports(input: &Input<'_>, args: &RunArgs, dest: &Dest) -> Result<(), String> {
+    if *dest == Dest::Stdout || args.json {
+        output::print(&Format::Json.reporter().render(input));
+        if args.report.out_dir.is_none() {
+            return Ok(());
+        }
+    }
+    let formats = args.report.formats(Format::Table);
+    if let Some(dir) = &args.report.out_dir {
+        write_all(input, &formats, Some(dir), &Dest::Stdout)?;
+        return Ok(());
+    }
+    if formats == [Format::Table] && output::quiet() {
+        return Ok(());
+    }
+    write_all(input, &formats, None, &Dest::Stdout)?;
+    if let (Dest::File(path), [Format::Table]) = (dest, formats.as_slice())
+        && !output::quiet()
+    {
+        output::println(&format!("\n  result written to {}", path.display()));
+    }
+    Ok(())
+}
+
+/// The exit status, with one line on stderr saying why when it is not a pass: a run left
+/// without scores by its budget or replay misses (3) before a regression or a failing
+/// gate or score (1). With `--fail-under`, the bar stands in for the decision table;
+/// the gates (no score, errors, coverage) fail the run either way. The bar is read
+/// against the exact score the decision rests on, never a rounded one.
+fn gate(
+    result: &RunResult,
+    report: &Report,
+    args: &RunArgs,
+    comparison: Option<&report::compare::Comparison>,
+) -> Exit {
+    if let Some(reason) = report.incomplete() {
+        eprintln!("{reason}");
+        return Exit::Incomplete;
+    }
+    if let Some(exit) = regression_gate(comparison, args.report.fail_on) {
+        return exit;
+    }
+    let safe = crate::diag::printable_line;
     let gated = result.gate.blocked || result.decision == NO_SCORE;
-    let below_bar = args.fail_under.is_some_and(|min| {
-        result
-            .gate
-            .decision_score
-            .is_none_or(|s| !crate::run::result::reaches(s, min))
-    });
-    let failed = gated || (args.fail_under.is_none() && result.decision == FAIL);
-    if (failed || below_bar) && !args.json {
+    let score = result.gate.decision_score;
+    let below_bar = args
+        .fail_under
+        .is_some_and(|min| score.is_none_or(|s| !crate::run::result::reaches(s, min)));
+    if gated || (args.fail_under.is_none() && result.decision == FAIL) {
+        eprintln!("{}: {}", safe(&result.decision), safe(&result.gate.reason));
+        return Exit::Below;
+    }
+    if let (true, Some(min)) = (below_bar, args.fail_under) {
+        let shown = score.map_or_else(
+            || "no score (no judge scored)".to_owned(),
+            |s| format!("score {s:.2} (exactly {s})"),
+        );
         eprintln!(
-            "{}: {}",
-            crate::diag::printable_line(&result.decision),
-            crate::diag::printable_line(&result.gate.reason)
+            "{}: {shown} is below --fail-under {min}",
+            safe(&result.decision)
+        );
+        return Exit::Below;
+    }
+    Exit::Pass
+}
+
+/// The suite folder of `path`: the folder itself, or the folder of a `suite.yaml`.
+fn suite_dir(path: &Path) -> Option<PathBuf> {
+    if !path.is_file() {
+        return Some(path.to_owned());
+    }
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if name == "suite.yaml" || name == "suite.yml" {
+        return Some(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_owned),
         );
     }
-    if below_bar && let Some(min) = args.fail_under {
-        eprintln!(
-            "below --fail-under: the score the decision rests on is {}, the bar is {min}",
-            result
-                .gate
-                .decision_score
-                .map_or_else(|| "none".to_owned(), |s| format!("{s:.4}"))
-        );
+    eprintln!(
+        "error: {} is a file but not a suite.yaml; give the suite's folder or its suite.yaml",
+        path.display()
+    );
+    None
+}
+
+/// Keeps the judges named by `--judge` (all when none); an unknown name is an error with
+/// a did-you-mean.
+fn select_judges(mut suite: Suite, names: &[String]) -> Option<Suite> {
+    if names.is_empty() {
+        return Some(suite);
     }
-    if failed || below_bar {
-        Exit::Below
-    } else {
-        Exit::Pass
+    let known: Vec<String> = suite
+        .judges
+        .iter()
+        .map(|j| j.spec.dimension.clone())
+        .collect();
+    let mut ok = true;
+    for name in names {
+        if !known.contains(name) {
+            ok = false;
+            eprintln!(
+                "error: the suite has no judge `{name}`{}",
+                crate::diag::did_you_mean_help(name, known.iter().map(String::as_str))
+                    .map_or(String::new(), |h| format!("; {h}"))
+            );
+        }
     }
+    suite.judges.retain(|j| names.contains(&j.spec.dimension));
+    ok.then_some(suite)
 }

@@ -58,6 +58,6 @@ pub fn execute(args: SchemaArgs) -> Exit {
         }
         return Exit::Pass;
     }
-    print!("{}", schema_text(args.which.unwrap_or(Which::Judge)));
+    crate::cli::output::print(&schema_text(args.which.unwrap_or(Which::Judge)));
     Exit::Pass
 }

@@ -89,9 +89,8 @@ pub fn execute(args: ValidateArgs) -> Exit {
                 "errors": errors,
                 "warnings": warnings,
             });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into())
+            crate::cli::output::println(
+                &serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".into()),
             );
         }
         Format::Text => {

@@ -1,8 +1,12 @@
-//! Writes the run result as pretty JSON, atomically (a unique temp file renamed into
-//! place), so an interrupted write never leaves half a result where a dashboard reads it.
+//! The JSON result document, and atomic writes (a unique temp file renamed into place),
+//! so an interrupted write never leaves half a report where a dashboard or CI reads it.
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
+use crate::report::model::RESULT_FORMAT;
+use crate::report::{Input, Reporter};
 use crate::run::result::RunResult;
 
 /// The default result path: `results/<suite>/<run id>.json` under the current folder.
@@ -12,10 +16,52 @@ pub fn default_path(result: &RunResult) -> PathBuf {
         .join(format!("{}.json", result.run_id))
 }
 
-/// Writes `result` to `path`, creating folders as needed; see [`crate::outfile`] for
-/// what is refused.
-pub fn write(result: &RunResult, path: &Path) -> std::io::Result<()> {
-    let mut text = serde_json::to_string_pretty(result).map_err(std::io::Error::other)?;
+/// The result as the document written to disk: the run result preceded by the result
+/// format and the caldera version, which `caldera diff` and `caldera report` check before
+/// reading anything else.
+pub fn document(result: &RunResult) -> Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("result_format".into(), RESULT_FORMAT.into());
+    doc.insert(
+        "caldera_version".into(),
+        env!("CARGO_PKG_VERSION").to_owned().into(),
+    );
+    if let Ok(Value::Object(fields)) = serde_json::to_value(result) {
+        doc.extend(fields);
+    }
+    Value::Object(doc)
+}
+
+/// Pretty JSON of `result`'s document, newline-terminated.
+pub fn to_text(result: &RunResult) -> String {
+    let mut text = serde_json::to_string_pretty(&document(result)).unwrap_or_default();
     text.push('\n');
-    crate::outfile::write_atomic(path, text.as_bytes())
+    text
+}
+
+/// Writes `result` to `path`, creating folders as needed.
+pub fn write(result: &RunResult, path: &Path) -> std::io::Result<()> {
+    write_atomic(path, to_text(result).as_bytes())
+}
+
+/// Writes `bytes` to `path` safely and atomically; see [`crate::outfile`] for what is
+/// refused (links, devices, folders).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    crate::outfile::write_atomic(path, bytes)
+}
+
+/// The JSON format: the document as it was read or written, unchanged; with a baseline,
+/// the comparison is the document instead (`caldera diff --format json`).
+pub struct Json;
+
+impl Reporter for Json {
+    fn render(&self, input: &Input<'_>) -> String {
+        let value = match input.comparison {
+            Some(c) if input.diff_only => serde_json::to_value(c).unwrap_or_default(),
+            _ => input.report.document.clone(),
+        };
+        let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        text.push('\n');
+        text
+    }
 }

@@ -1,32 +1,67 @@
 //! The terminal table: one line per dimension, the weighted score and decision, then
-//! every problem the run found.
+//! every problem the run found; per-repo scores with `-v`; the comparison with a baseline
+//! when one was given. Styles are anstyle; the writer strips them where colour is off.
 
 use std::fmt::Write as _;
 
-use crate::diag::printable_line as safe;
-use crate::run::result::RunResult;
-use crate::verdict::types::Status;
+use anstyle::{AnsiColor, Style};
 
-/// Renders the table (plain text; `color` adds ANSI colour to statuses and decision).
-pub fn render(result: &RunResult, color: bool) -> String {
-    let paint = |code: &str, text: &str| {
-        if color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_owned()
+use crate::diag::printable_line as safe;
+
+use crate::report::compare::{Change, Comparison, DimensionDelta};
+use crate::report::model::{Dimension, Report, Status};
+use crate::report::{Input, Reporter, fmt_delta, fmt_score};
+use crate::run::result::RunResult;
+
+const GREEN: Style = AnsiColor::Green.on_default();
+const RED: Style = AnsiColor::Red.on_default();
+const YELLOW: Style = AnsiColor::Yellow.on_default();
+const DIM: Style = Style::new().dimmed();
+
+/// The table format.
+pub struct Table;
+
+impl Reporter for Table {
+    fn render(&self, input: &Input<'_>) -> String {
+        let mut out = String::new();
+        if !(input.diff_only && input.comparison.is_some()) {
+            run_table(&mut out, input.report, input.per_repo);
         }
+        if let Some(c) = input.comparison {
+            comparison(&mut out, c, input.diff_only);
+        }
+        out
+    }
+}
+
+/// Renders a fresh run's table (plain text unless `color`).
+pub fn render(result: &RunResult, color: bool) -> String {
+    let text = match Report::of(result) {
+        Ok(report) => Table.render(&Input::of(&report)),
+        Err(e) => format!("the result cannot be shown as a table: {e}\n"),
     };
-    let mut out = String::new();
+    if color {
+        text
+    } else {
+        anstream::adapter::strip_str(&text).to_string()
+    }
+}
+
+fn paint(style: Style, text: &str) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+fn run_table(out: &mut String, r: &Report, per_repo: bool) {
     let _ = writeln!(
         out,
         "caldera {} suite `{}` ({} mode, {} results, {} ground truth)",
-        result.run_id,
-        safe(&result.suite),
-        result.mode,
-        result.inputs.results,
-        result.inputs.ground_truth
+        r.run_id,
+        safe(&r.suite),
+        r.mode,
+        r.inputs.results,
+        r.inputs.ground_truth
     );
-    let width = result
+    let width = r
         .dimensions
         .iter()
         .map(|d| d.name.len())
@@ -38,59 +73,125 @@ pub fn render(result: &RunResult, color: bool) -> String {
         "\n  {:<width$}  {:>6}  {:>6}  {:>5}  {:>8}  status",
         "dimension", "weight", "score", "conf", "weighted"
     );
-    for d in &result.dimensions {
-        let score = d.score.map_or("-".into(), |s| format!("{s}"));
+    for d in &r.dimensions {
         let conf = d.confidence.map_or("-".into(), |c| format!("{c:.2}"));
         let weighted = d.weighted_score.map_or("-".into(), |w| format!("{w:.3}"));
-        let mut status = match d.status {
-            Status::Scored => match d.passed {
-                Some(true) => paint("32", "pass"),
-                _ => paint("31", "below threshold"),
-            },
-            Status::Unscored => paint("33", "unscored"),
-            Status::Error => paint("31", "error"),
-        };
-        if let (Some(before), Some(cap)) = (d.score_before_cap, d.cap_applied) {
-            status.push_str(&format!(" (capped {before} -> {cap})"));
-        }
-        if !d.assertion_failures.is_empty() {
-            status.push_str(&format!(
-                ", {} assertion(s) failed",
-                d.assertion_failures.len()
-            ));
-        }
-        if let Some(h) = &d.heuristic {
-            let hs = h.score.map_or("-".into(), |s| format!("{s}"));
-            status.push_str(&format!(" (heuristic {hs})"));
-        }
         let _ = writeln!(
             out,
             "  {:<width$}  {:>6.3}  {:>6}  {:>5}  {:>8}  {}",
             safe(&d.name),
             d.normalized_weight,
-            score,
+            fmt_score(d.score),
             conf,
             weighted,
-            status
+            status_text(d)
         );
+        if per_repo {
+            repo_lines(out, d, width);
+        }
     }
-    let total = result.total_score.map_or("-".into(), |t| format!("{t:.2}"));
-    let decision = match result.decision.as_str() {
-        "FAIL" | "NO_SCORE" => paint("1;31", &result.decision),
-        "WEAK_PASS" => paint("1;33", &result.decision),
-        other => paint("1;32", other),
+    let total = r.total_score.map_or("-".into(), |t| format!("{t:.2}"));
+    let decision = match r.decision.as_str() {
+        "FAIL" | "NO_SCORE" => paint(RED.bold(), &r.decision),
+        "WEAK_PASS" => paint(YELLOW.bold(), &r.decision),
+        other => paint(GREEN.bold(), other),
     };
     let _ = writeln!(
         out,
         "\n  weighted score {total} / 5  ->  {decision}   ({} of {} judges scored, {} passed)",
-        result.summary.scored, result.summary.judges, result.summary.passed
+        r.summary.scored, r.summary.judges, r.summary.passed
     );
-    if let Some(u) = &result.usage {
+    usage_and_panel(out, r);
+    if !r.summary.problems.is_empty() {
+        let _ = writeln!(out, "\n  worth a look:");
+        for p in &r.summary.problems {
+            let who = safe(p.dimension.as_deref().unwrap_or("run"));
+            let _ = writeln!(out, "  - [{}] {who}: {}", p.kind, safe(&p.message));
+        }
+    }
+}
+
+/// The status column: pass / below threshold / unscored / error, with caps, failed
+/// assertions and the heuristic's score beside a model's.
+fn status_text(d: &Dimension) -> String {
+    let mut status = match d.status {
+        Status::Scored => match d.passed {
+            Some(true) => paint(GREEN, "pass"),
+            _ => paint(RED, "below threshold"),
+        },
+        Status::Unscored => paint(YELLOW, "unscored"),
+        Status::Error => paint(RED, "error"),
+    };
+    if let (Some(before), Some(cap)) = (d.score_before_cap, d.cap_applied) {
+        let _ = write!(
+            status,
+            " (capped {} -> {})",
+            fmt_score(Some(before)),
+            fmt_score(Some(cap))
+        );
+    }
+    if !d.assertion_failures.is_empty() {
+        let _ = write!(
+            status,
+            ", {} assertion(s) failed",
+            d.assertion_failures.len()
+        );
+    }
+    if let Some(h) = &d.heuristic {
+        let _ = write!(status, " (heuristic {})", fmt_score(h.score));
+    }
+    status
+}
+
+/// Per-repo scores under a `scope: repo` dimension, with the spread.
+fn repo_lines(out: &mut String, d: &Dimension, width: usize) {
+    if d.repos.is_empty() {
+        return;
+    }
+    let repo_width = d
+        .repos
+        .iter()
+        .map(|r| r.repo.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(width.saturating_sub(2));
+    for r in &d.repos {
+        let what = match r.status {
+            Status::Scored => fmt_score(r.score),
+            other => format!(
+                "{} ({})",
+                other.as_str(),
+                r.unscored_reason.as_deref().unwrap_or("no reason given")
+            ),
+        };
+        let line = format!("    {:<w$}  {what}", safe(&r.repo), w = repo_width);
+        let _ = writeln!(out, "{}", paint(DIM, &line));
+    }
+    if let Some(s) = &d.spread {
+        let std = s.std.map_or("-".into(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(
+                DIM,
+                &format!(
+                    "    spread over {} repos: min {}, max {}, std {std}",
+                    s.n,
+                    fmt_score(Some(s.min)),
+                    fmt_score(Some(s.max))
+                )
+            )
+        );
+    }
+}
+
+fn usage_and_panel(out: &mut String, r: &Report) {
+    if let Some(u) = &r.usage {
         let _ = writeln!(
             out,
             "  model {} via {}: {} verdicts ({} cached), {} input + {} output tokens, ${:.4}",
-            result.model.as_deref().unwrap_or("-"),
-            result.provider.as_deref().unwrap_or("-"),
+            r.model.as_deref().unwrap_or("-"),
+            r.provider.as_deref().unwrap_or("-"),
             u.calls,
             u.cached,
             u.input_tokens,
@@ -98,37 +199,140 @@ pub fn render(result: &RunResult, color: bool) -> String {
             u.cost_usd
         );
     }
-    if let Some(p) = &result.panel {
-        let mean = p
-            .agreement
-            .as_ref()
-            .and_then(|a| a.mean_kappa)
-            .map_or("undefined".into(), |k| format!("{k:.3}"));
-        let rate = p
-            .agreement
-            .as_ref()
-            .and_then(|a| a.agreement.rate)
-            .map_or("-".into(), |r| format!("{:.1}%", r * 100.0));
+    let Some(p) = &r.panel else { return };
+    let mean = p
+        .agreement
+        .as_ref()
+        .and_then(|a| a.mean_kappa)
+        .map_or("undefined".into(), |k| format!("{k:.3}"));
+    let rate = p
+        .agreement
+        .as_ref()
+        .and_then(|a| a.agreement.rate)
+        .map_or("-".into(), |r| format!("{:.1}%", r * 100.0));
+    let _ = writeln!(
+        out,
+        "  panel of {}: mean pairwise kappa {mean} (target {:.2}), unanimous on {rate} of {} items",
+        p.models.len(),
+        p.kappa_target
+            .unwrap_or(crate::run::panel::DEFAULT_KAPPA_TARGET),
+        p.items
+    );
+    if let Some(a) = &p.agreement {
+        for (pair, k) in &a.pairwise_kappa {
+            let kv = k.kappa.map_or("undefined".into(), |v| format!("{v:.3}"));
+            let _ = writeln!(
+                out,
+                "    {}: kappa {kv} ({})",
+                safe(pair),
+                crate::report::html::words(&k.interpretation)
+            );
+        }
+    }
+}
+
+/// The comparison with a baseline: decision and score change, one line per dimension,
+/// evidence paths that changed, problems new and gone, and the verdict on regression.
+fn comparison(out: &mut String, c: &Comparison, diff_only: bool) {
+    if !diff_only {
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "compared with {} ({}): weighted score {} -> {} ({}), decision {} -> {}",
+        c.base.run_id,
+        c.base.timestamp,
+        fmt_score(c.base.total_score),
+        fmt_score(c.new.total_score),
+        fmt_delta(c.total_delta),
+        c.base.decision,
+        c.new.decision
+    );
+    let width = c
+        .dimensions
+        .iter()
+        .map(|d| d.name.len())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let _ = writeln!(
+        out,
+        "\n  {:<width$}  {:>6}  {:>6}  {:>6}  change",
+        "dimension", "before", "after", "delta"
+    );
+    for d in &c.dimensions {
         let _ = writeln!(
             out,
-            "  panel of {}: mean pairwise kappa {mean} (target {:.2}), unanimous on {rate} of {} items",
-            p.models.len(),
-            p.kappa_target,
-            p.items
+            "  {:<width$}  {:>6}  {:>6}  {:>6}  {}",
+            safe(&d.name),
+            fmt_score(d.before),
+            fmt_score(d.after),
+            fmt_delta(d.delta),
+            change_text(d)
         );
-        if let Some(a) = &p.agreement {
-            for (pair, k) in &a.pairwise_kappa {
-                let kv = k.kappa.map_or("undefined".into(), |v| format!("{v:.3}"));
-                let _ = writeln!(out, "    {}: kappa {kv} ({})", safe(pair), k.interpretation);
+        if let Some(ci) = d.repos.as_ref().and_then(|r| r.ci.as_ref()) {
+            let _ = writeln!(out, "{}", paint(DIM, &format!("    {}", ci.sentence())));
+        }
+        for leaf in &d.evidence.changes {
+            let _ = writeln!(
+                out,
+                "{}",
+                paint(DIM, &format!("    {}", safe(&leaf.line())))
+            );
+        }
+        if d.evidence.total > d.evidence.changes.len() {
+            let _ = writeln!(
+                out,
+                "{}",
+                paint(
+                    DIM,
+                    &format!(
+                        "    ... and {} more evidence change(s)",
+                        d.evidence.total - d.evidence.changes.len()
+                    )
+                )
+            );
+        }
+    }
+    for (title, list) in [
+        ("new problems", &c.problems_new),
+        ("problems gone", &c.problems_gone),
+    ] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "\n  {title}:");
+            for p in list {
+                let _ = writeln!(out, "  - {}", safe(&p.line()));
             }
         }
     }
-    if !result.summary.problems.is_empty() {
-        let _ = writeln!(out, "\n  worth a look:");
-        for p in &result.summary.problems {
-            let who = safe(p.dimension.as_deref().unwrap_or("run"));
-            let _ = writeln!(out, "  - [{}] {who}: {}", p.kind, safe(&p.message));
-        }
+    for note in &c.notes {
+        let _ = writeln!(out, "\n  note: {note}");
     }
-    out
+    let _ = writeln!(out, "\n  {}", verdict_line(c));
+}
+
+/// The change column of one dimension.
+fn change_text(d: &DimensionDelta) -> String {
+    let word = d.change.as_str();
+    match d.change {
+        Change::Regressed | Change::LostScore => paint(RED.bold(), word),
+        Change::Improved | Change::GainedScore => paint(GREEN, word),
+        Change::WithinNoise => paint(YELLOW, word),
+        _ => word.to_owned(),
+    }
+}
+
+/// One line: regressions found (with the tolerance) or none.
+pub fn verdict_line(c: &Comparison) -> String {
+    if c.regressions.is_empty() {
+        format!("no regression (tolerance {})", fmt_score(Some(c.tolerance)))
+    } else {
+        format!(
+            "{} ({} dimension(s), tolerance {}): {}",
+            paint(RED.bold(), "regression"),
+            c.regressions.len(),
+            fmt_score(Some(c.tolerance)),
+            c.regressions.join("; ")
+        )
+    }
 }

@@ -23,6 +23,8 @@ pub struct Overrides {
     /// (relative to the working directory, as the other command-line paths are); `None`
     /// runs without it (`null`, as a missing optional file).
     pub inputs: IndexMap<String, Option<PathBuf>>,
+    /// `--repo id`: only these repos' results and ground truth are kept (all when empty).
+    pub repos: Vec<String>,
 }
 
 /// Everything a run read.
@@ -133,6 +135,22 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
     if !errors.is_empty() {
         return Err(errors);
     }
+    let (results, truth) = keep_repos(results, truth, &overrides.repos)?;
+    if results.is_empty() {
+        // Nothing to judge is bad input, not a low score: a run over no results would
+        // otherwise score whatever its judges say about emptiness.
+        return Err(vec![
+            Diagnostic::error(
+                Code::MissingPath,
+                format!(
+                    "folder {} has no *.json result files: there is nothing to judge",
+                    crate::diag::display_path(&results_dir)
+                ),
+            )
+            .in_file(&results_dir)
+            .note("set by `inputs.results` in suite.yaml, or the matching command-line flag"),
+        ]);
+    }
     let bytes = results.iter().chain(&truth).map(|d| d.bytes).sum();
     Ok(Inputs {
         results_dir,
@@ -142,6 +160,40 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
         named,
         bytes,
     })
+}
+
+/// Keeps the documents of `repos` (all when empty); an id that names no result is an
+/// error with a did-you-mean.
+fn keep_repos(
+    results: Vec<Document>,
+    truth: Vec<Document>,
+    repos: &[String],
+) -> Result<(Vec<Document>, Vec<Document>), Vec<Diagnostic>> {
+    if repos.is_empty() {
+        return Ok((results, truth));
+    }
+    let unknown: Vec<Diagnostic> = repos
+        .iter()
+        .filter(|id| !results.iter().any(|r| &r.id == *id))
+        .map(|id| {
+            Diagnostic::error(
+                Code::MissingPath,
+                format!("--repo {id}: no result names repo `{id}`"),
+            )
+            .maybe_help(crate::diag::did_you_mean_help(
+                id,
+                results.iter().map(|r| r.id.as_str()),
+            ))
+        })
+        .collect();
+    if !unknown.is_empty() {
+        return Err(unknown);
+    }
+    let keep = |d: &Document| repos.contains(&d.id);
+    Ok((
+        results.into_iter().filter(keep).collect(),
+        truth.into_iter().filter(keep).collect(),
+    ))
 }
 
 fn annotate(d: Diagnostic, key: &str) -> Diagnostic {

@@ -30,6 +30,9 @@ fn help() {
         assert_cmd_snapshot!("help", caldera().arg("--help"));
         assert_cmd_snapshot!("run-help", caldera().args(["run", "--help"]));
         assert_cmd_snapshot!("validate-help", caldera().args(["validate", "--help"]));
+        assert_cmd_snapshot!("report-help", caldera().args(["report", "--help"]));
+        assert_cmd_snapshot!("diff-help", caldera().args(["diff", "--help"]));
+        assert_cmd_snapshot!("init-help", caldera().args(["init", "--help"]));
     });
 }
 

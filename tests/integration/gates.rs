@@ -195,7 +195,7 @@ fn the_exact_score_decides_not_the_rounded_one() {
     assert_eq!(code, 1);
     let (code, _, stderr) = run(tmp.path(), "judges.d/exact", &["--fail-under", "3"]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("the bar is 3"), "{stderr}");
+    assert!(stderr.contains("is below --fail-under 3"), "{stderr}");
     // A bar the score does reach passes (the bar stands in for the decision table).
     let (code, _, _) = run(tmp.path(), "judges.d/exact", &["--fail-under", "2.99"]);
     assert_eq!(code, 0);

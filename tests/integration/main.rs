@@ -2,6 +2,7 @@
 
 mod adversarial_reproduction;
 mod cli;
+mod cli_output;
 mod confine;
 mod diagnostics;
 mod gates;
@@ -17,6 +18,8 @@ mod outputs;
 mod panel_mock;
 mod parity;
 mod readme;
+mod report_browser;
+mod reports;
 mod schema;
 mod scope_repo;
 mod score_vectors;
@@ -24,3 +27,11 @@ mod scoring_pins;
 mod shared;
 mod trivy_parity;
 mod trivy_suite;
+
+/// A line `cargo test` shows even for a passing test (a skipped check, a missing tool):
+/// written to the process's stderr, which the harness does not capture as it does
+/// `eprintln!`.
+pub fn notice(message: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "notice: {message}");
+}

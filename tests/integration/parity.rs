@@ -134,6 +134,7 @@ fn check_tool(tool: &str, spec: &ParitySpec, reference: &Path) -> (Vec<String>, 
                     .iter()
                     .map(|(k, v)| (k.clone(), v.as_ref().map(|p| reference.join(p))))
                     .collect(),
+                repos: Vec::new(),
             },
             ..RunOptions::default()
         };

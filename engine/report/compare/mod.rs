@@ -1,0 +1,437 @@
+//! Two runs of one suite compared: per dimension the score before and after, the delta
+//! and what it means (improved, regressed, within noise, lost its score); the evidence
+//! leaves that changed; problems new and gone; and for `scope: repo` judges the paired
+//! per-repo deltas with a seeded bootstrap interval, so a change within noise is not
+//! called a regression.
+
+pub mod leaves;
+
+use serde::Serialize;
+
+use crate::report::model::{Dimension, ProblemView, Report, Status};
+use crate::score::bootstrap::{
+    BootstrapCi, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_mean_ci,
+};
+pub use leaves::{EvidenceDelta, LeafChange, LeafKind};
+
+/// Scores that differ by less than this are equal (they are printed to two decimals).
+const EPSILON: f64 = 1e-9;
+
+/// One run, as a comparison names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRef {
+    /// Its run id.
+    pub run_id: String,
+    /// When it ran.
+    pub timestamp: String,
+    /// `heuristic` or `llm`.
+    pub mode: String,
+    /// Its model or panel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Its decision.
+    pub decision: String,
+    /// Its weighted score.
+    pub total_score: Option<f64>,
+}
+
+impl RunRef {
+    fn of(r: &Report) -> RunRef {
+        RunRef {
+            run_id: r.run_id.clone(),
+            timestamp: r.timestamp.clone(),
+            mode: r.mode.clone(),
+            model: r.model.clone(),
+            decision: r.decision.clone(),
+            total_score: r.total_score,
+        }
+    }
+}
+
+/// What a dimension's move means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Up by more than the tolerance.
+    Improved,
+    /// Down by more than the tolerance (a regression).
+    Regressed,
+    /// Within the tolerance.
+    Unchanged,
+    /// Down, but the per-repo bootstrap interval contains zero: not a regression.
+    WithinNoise,
+    /// Scored before, not now (a regression).
+    LostScore,
+    /// Not scored before, scored now.
+    GainedScore,
+    /// Without a score on both sides.
+    StillUnscored,
+    /// Only in the new run.
+    Added,
+    /// Only in the base run.
+    Removed,
+}
+
+impl Change {
+    /// The word reports print.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Improved => "improved",
+            Change::Regressed => "regressed",
+            Change::Unchanged => "unchanged",
+            Change::WithinNoise => "within noise",
+            Change::LostScore => "lost its score",
+            Change::GainedScore => "gained a score",
+            Change::StillUnscored => "unscored in both",
+            Change::Added => "added",
+            Change::Removed => "removed",
+        }
+    }
+
+    /// Whether `--fail-on regression` fails on it.
+    pub fn is_regression(self) -> bool {
+        matches!(self, Change::Regressed | Change::LostScore)
+    }
+}
+
+/// One repo's scores in both runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoPair {
+    /// The repo id.
+    pub repo: String,
+    /// Its base score.
+    pub before: f64,
+    /// Its new score.
+    pub after: f64,
+    /// after - before.
+    pub delta: f64,
+}
+
+/// Paired per-repo deltas of a `scope: repo` judge.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoDeltas {
+    /// Repos scored in both runs, in the new run's order.
+    pub pairs: Vec<RepoPair>,
+    /// Repos scored in only one run (left out of the pairs).
+    pub unpaired: Vec<String>,
+    /// The bootstrap interval of the mean delta (two pairs or more).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<BootstrapCi>,
+}
+
+/// One dimension compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct DimensionDelta {
+    /// The dimension.
+    pub name: String,
+    /// Its base score.
+    pub before: Option<f64>,
+    /// Its new score.
+    pub after: Option<f64>,
+    /// after - before, when both scored.
+    pub delta: Option<f64>,
+    /// Base status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_before: Option<&'static str>,
+    /// New status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_after: Option<&'static str>,
+    /// Whether it passed its threshold before.
+    pub passed_before: Option<bool>,
+    /// Whether it passes now.
+    pub passed_after: Option<bool>,
+    /// What the move means.
+    pub change: Change,
+    /// Paired per-repo deltas (`scope: repo` judges).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repos: Option<RepoDeltas>,
+    /// Evidence leaves that changed.
+    pub evidence: EvidenceDelta,
+}
+
+/// Two runs compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The suite.
+    pub suite: String,
+    /// The base run.
+    pub base: RunRef,
+    /// The new run.
+    pub new: RunRef,
+    /// new - base weighted score.
+    pub total_delta: Option<f64>,
+    /// Whether the decision changed.
+    pub decision_changed: bool,
+    /// A drop up to this much is not a regression.
+    pub tolerance: f64,
+    /// Every dimension of either run, new run's order first.
+    pub dimensions: Vec<DimensionDelta>,
+    /// Problems of the new run the base did not have.
+    pub problems_new: Vec<ProblemView>,
+    /// Problems of the base run the new one no longer has.
+    pub problems_gone: Vec<ProblemView>,
+    /// One line per regression (empty: none).
+    pub regressions: Vec<String>,
+    /// What the reader should know (different modes or models).
+    pub notes: Vec<String>,
+}
+
+impl Comparison {
+    /// The delta of dimension `name`.
+    pub fn dimension(&self, name: &str) -> Option<&DimensionDelta> {
+        self.dimensions.iter().find(|d| d.name == name)
+    }
+}
+
+/// Why two results cannot be compared.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Incompatible {
+    /// Different suites.
+    #[error("the results are of different suites: `{base}` (base) and `{new}` (new)")]
+    Suite {
+        /// Base suite.
+        base: String,
+        /// New suite.
+        new: String,
+    },
+    /// Different result formats.
+    #[error(
+        "the results are of different result formats: {base} (base) and {new} (new); \
+         render each with `caldera report` instead"
+    )]
+    Format {
+        /// Base format.
+        base: u32,
+        /// New format.
+        new: u32,
+    },
+}
+
+/// Compares `base` with `new`. A drop of up to `tolerance` is not a regression.
+pub fn compare(base: &Report, new: &Report, tolerance: f64) -> Result<Comparison, Incompatible> {
+    if base.suite != new.suite {
+        return Err(Incompatible::Suite {
+            base: base.suite.clone(),
+            new: new.suite.clone(),
+        });
+    }
+    if base.format() != new.format() {
+        return Err(Incompatible::Format {
+            base: base.format(),
+            new: new.format(),
+        });
+    }
+    let tolerance = tolerance.max(0.0);
+    let mut dimensions: Vec<DimensionDelta> = new
+        .dimensions
+        .iter()
+        .map(|d| dimension_delta(base.dimension(&d.name), Some(d), tolerance))
+        .collect();
+    dimensions.extend(
+        base.dimensions
+            .iter()
+            .filter(|d| new.dimension(&d.name).is_none())
+            .map(|d| dimension_delta(Some(d), None, tolerance)),
+    );
+    let regressions = dimensions
+        .iter()
+        .filter(|d| d.change.is_regression())
+        .map(regression_line)
+        .collect();
+    Ok(Comparison {
+        suite: new.suite.clone(),
+        base: RunRef::of(base),
+        new: RunRef::of(new),
+        total_delta: base
+            .total_score
+            .zip(new.total_score)
+            .map(|(a, b)| round(b - a)),
+        decision_changed: base.decision != new.decision,
+        tolerance,
+        dimensions,
+        problems_new: only_in(&new.summary.problems, &base.summary.problems),
+        problems_gone: only_in(&base.summary.problems, &new.summary.problems),
+        regressions,
+        notes: notes(base, new),
+    })
+}
+
+/// `name: 4 -> 3 (-1)` and why it counts.
+fn regression_line(d: &DimensionDelta) -> String {
+    match d.change {
+        Change::LostScore => format!(
+            "{} lost its score ({} -> {})",
+            d.name,
+            d.status_before.unwrap_or("-"),
+            d.status_after.unwrap_or("-")
+        ),
+        _ => format!(
+            "{} {} -> {} ({})",
+            d.name,
+            crate::report::fmt_score(d.before),
+            crate::report::fmt_score(d.after),
+            crate::report::fmt_delta(d.delta)
+        ),
+    }
+}
+
+fn dimension_delta(
+    base: Option<&Dimension>,
+    new: Option<&Dimension>,
+    tolerance: f64,
+) -> DimensionDelta {
+    let name = new.or(base).map(|d| d.name.clone()).unwrap_or_default();
+    let scored = |d: Option<&Dimension>| {
+        d.filter(|d| d.status == Status::Scored)
+            .and_then(|d| d.score)
+    };
+    let (before, after) = (scored(base), scored(new));
+    let delta = before.zip(after).map(|(a, b)| round(b - a));
+    let repos = match (base, new) {
+        (Some(a), Some(b)) if !a.repos.is_empty() || !b.repos.is_empty() => Some(repo_deltas(a, b)),
+        _ => None,
+    };
+    let change = classify(base, new, delta, repos.as_ref(), tolerance);
+    let null = serde_json::Value::Null;
+    let evidence = match (base, new) {
+        (Some(a), Some(b)) => {
+            let mut e = leaves::diff("$.evidence", &a.evidence, &b.evidence);
+            if !a.repos.is_empty() || !b.repos.is_empty() {
+                merge(&mut e, repo_evidence(a, b));
+            }
+            e
+        }
+        _ => leaves::diff("$.evidence", &null, &null),
+    };
+    DimensionDelta {
+        name,
+        before,
+        after,
+        delta,
+        status_before: base.map(|d| d.status.as_str()),
+        status_after: new.map(|d| d.status.as_str()),
+        passed_before: base.and_then(|d| d.passed),
+        passed_after: new.and_then(|d| d.passed),
+        change,
+        repos,
+        evidence,
+    }
+}
+
+fn classify(
+    base: Option<&Dimension>,
+    new: Option<&Dimension>,
+    delta: Option<f64>,
+    repos: Option<&RepoDeltas>,
+    tolerance: f64,
+) -> Change {
+    let (Some(a), Some(b)) = (base, new) else {
+        return if new.is_some() {
+            Change::Added
+        } else {
+            Change::Removed
+        };
+    };
+    let (was, is) = (a.status == Status::Scored, b.status == Status::Scored);
+    match (was, is, delta) {
+        (true, false, _) => Change::LostScore,
+        (false, true, _) => Change::GainedScore,
+        (false, false, _) | (true, true, None) => Change::StillUnscored,
+        (true, true, Some(d)) if d < -tolerance - EPSILON => {
+            // A per-repo judge moves by its repos: a drop whose interval holds zero is noise.
+            match repos.and_then(|r| r.ci.as_ref()) {
+                Some(ci) if ci.contains_zero() => Change::WithinNoise,
+                _ => Change::Regressed,
+            }
+        }
+        (true, true, Some(d)) if d > tolerance + EPSILON => Change::Improved,
+        _ => Change::Unchanged,
+    }
+}
+
+fn repo_deltas(base: &Dimension, new: &Dimension) -> RepoDeltas {
+    let score = |d: &Dimension, repo: &str| {
+        d.repos
+            .iter()
+            .find(|r| r.repo == repo && r.status == Status::Scored)
+            .and_then(|r| r.score)
+    };
+    let mut pairs = Vec::new();
+    let mut unpaired = Vec::new();
+    for r in &new.repos {
+        match (score(base, &r.repo), score(new, &r.repo)) {
+            (Some(before), Some(after)) => pairs.push(RepoPair {
+                repo: r.repo.clone(),
+                before,
+                after,
+                delta: after - before,
+            }),
+            _ => unpaired.push(r.repo.clone()),
+        }
+    }
+    for r in &base.repos {
+        if !new.repos.iter().any(|n| n.repo == r.repo) {
+            unpaired.push(r.repo.clone());
+        }
+    }
+    let deltas: Vec<f64> = pairs.iter().map(|p| p.delta).collect();
+    RepoDeltas {
+        ci: paired_mean_ci(&deltas, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED),
+        pairs,
+        unpaired,
+    }
+}
+
+/// Evidence of per-repo verdicts, compared repo by repo (by id, not position).
+fn repo_evidence(base: &Dimension, new: &Dimension) -> EvidenceDelta {
+    let mut all = EvidenceDelta::default();
+    let null = serde_json::Value::Null;
+    for r in &new.repos {
+        let before = base
+            .repos
+            .iter()
+            .find(|b| b.repo == r.repo)
+            .map_or(&null, |b| &b.evidence);
+        let root = format!(
+            "$.repos['{}']",
+            r.repo.replace('\\', "\\\\").replace('\'', "\\'")
+        );
+        merge(
+            &mut all,
+            leaves::diff(&format!("{root}.evidence"), before, &r.evidence),
+        );
+    }
+    all
+}
+
+fn merge(into: &mut EvidenceDelta, more: EvidenceDelta) {
+    into.total += more.total;
+    into.truncated |= more.truncated;
+    into.changes.extend(more.changes);
+    leaves::rank(&mut into.changes);
+}
+
+fn only_in(a: &[ProblemView], b: &[ProblemView]) -> Vec<ProblemView> {
+    a.iter().filter(|p| !b.contains(p)).cloned().collect()
+}
+
+fn notes(base: &Report, new: &Report) -> Vec<String> {
+    let mut notes = Vec::new();
+    if base.mode != new.mode {
+        notes.push(format!(
+            "the runs were scored differently ({} then {}): deltas mix scorer and tool changes",
+            base.mode, new.mode
+        ));
+    } else if base.model != new.model {
+        notes.push(format!(
+            "the runs used different models ({} then {})",
+            base.model.as_deref().unwrap_or("-"),
+            new.model.as_deref().unwrap_or("-")
+        ));
+    }
+    notes
+}
+
+fn round(v: f64) -> f64 {
+    (v * 1e6).round() / 1e6
+}

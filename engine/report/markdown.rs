@@ -1,0 +1,266 @@
+//! GitHub-flavoured Markdown, short enough for a pull-request comment: the decision, a
+//! table of dimensions (with deltas when a baseline is given), what regressed, and the
+//! problems; evidence changes folded in `<details>`. Long lists are cut with a count.
+
+use std::fmt::Write as _;
+
+use crate::report::compare::{Change, Comparison};
+use crate::report::model::{Dimension, Report, Status};
+use crate::report::{Input, Reporter, fmt_delta, fmt_score};
+
+/// Problems listed before "and N more".
+const MAX_PROBLEMS: usize = 10;
+
+/// The Markdown format.
+pub struct Markdown;
+
+impl Reporter for Markdown {
+    fn render(&self, input: &Input<'_>) -> String {
+        let r = input.report;
+        let c = input.comparison;
+        let mut out = String::new();
+        heading(&mut out, r, c);
+        dimension_table(&mut out, r, c);
+        if let Some(c) = c {
+            comparison(&mut out, c);
+        }
+        problems(&mut out, r);
+        out
+    }
+}
+
+fn heading(out: &mut String, r: &Report, c: Option<&Comparison>) {
+    let total = r.total_score.map_or("-".into(), |t| format!("{t:.2}"));
+    let delta = c
+        .and_then(|c| c.total_delta)
+        .map_or(String::new(), |d| format!(" ({})", fmt_delta(Some(d))));
+    let _ = writeln!(
+        out,
+        "### caldera: `{}` {} {} {total} / 5{delta}\n",
+        cell(&r.suite),
+        decision_mark(&r.decision),
+        r.decision,
+    );
+    let model = r
+        .model
+        .as_deref()
+        .map_or(String::new(), |m| format!(", {}", cell(m)));
+    let _ = writeln!(
+        out,
+        "Run `{}`, {} mode{model}, {} results, {} ground truth; {} of {} judges scored, {} passed.",
+        r.run_id,
+        r.mode,
+        r.inputs.results,
+        r.inputs.ground_truth,
+        r.summary.scored,
+        r.summary.judges,
+        r.summary.passed
+    );
+    if let Some(g) = r.gate.as_ref().filter(|g| g.blocked) {
+        let _ = writeln!(out, "\n**Gate:** {}", cell(&g.reason));
+    }
+    out.push('\n');
+}
+
+fn decision_mark(decision: &str) -> &'static str {
+    match decision {
+        "FAIL" | "NO_SCORE" => ":x:",
+        "WEAK_PASS" => ":warning:",
+        _ => ":white_check_mark:",
+    }
+}
+
+fn dimension_table(out: &mut String, r: &Report, c: Option<&Comparison>) {
+    if c.is_some() {
+        out.push_str("| dimension | before | after | delta | weight | status |\n");
+        out.push_str("|---|---:|---:|---:|---:|---|\n");
+    } else {
+        out.push_str("| dimension | score | confidence | weight | status |\n");
+        out.push_str("|---|---:|---:|---:|---|\n");
+    }
+    for d in &r.dimensions {
+        let conf = d.confidence.map_or("-".into(), |v| format!("{v:.2}"));
+        let weight = format!("{:.3}", d.normalized_weight);
+        match c.and_then(|c| c.dimension(&d.name)) {
+            Some(delta) => {
+                let change = match delta.change {
+                    Change::Unchanged => String::new(),
+                    other => format!(" ({})", other.as_str()),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {weight} | {}{change} |",
+                    cell(&d.name),
+                    fmt_score(delta.before),
+                    fmt_score(d.score),
+                    fmt_delta(delta.delta),
+                    status(d)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {conf} | {weight} | {} |",
+                    cell(&d.name),
+                    fmt_score(d.score),
+                    status(d)
+                );
+            }
+        }
+    }
+    if let Some(c) = c {
+        for d in c.dimensions.iter().filter(|d| d.change == Change::Removed) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | - | - | - | removed |",
+                cell(&d.name),
+                fmt_score(d.before)
+            );
+        }
+    }
+    out.push('\n');
+}
+
+/// Status words with a mark that does not rely on colour.
+fn status(d: &Dimension) -> String {
+    let mut s = match d.status {
+        Status::Scored if d.passed == Some(true) => "pass".to_owned(),
+        Status::Scored => ":x: below threshold".to_owned(),
+        Status::Unscored => format!(
+            ":warning: unscored: {}",
+            cell(d.unscored_reason.as_deref().unwrap_or("no reason given"))
+        ),
+        Status::Error => format!(
+            ":x: error: {}",
+            cell(d.unscored_reason.as_deref().unwrap_or("no reason given"))
+        ),
+    };
+    if let (Some(before), Some(cap)) = (d.score_before_cap, d.cap_applied) {
+        let _ = write!(
+            s,
+            ", capped {} → {}",
+            fmt_score(Some(before)),
+            fmt_score(Some(cap))
+        );
+    }
+    if !d.assertion_failures.is_empty() {
+        let _ = write!(s, ", {} assertion(s) failed", d.assertion_failures.len());
+    }
+    if let Some(h) = &d.heuristic {
+        let _ = write!(s, ", heuristic {}", fmt_score(h.score));
+    }
+    if let Some(sp) = &d.spread {
+        let _ = write!(
+            s,
+            ", {} repos from {} to {}",
+            sp.n,
+            fmt_score(Some(sp.min)),
+            fmt_score(Some(sp.max))
+        );
+    }
+    s
+}
+
+fn comparison(out: &mut String, c: &Comparison) {
+    let _ = writeln!(
+        out,
+        "Compared with `{}`: weighted score {} → {}, decision {} → {}.",
+        c.base.run_id,
+        fmt_score(c.base.total_score),
+        fmt_score(c.new.total_score),
+        c.base.decision,
+        c.new.decision
+    );
+    if c.regressions.is_empty() {
+        let _ = writeln!(
+            out,
+            "**No regression** (tolerance {}).\n",
+            fmt_score(Some(c.tolerance))
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "**:x: Regression** (tolerance {}):",
+            fmt_score(Some(c.tolerance))
+        );
+        for line in &c.regressions {
+            let _ = writeln!(out, "- {}", cell(line));
+        }
+        out.push('\n');
+    }
+    for d in &c.dimensions {
+        if let Some(ci) = d.repos.as_ref().and_then(|r| r.ci.as_ref()) {
+            let _ = writeln!(out, "- `{}`: {}", d.name, ci.sentence());
+        }
+    }
+    for note in &c.notes {
+        let _ = writeln!(out, "- note: {}", cell(note));
+    }
+    let changed: Vec<_> = c
+        .dimensions
+        .iter()
+        .filter(|d| d.evidence.total > 0)
+        .collect();
+    if !changed.is_empty() {
+        let total: usize = changed.iter().map(|d| d.evidence.total).sum();
+        let _ = writeln!(
+            out,
+            "\n<details><summary>Evidence that changed ({total} leaves)</summary>\n"
+        );
+        for d in changed {
+            let _ = writeln!(
+                out,
+                "**{}** ({} changed)\n",
+                cell(&d.name),
+                d.evidence.total
+            );
+            for leaf in &d.evidence.changes {
+                let _ = writeln!(out, "- `{}`", leaf.line().replace('`', "'"));
+            }
+            out.push('\n');
+        }
+        out.push_str("</details>\n\n");
+    }
+    for (title, list) in [
+        ("New problems", &c.problems_new),
+        ("Problems gone", &c.problems_gone),
+    ] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "**{title}** ({})", list.len());
+            for p in list.iter().take(MAX_PROBLEMS) {
+                let _ = writeln!(out, "- {}", cell(&p.line()));
+            }
+            if list.len() > MAX_PROBLEMS {
+                let _ = writeln!(out, "- ... and {} more", list.len() - MAX_PROBLEMS);
+            }
+            out.push('\n');
+        }
+    }
+}
+
+fn problems(out: &mut String, r: &Report) {
+    let list = &r.summary.problems;
+    if list.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<details><summary>Worth a look ({})</summary>\n",
+        list.len()
+    );
+    for p in list.iter().take(MAX_PROBLEMS) {
+        let _ = writeln!(out, "- {}", cell(&p.line()));
+    }
+    if list.len() > MAX_PROBLEMS {
+        let _ = writeln!(out, "- ... and {} more", list.len() - MAX_PROBLEMS);
+    }
+    out.push_str("\n</details>\n");
+}
+
+/// Text safe inside a table cell or list item: no pipes, no newlines, no raw HTML.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(['\n', '\r'], " ")
+}

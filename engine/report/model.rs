@@ -1,0 +1,565 @@
+//! What a report reads: the result document, as written to JSON.
+//!
+//! Reports read the saved document, not the engine's in-memory types, so that
+//! `caldera report` and `caldera diff` render a result written by an earlier run (or an
+//! earlier caldera of the same result format) exactly as `caldera run` renders a fresh
+//! one. Every field is optional here: a report shows what the document has and never
+//! makes up what it lacks.
+
+use std::path::Path;
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::diag::{Code, Diagnostic, Span};
+use crate::run::result::RunResult;
+
+/// The result format this caldera writes and reads. A document without the field was
+/// written before it existed and has the same shape (format 1).
+pub const RESULT_FORMAT: u32 = 1;
+
+/// Result files larger than this are refused rather than read into memory.
+pub const MAX_RESULT_BYTES: u64 = 512 * 1024 * 1024;
+
+/// A run result, as a report reads it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Report {
+    /// The result format of the document ([`RESULT_FORMAT`] when absent).
+    pub result_format: Option<u32>,
+    /// The caldera that wrote it.
+    pub caldera_version: Option<String>,
+    /// The run id.
+    pub run_id: String,
+    /// When it ran.
+    pub timestamp: String,
+    /// The suite's name.
+    pub suite: String,
+    /// `heuristic` or `llm`.
+    pub mode: String,
+    /// The model or panel.
+    pub model: Option<String>,
+    /// The provider.
+    pub provider: Option<String>,
+    /// Calls, tokens, cost.
+    pub usage: Option<UsageView>,
+    /// Agreement of a panel of models.
+    pub panel: Option<RunPanelView>,
+    /// One entry per judge.
+    pub dimensions: Vec<Dimension>,
+    /// The weighted score.
+    pub total_score: Option<f64>,
+    /// Mean confidence over scored judges.
+    pub average_confidence: Option<f64>,
+    /// The decision label.
+    pub decision: String,
+    /// What the decision rests on, when the document says.
+    pub gate: Option<GateView>,
+    /// Counts and problems.
+    pub summary: SummaryView,
+    /// What was read.
+    pub inputs: InputsView,
+    /// The whole document, for the JSON format and evidence that has no typed view.
+    #[serde(skip)]
+    pub document: Value,
+}
+
+/// Whether a verdict carries a score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A score was given.
+    Scored,
+    /// No score, with a reason.
+    #[default]
+    Unscored,
+    /// Evidence or scoring failed.
+    Error,
+}
+
+impl Status {
+    /// The word reports print.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Scored => "scored",
+            Status::Unscored => "unscored",
+            Status::Error => "error",
+        }
+    }
+}
+
+/// One dimension of the result.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Dimension {
+    /// The dimension's name.
+    pub name: String,
+    /// Scored, unscored or error.
+    pub status: Status,
+    /// `heuristic` or `llm`.
+    pub source: String,
+    /// The final score.
+    pub score: Option<f64>,
+    /// The weight as written.
+    pub weight: f64,
+    /// The weight over the suite's total.
+    pub normalized_weight: f64,
+    /// score x normalized weight.
+    pub weighted_score: Option<f64>,
+    /// 0..1.
+    pub confidence: Option<f64>,
+    /// Why.
+    pub reasoning: String,
+    /// Evidence points the verdict cites.
+    pub evidence_cited: Vec<String>,
+    /// Improvements.
+    pub recommendations: Vec<String>,
+    /// Sub-dimension scores.
+    pub sub_scores: IndexMap<String, Value>,
+    /// Failed assertions.
+    pub assertion_failures: Vec<AssertionView>,
+    /// The score before a cap.
+    pub score_before_cap: Option<f64>,
+    /// The cap applied.
+    pub cap_applied: Option<f64>,
+    /// The score needed to pass.
+    pub pass_threshold: Option<f64>,
+    /// Whether the score passed.
+    pub passed: Option<bool>,
+    /// Why there is no score.
+    pub unscored_reason: Option<String>,
+    /// Per-repo verdicts (`scope: repo` judges).
+    pub repos: Vec<RepoView>,
+    /// The spread of per-repo scores.
+    pub spread: Option<SpreadView>,
+    /// The heuristic's verdict beside a model's.
+    pub heuristic: Option<HeuristicView>,
+    /// Each panel member's verdict.
+    pub model_verdicts: Vec<ModelVerdictView>,
+    /// The panel's ratings and agreement on this dimension.
+    pub panel: Option<DimensionPanelView>,
+    /// The evidence the verdict rests on.
+    pub evidence: Value,
+}
+
+/// A failed assertion.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct AssertionView {
+    /// Its message.
+    pub message: String,
+    /// Its cap.
+    pub cap: Option<f64>,
+    /// The repo, for per-repo judges.
+    pub repo: Option<String>,
+}
+
+/// One repo's verdict.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RepoView {
+    /// The repo id.
+    pub repo: String,
+    /// Scored, unscored or error.
+    pub status: Status,
+    /// Its score.
+    pub score: Option<f64>,
+    /// Its confidence.
+    pub confidence: Option<f64>,
+    /// Why.
+    pub reasoning: String,
+    /// Why there is no score.
+    pub unscored_reason: Option<String>,
+    /// Its evidence.
+    pub evidence: Value,
+}
+
+/// The spread of per-repo scores.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SpreadView {
+    /// Lowest.
+    pub min: f64,
+    /// Highest.
+    pub max: f64,
+    /// Sample standard deviation.
+    pub std: Option<f64>,
+    /// Scored repos.
+    pub n: usize,
+}
+
+/// The heuristic's view in LLM mode.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct HeuristicView {
+    /// Scored or not.
+    pub status: Status,
+    /// Its score.
+    pub score: Option<f64>,
+    /// Its reasoning.
+    pub reasoning: String,
+}
+
+/// One panel member's verdict.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ModelVerdictView {
+    /// The model.
+    pub model: String,
+    /// The repo, for per-repo judges.
+    pub repo: Option<String>,
+    /// Its score.
+    pub score: f64,
+    /// Its confidence.
+    pub confidence: f64,
+    /// Its reasoning.
+    pub reasoning: String,
+}
+
+/// Agreement on one dimension.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct DimensionPanelView {
+    /// Each model's score per unit.
+    pub ratings: IndexMap<String, Vec<Option<f64>>>,
+    /// Agreement statistics.
+    pub agreement: Option<AgreementView>,
+    /// Why statistics are missing or thin.
+    pub note: Option<String>,
+}
+
+/// Agreement statistics of a panel.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct AgreementView {
+    /// Items rated.
+    pub n_items: usize,
+    /// The raters.
+    pub raters: Vec<String>,
+    /// Cohen's kappa per pair, keyed `"<a>_vs_<b>"`.
+    pub pairwise_kappa: IndexMap<String, KappaView>,
+    /// Mean pairwise kappa.
+    pub mean_kappa: Option<f64>,
+    /// Its verbal strength.
+    pub mean_kappa_interpretation: Value,
+    /// Fleiss' kappa.
+    pub fleiss: KappaView,
+    /// Krippendorff's alpha, nominal.
+    pub alpha_nominal: AlphaView,
+    /// Krippendorff's alpha, ordinal.
+    pub alpha_ordinal: AlphaView,
+    /// Unanimous agreement.
+    pub agreement: UnanimousView,
+}
+
+/// One kappa coefficient.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct KappaView {
+    /// The coefficient (`None` when undefined).
+    pub kappa: Option<f64>,
+    /// Its verbal strength.
+    pub interpretation: Value,
+}
+
+/// Krippendorff's alpha.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct AlphaView {
+    /// The coefficient.
+    pub alpha: Option<f64>,
+    /// Its verbal strength.
+    pub interpretation: Value,
+}
+
+/// Unanimous agreement.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct UnanimousView {
+    /// Items on which every rater agreed.
+    pub unanimous_items: usize,
+    /// Their share.
+    pub rate: Option<f64>,
+}
+
+/// Agreement over the whole run.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RunPanelView {
+    /// The models.
+    pub models: Vec<String>,
+    /// Units rated.
+    pub items: usize,
+    /// Ratings missing.
+    pub missing_ratings: usize,
+    /// Unweighted statistics.
+    pub agreement: Option<AgreementView>,
+    /// The suite's target for the mean kappa.
+    pub kappa_target: Option<f64>,
+    /// Set when agreement is below target or undefined.
+    pub warning: Option<String>,
+}
+
+/// Model usage.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct UsageView {
+    /// Verdicts asked for.
+    pub calls: usize,
+    /// Answered from the cache.
+    pub cached: usize,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cost in USD.
+    pub cost_usd: f64,
+}
+
+/// What the decision rests on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct GateView {
+    /// The exact score the decision table was read with.
+    pub decision_score: Option<f64>,
+    /// Share of units with a score.
+    pub coverage: Option<f64>,
+    /// True when a gate failed the run whatever its score.
+    pub blocked: bool,
+    /// One line: why the decision is what it is.
+    pub reason: String,
+}
+
+/// Counts and problems.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SummaryView {
+    /// Judges.
+    pub judges: usize,
+    /// Judges with a score.
+    pub scored: usize,
+    /// Judges without one.
+    pub unscored: usize,
+    /// Judges in error.
+    pub errors: usize,
+    /// Failed assertions.
+    pub failed_assertions: usize,
+    /// Judges that passed.
+    pub passed: usize,
+    /// Everything worth a look.
+    pub problems: Vec<ProblemView>,
+}
+
+/// Something the run calls out.
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize, PartialEq, Eq, Hash)]
+#[serde(default)]
+pub struct ProblemView {
+    /// The dimension, when it is about one judge.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dimension: Option<String>,
+    /// Its kind.
+    pub kind: String,
+    /// What happened.
+    pub message: String,
+}
+
+impl ProblemView {
+    /// `[kind] who: message`, the one-line form every format prints.
+    pub fn line(&self) -> String {
+        format!(
+            "[{}] {}: {}",
+            self.kind,
+            self.dimension.as_deref().unwrap_or("run"),
+            self.message
+        )
+    }
+}
+
+/// What was read.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct InputsView {
+    /// The results folder.
+    pub results_dir: String,
+    /// The ground-truth folder.
+    pub ground_truth_dir: Option<String>,
+    /// Result documents.
+    pub results: usize,
+    /// Ground-truth documents.
+    pub ground_truth: usize,
+}
+
+impl Report {
+    /// The report of a finished run (through its JSON document, so a fresh run and a
+    /// saved one render the same). An error means the result type and this view have
+    /// drifted apart; it names the key path.
+    pub fn of(result: &RunResult) -> Result<Report, String> {
+        Report::from_value(crate::report::json::document(result))
+    }
+
+    /// Reads a document; the error names the key path that does not fit.
+    pub fn from_value(doc: Value) -> Result<Report, String> {
+        let mut report: Report = serde_path_to_error::deserialize(&doc)
+            .map_err(|e| format!("`{}`: {}", e.path(), e.inner()))?;
+        report.document = doc;
+        Ok(report)
+    }
+
+    /// Reads a saved result: a located diagnostic for a missing, oversized, malformed or
+    /// foreign file, and for a result format this caldera cannot read.
+    pub fn read(path: &Path) -> Result<Report, Diagnostic> {
+        let meta = std::fs::metadata(path).map_err(|e| {
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                Code::MissingPath
+            } else {
+                Code::Io
+            };
+            Diagnostic::error(code, format!("cannot read the result: {e}")).in_file(path)
+        })?;
+        if meta.len() > MAX_RESULT_BYTES {
+            return Err(Diagnostic::error(
+                Code::Io,
+                format!(
+                    "the file is {} bytes, above the {MAX_RESULT_BYTES}-byte limit for a result",
+                    meta.len()
+                ),
+            )
+            .in_file(path));
+        }
+        let bytes = std::fs::read(path).map_err(|e| {
+            Diagnostic::error(Code::Io, format!("cannot read the result: {e}")).in_file(path)
+        })?;
+        let text = String::from_utf8_lossy(&bytes);
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        let doc: Value = match serde_path_to_error::deserialize(&mut de) {
+            Ok(v) => v,
+            Err(e) => {
+                let inner = e.inner();
+                let span = (inner.line() > 0)
+                    .then(|| Span::at_line_col(&text, inner.line(), inner.column().max(1), 1));
+                let msg = inner.to_string();
+                let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
+                return Err(
+                    Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
+                        .in_file(path)
+                        .at(span),
+                );
+            }
+        };
+        check_shape(&doc).map_err(|(key, msg)| {
+            Diagnostic::error(Code::WrongType, msg)
+                .in_file(path)
+                .key(key)
+                .help("a result is the JSON file `caldera run` writes (results/<suite>/<run id>.json)")
+        })?;
+        Report::from_value(doc).map_err(|msg| {
+            Diagnostic::error(Code::WrongType, format!("not a caldera result: {msg}")).in_file(path)
+        })
+    }
+
+    /// The format of the document.
+    pub fn format(&self) -> u32 {
+        self.result_format.unwrap_or(RESULT_FORMAT)
+    }
+
+    /// One line when judges were left without a score by the `--max-cost` budget or by
+    /// replay misses: such a run measured too little to pass or fail (exit 3). The
+    /// executor's reasons for those two cases start with `budget:` and `replay:` (inside
+    /// a panel's reason, after the model's name).
+    pub fn incomplete(&self) -> Option<String> {
+        let mut budget = Vec::new();
+        let mut replay = Vec::new();
+        let mut note = |who: String, reason: Option<&String>| {
+            let Some(r) = reason else { return };
+            if r.starts_with("budget: ") || r.contains(": budget: ") {
+                budget.push(who);
+            } else if r.starts_with("replay: ") || r.contains(": replay: ") {
+                replay.push(who);
+            }
+        };
+        for d in self
+            .dimensions
+            .iter()
+            .filter(|d| d.status != Status::Scored)
+        {
+            note(d.name.clone(), d.unscored_reason.as_ref());
+        }
+        for d in &self.dimensions {
+            for r in d.repos.iter().filter(|r| r.status != Status::Scored) {
+                note(
+                    format!("{} / {}", d.name, r.repo),
+                    r.unscored_reason.as_ref(),
+                );
+            }
+        }
+        let list = |v: &[String]| {
+            let shown: Vec<&str> = v.iter().take(5).map(String::as_str).collect();
+            let more = v.len().saturating_sub(5);
+            if more > 0 {
+                format!("{} and {more} more", shown.join(", "))
+            } else {
+                shown.join(", ")
+            }
+        };
+        match (budget.is_empty(), replay.is_empty()) {
+            (true, true) => None,
+            (false, _) => Some(format!(
+                "incomplete: the --max-cost budget stopped the calls of {} unit(s) ({}){}; raise --max-cost, or score with --heuristic",
+                budget.len(),
+                list(&budget),
+                if replay.is_empty() {
+                    String::new()
+                } else {
+                    format!(", and {} had no cached verdict to replay", replay.len())
+                }
+            )),
+            (true, false) => Some(format!(
+                "incomplete: --replay found no cached verdict for {} unit(s) ({}); run once without --replay to fill the cache",
+                replay.len(),
+                list(&replay)
+            )),
+        }
+    }
+
+    /// The dimension called `name`.
+    pub fn dimension(&self, name: &str) -> Option<&Dimension> {
+        self.dimensions.iter().find(|d| d.name == name)
+    }
+}
+
+/// The keys every result has, and a format this caldera reads.
+fn check_shape(doc: &Value) -> Result<(), (String, String)> {
+    let Some(obj) = doc.as_object() else {
+        return Err((
+            "$".into(),
+            "not a caldera result: the document is not a JSON object".into(),
+        ));
+    };
+    for key in ["suite", "dimensions", "decision"] {
+        if !obj.contains_key(key) {
+            return Err((
+                key.into(),
+                format!("not a caldera result: it has no `{key}`"),
+            ));
+        }
+    }
+    match obj.get("result_format").map(Value::as_u64) {
+        None => Ok(()),
+        Some(Some(f)) if f == u64::from(RESULT_FORMAT) => Ok(()),
+        Some(Some(f)) => Err((
+            "result_format".into(),
+            format!(
+                "result format {f} is not one this caldera reads (it reads format {RESULT_FORMAT}); \
+                 render it with the caldera that wrote it ({})",
+                obj.get("caldera_version")
+                    .and_then(Value::as_str)
+                    .unwrap_or("version unknown")
+            ),
+        )),
+        Some(None) => Err((
+            "result_format".into(),
+            "`result_format` is not a whole number".into(),
+        )),
+    }
+}

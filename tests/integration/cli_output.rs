@@ -1,0 +1,314 @@
+//! The command line around reports: pipes closed early, `--out -`, a suite.yaml path,
+//! `--judge` and `--repo` with did-you-mean, colour and `--quiet`, completions, `init`,
+//! and the gates' exit statuses (empty input 2, below a bar 1, incomplete 3).
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+use crate::llm_server::{MockServer, anthropic_text};
+use crate::reports::{caldera, run_suite, text};
+
+/// Reads one line of the command's stdout, closes the pipe, and returns the exit code and
+/// stderr.
+fn read_one_line_then_close(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = caldera()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(!first.is_empty());
+    // The reader is dropped here: the pipe is closed with output still to come.
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), text(&out.stderr))
+}
+
+#[test]
+fn a_pipe_closed_early_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("r.json");
+    let result_arg = result.to_str().unwrap();
+    for args in [
+        vec!["render", "judges.d/trivy"],
+        vec![
+            "run",
+            "judges.d/trivy",
+            "--heuristic",
+            "--json",
+            "--out",
+            result_arg,
+        ],
+        vec!["report", result_arg, "--format", "html"],
+        vec!["schema", "judge"],
+        vec!["completions", "bash"],
+    ] {
+        let (code, stderr) = read_one_line_then_close(&args);
+        assert_ne!(code, Some(101), "{args:?} panicked: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn out_dash_suite_yaml_judge_and_repo() {
+    // `-` is stdout, and a suite.yaml path works as its folder does.
+    let out = caldera()
+        .args([
+            "run",
+            "judges.d/trivy/suite.yaml",
+            "--heuristic",
+            "--out",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(doc["suite"], "trivy");
+
+    let one = caldera()
+        .args(["run", "judges.d/trivy", "--heuristic", "--out", "-"])
+        .args(["--judge", "iac_quality", "--judge", "sbom_completeness"])
+        .args(["--repo", "iac-platform", "--repo", "clean-service"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    let names: Vec<&str> = doc["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["sbom_completeness", "iac_quality"]);
+    assert_eq!(doc["inputs"]["results"], 2);
+
+    let typo = caldera()
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--heuristic",
+            "--judge",
+            "iac_qualty",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(
+        text(&typo.stderr).contains("no judge `iac_qualty`; did you mean `iac_quality`?"),
+        "{}",
+        text(&typo.stderr)
+    );
+    let typo = caldera()
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--heuristic",
+            "--repo",
+            "iac-platfrm",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(
+        text(&typo.stderr).contains("did you mean `iac-platform`?"),
+        "{}",
+        text(&typo.stderr)
+    );
+    let judge_file = caldera()
+        .args(["run", "judges.d/trivy/iac_quality.yaml", "--heuristic"])
+        .output()
+        .unwrap();
+    assert_eq!(judge_file.status.code(), Some(2));
+}
+
+#[test]
+fn colour_follows_the_flag_and_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("r.json");
+    run_suite("judges.d/trivy", &result, None);
+    let table = |color: Option<&str>, env: &[(&str, &str)]| {
+        let mut cmd = caldera();
+        cmd.arg("report").arg(&result).env_remove("NO_COLOR");
+        if let Some(c) = color {
+            cmd.args(["--color", c]);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        text(&cmd.output().unwrap().stdout)
+    };
+    assert!(
+        !table(None, &[]).contains('\x1b'),
+        "not a terminal: no colour"
+    );
+    assert!(table(None, &[("CLICOLOR_FORCE", "1")]).contains("\x1b["));
+    assert!(!table(None, &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\x1b'));
+    assert!(
+        table(Some("always"), &[("NO_COLOR", "1")]).contains("\x1b["),
+        "the flag wins"
+    );
+    assert!(!table(Some("never"), &[("CLICOLOR_FORCE", "1")]).contains('\x1b'));
+
+    let quiet = caldera()
+        .args(["run", "judges.d/trivy", "--heuristic", "--quiet", "--out"])
+        .arg(dir.path().join("q.json"))
+        .output()
+        .unwrap();
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(quiet.stdout.is_empty() && quiet.stderr.is_empty());
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = caldera().args(["completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = text(&out.stdout);
+        assert!(
+            script.contains("caldera") && script.contains("fail-on"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn init_writes_a_suite_that_validates_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = caldera()
+        .args(["init", "mytool", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(init.status.code(), Some(0), "{}", text(&init.stderr));
+    let suite = dir.path().join("judges.d/mytool");
+    let validate = caldera()
+        .args(["validate", "--deny-warnings"])
+        .arg(&suite)
+        .output()
+        .unwrap();
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        text(&validate.stderr)
+    );
+    let out = dir.path().join("r.json");
+    let run = run_suite(suite.to_str().unwrap(), &out, None);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        doc["dimensions"][0]["score"], 3.0,
+        "2 of 3 expected findings: 66.7%"
+    );
+    assert_eq!(doc["decision"], "WEAK_PASS");
+    let again = caldera()
+        .args(["init", "mytool", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "nothing is overwritten");
+    let bad = caldera().args(["init", "My Tool"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn gates_say_why_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = caldera()
+        .args(["run", "judges.d/trivy", "--heuristic", "--results"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "no input is an input error");
+    assert!(text(&out.stderr).contains("has no *.json result files"));
+
+    let out = caldera()
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--heuristic",
+            "--quiet",
+            "--fail-under",
+            "3.5",
+            "--out",
+        ])
+        .arg(dir.path().join("r.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("3.30") && stderr.contains("--fail-under 3.5"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_left_without_scores_by_replay_or_budget_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let d = dir.path().to_path_buf();
+    let c = cache.clone();
+    let replay = tokio::task::spawn_blocking(move || {
+        caldera()
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+            .args(["run", "judges.d/trivy", "--replay", "--quiet", "--out"])
+            .arg(d.join("replay.json"))
+            .arg("--cache-dir")
+            .arg(&c)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(replay.status.code(), Some(3), "{}", text(&replay.stderr));
+    let stderr = text(&replay.stderr);
+    assert!(
+        stderr.starts_with("incomplete: --replay found no cached verdict for 7 unit(s)"),
+        "{stderr}"
+    );
+
+    let server = MockServer::start(|_, _| {
+        anthropic_text(
+            r#"{"score": 4, "confidence": 0.9, "reasoning": "ok", "evidence_cited": [], "recommendations": [], "sub_scores": {}}"#,
+            "end_turn",
+        )
+    })
+    .await;
+    let base = server.base.clone();
+    let d = dir.path().to_path_buf();
+    let budget = tokio::task::spawn_blocking(move || {
+        caldera()
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", base)
+            .args([
+                "run",
+                "judges.d/trivy",
+                "--cache",
+                "off",
+                "--concurrency",
+                "1",
+                "--max-cost",
+                "0.0001",
+                "--quiet",
+                "--out",
+            ])
+            .arg(d.join("budget.json"))
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(budget.status.code(), Some(3), "{}", text(&budget.stderr));
+    assert!(text(&budget.stderr).starts_with("incomplete: the --max-cost budget stopped"));
+    assert_eq!(server.hits(), 0, "no call fits the budget");
+}
