@@ -29,7 +29,14 @@ impl KeyIndex {
             let Ok((event, span)) = event else { break };
             let start = span.start.byte_offset().unwrap_or(span.start.index());
             let end = span.end.byte_offset().unwrap_or(span.end.index());
-            let here = Span::from_offsets(source, start, end);
+            // The parser already knows line and column: taking them from it (instead of
+            // counting from the top of the file per event) keeps indexing linear.
+            let here = Span {
+                start: start.min(source.len()),
+                end: end.clamp(start.min(source.len()), source.len()),
+                line: span.start.line(),
+                column: span.start.col() + 1,
+            };
             match event {
                 Event::MappingStart(..) | Event::SequenceStart(..) => {
                     let path = index.value_path(&mut stack);
@@ -436,6 +443,38 @@ mod tests {
         assert_eq!(idx.path_at(y.start), Some("b.c[1]"));
         // Unknown paths fall back to the nearest ancestor.
         assert_eq!(idx.value_span("b.c[9]").unwrap(), c);
+    }
+
+    #[test]
+    fn spans_agree_with_counting_from_the_top() {
+        // Multi-byte text, flow and block styles, CRLF: the parser's own line and column
+        // are the ones counting from the start of the file gives.
+        let src = "é: \"ü\"\r\nb: {c: [x, \"ÿ\"], d: 1}\r\ne:\r\n  - f: 日本\r\n    g: 2\r\n";
+        let idx = KeyIndex::build(src);
+        assert!(idx.order.len() >= 8, "{:?}", idx.order);
+        for path in &idx.order {
+            let (key, value) = idx.entries[path];
+            for span in key.into_iter().chain([value]) {
+                let counted = Span::from_offsets(src, span.start, span.end);
+                assert_eq!(
+                    (span.line, span.column),
+                    (counted.line, counted.column),
+                    "{path}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_document_is_indexed_in_one_pass() {
+        // 100,000 keys (2.4 MB): counting lines from the top per event is 10^11 steps.
+        let src: String = (0..100_000)
+            .map(|i| format!("key_{i:06}: v{i:06}\n"))
+            .collect();
+        let idx = KeyIndex::build(&src);
+        let last = idx.key_span("key_099999").unwrap();
+        assert_eq!((last.line, last.column), (100_000, 1));
+        assert_eq!(idx.value_span("key_099999").unwrap().column, 13);
     }
 
     #[test]
