@@ -3,6 +3,7 @@
 mod adversarial_reproduction;
 mod cli;
 mod diagnostics;
+mod hostile;
 mod llm_cache;
 mod llm_cli;
 mod llm_doctor;
