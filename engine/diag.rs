@@ -82,6 +82,10 @@ codes! {
     ConfidenceOutOfRange = "confidence-out-of-range",
     /// A weight that is zero or negative.
     WeightNotPositive = "weight-not-positive",
+    /// A number that is NaN or infinite where a finite one is due (a weight, a band bound).
+    NotFinite = "not-finite",
+    /// A number outside the range its key allows (a kappa target outside -1..1).
+    OutOfRange = "out-of-range",
     /// Two judges of one suite with the same dimension.
     DuplicateDimension = "duplicate-dimension",
     /// A prompt file that does not exist.

@@ -73,7 +73,7 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     /// Exit 1 when the weighted score is below this value. Without it, exit 1 when the
     /// decision is FAIL or no judge scored.
-    #[arg(long, value_name = "SCORE")]
+    #[arg(long, value_name = "SCORE", value_parser = parse_score)]
     pub fail_under: Option<f64>,
     /// Print the JSON result on stdout instead of the table.
     #[arg(long)]
@@ -107,7 +107,7 @@ pub struct RunArgs {
     #[arg(long, help_heading = "LLM mode")]
     pub replay: bool,
     /// Stop before a call that could take the run's cost above this (USD).
-    #[arg(long, value_name = "USD", help_heading = "LLM mode")]
+    #[arg(long, value_name = "USD", help_heading = "LLM mode", value_parser = parse_cost)]
     pub max_cost: Option<f64>,
     /// Per-request timeout in seconds.
     #[arg(
@@ -124,6 +124,27 @@ pub struct RunArgs {
     /// Explain cache misses.
     #[arg(short, long, help_heading = "LLM mode")]
     pub verbose: bool,
+}
+
+/// `--fail-under`: a finite score on the 1-5 scale (NaN would never be "below", 99
+/// would fail every run, -5 none).
+pub fn parse_score(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if (1.0..=5.0).contains(&x) => Ok(x),
+        Ok(x) => Err(format!("the score must be between 1 and 5, got {x}")),
+        Err(_) => Err(format!("expected a number between 1 and 5, got `{text}`")),
+    }
+}
+
+/// `--max-cost`: a finite amount of US dollars, 0 or more.
+pub fn parse_cost(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(x) => Err(format!(
+            "the cost must be a finite number of dollars, 0 or more, got {x}"
+        )),
+        Err(_) => Err(format!("expected an amount in US dollars, got `{text}`")),
+    }
 }
 
 /// `NAME=FILE` of `--input`.

@@ -11,6 +11,7 @@ mod llm_http;
 mod llm_judge_outputs;
 mod llm_run;
 mod llm_server;
+mod numbers;
 mod panel_mock;
 mod readme;
 mod schema;

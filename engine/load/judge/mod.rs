@@ -191,7 +191,16 @@ impl<'a> JudgeCx<'a> {
     }
 
     fn check_basics(&mut self, spec: &JudgeSpec) {
-        if spec.weight.is_nan() || spec.weight <= 0.0 {
+        if !spec.weight.is_finite() {
+            // An infinite weight turns the weighted mean into inf / inf = NaN.
+            let d = Diagnostic::error(
+                Code::NotFinite,
+                format!("weight must be a finite number, got {}", spec.weight),
+            )
+            .help("weights are relative; give every judge a finite share such as 0.25");
+            let d = self.diag(d, "weight");
+            self.push(d);
+        } else if spec.weight <= 0.0 {
             let d = Diagnostic::error(
                 Code::WeightNotPositive,
                 format!("weight must be greater than 0, got {}", spec.weight),
