@@ -199,7 +199,7 @@ pub struct Parsed<T> {
 /// line, column and key path, with a "did you mean" for unknown keys.
 pub fn parse<T: DeserializeOwned>(path: &Path, source: &str) -> Result<Parsed<T>, Diagnostic> {
     let index = KeyIndex::build(source);
-    match serde_saphyr::from_str::<T>(source) {
+    match serde_saphyr::from_str_with_options::<T>(source, options()) {
         Ok(value) => Ok(Parsed {
             value,
             index,
@@ -207,6 +207,19 @@ pub fn parse<T: DeserializeOwned>(path: &Path, source: &str) -> Result<Parsed<T>
         }),
         Err(err) => Err(error_to_diagnostic(path, source, &index, &err)),
     }
+}
+
+/// YAML read as editors read it (YAML 1.2 core, as the JSON Schema check sees it):
+/// only `true`/`false` are booleans, `1_000` is text, and text where text is due must
+/// not look like a number or boolean (`dimension: 5` is refused, as the schema refuses
+/// it). NaN and infinities reach the checks, which say where they are not allowed.
+pub fn options() -> serde_saphyr::Options {
+    let mut o = serde_saphyr::Options::default();
+    o.strict_booleans = true;
+    o.no_schema = true;
+    o.underscored_numbers_as_strings = true;
+    o.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
+    o
 }
 
 /// Turns a serde-saphyr error into a located diagnostic with a stable code.

@@ -45,11 +45,18 @@ pub struct VerdictFormat {
     /// Maps a captured or selected text (e.g. `A`, `B`, `A>>B`) to a score.
     /// When present, a captured value that is not a key is an error; numbers
     /// are not read directly.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::spec::strict::opt_number_map"
+    )]
     #[schemars(with = "Option<std::collections::BTreeMap<String, f64>>")]
     pub labels: Option<IndexMap<String, f64>>,
     /// Inclusive `[min, max]` of the score; the default is the engine's 1..5.
-    #[serde(default = "default_scale")]
+    #[serde(
+        default = "default_scale",
+        deserialize_with = "crate::spec::strict::number_pair"
+    )]
     pub scale: [f64; 2],
     /// Whether a score may have a fractional part (`decimal`) or must be a
     /// whole number (`integer`, the default: a 3.5 on a 1..5 judge is refused).

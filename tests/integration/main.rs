@@ -15,6 +15,7 @@ mod numbers;
 mod panel_mock;
 mod readme;
 mod schema;
+mod schema_agreement;
 mod scope_repo;
 mod score_vectors;
 mod trivy_parity;
