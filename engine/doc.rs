@@ -341,7 +341,13 @@ impl<'de> Visitor<'de> for &DocVisitor {
         let mut out = self.scratch.borrow_mut().pop().unwrap_or_default();
         while let Some(key) = map.next_key_seed(KeySeed(self))? {
             let value = map.next_value_seed(DocSeed(self))?;
-            out.insert(key, value);
+            // Readers disagree on which of two equal keys counts (the first, the last,
+            // an error): a document that says both is refused rather than guessed at.
+            if out.insert(key.clone(), value).is_some() {
+                return Err(de::Error::custom(format!(
+                    "duplicate key `{key}` in the same object"
+                )));
+            }
         }
         let exact = out.take_exact();
         self.scratch.borrow_mut().push(out);

@@ -90,8 +90,11 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
         return (None, vec![d]);
     }
     let file = dir.join("suite.yaml");
-    let source = match std::fs::read_to_string(&file) {
-        Ok(s) => s,
+    let source = match std::fs::symlink_metadata(&file) {
+        Ok(_) => match yaml::read_text(&file) {
+            Ok(s) => s,
+            Err(d) => return (None, vec![d]),
+        },
         Err(_) => {
             return (
                 None,
@@ -108,7 +111,7 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
     };
     let parsed = match yaml::parse::<SuiteSpec>(&file, &source) {
         Ok(p) => p,
-        Err(d) => return (None, vec![d]),
+        Err(d) => return (None, d),
     };
     check_decision(&parsed.value, &parsed.index, &file, &mut diags);
 

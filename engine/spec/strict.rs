@@ -12,9 +12,9 @@ use indexmap::IndexMap;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Unexpected, Visitor};
 
 /// What a number field says it expects.
-const A_NUMBER: &str = "a number (written without quotes)";
+const A_NUMBER: &str = "a number";
 /// What a whole-number field says it expects.
-const A_WHOLE_NUMBER: &str = "a whole number (written without quotes)";
+const A_WHOLE_NUMBER: &str = "a whole number";
 
 #[derive(Clone, Copy)]
 struct Number;
@@ -63,7 +63,7 @@ struct Flag;
 impl<'de> Visitor<'de> for Flag {
     type Value = bool;
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("`true` or `false` (written without quotes)")
+        f.write_str("`true` or `false`")
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
         Ok(v)

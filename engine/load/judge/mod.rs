@@ -57,21 +57,13 @@ pub struct Checker<'a> {
 
 /// Loads and checks the judge at `path`.
 pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec<Diagnostic>) {
-    let source = match std::fs::read_to_string(path) {
+    let source = match yaml::read_text(path) {
         Ok(s) => s,
-        Err(e) => {
-            return (
-                None,
-                vec![
-                    Diagnostic::error(Code::Io, format!("cannot read judge file: {e}"))
-                        .in_file(path),
-                ],
-            );
-        }
+        Err(d) => return (None, vec![d]),
     };
     let parsed = match yaml::parse::<JudgeSpec>(path, &source) {
         Ok(p) => p,
-        Err(d) => return (None, vec![d]),
+        Err(d) => return (None, d),
     };
     let mut cx = JudgeCx {
         file: path,
