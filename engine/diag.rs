@@ -82,6 +82,10 @@ codes! {
     ConfidenceOutOfRange = "confidence-out-of-range",
     /// A weight that is zero or negative.
     WeightNotPositive = "weight-not-positive",
+    /// A number that is NaN or infinite where a finite one is due (a weight, a band bound).
+    NotFinite = "not-finite",
+    /// A number outside the range its key allows (a kappa target outside -1..1).
+    OutOfRange = "out-of-range",
     /// Two judges of one suite with the same dimension.
     DuplicateDimension = "duplicate-dimension",
     /// A prompt file that does not exist.
@@ -324,9 +328,22 @@ pub fn render_text(diags: &[Diagnostic], color: bool) -> String {
                     .key_path
                     .as_ref()
                     .map_or(String::new(), |k| format!("at `{k}`"));
-                cs = cs.with_labels(vec![
-                    Label::primary(id, span.start..span.end.max(span.start)).with_message(label),
-                ]);
+                let mut range = span.start..span.end.max(span.start);
+                let mut id = id;
+                // A long line (a minified expression, a pasted blob) is cut to a window
+                // around the span, so the snippet stays readable.
+                if let Some(path) = &d.file
+                    && let Ok(text) = files.get(id).map(|f| f.source().clone())
+                    && let Some((short, short_range)) = shorten_line(&text, range.clone())
+                {
+                    id = files.add(display_path(path), short);
+                    range = short_range;
+                    notes.push(format!(
+                        "the line is long: shown cut around column {}",
+                        span.column
+                    ));
+                }
+                cs = cs.with_labels(vec![Label::primary(id, range).with_message(label)]);
             }
             _ => {
                 if let Some(path) = &d.file {
@@ -353,6 +370,45 @@ pub fn render_text(diags: &[Diagnostic], color: bool) -> String {
         out.push_str(&text);
     }
     if color { colorize(&out) } else { out }
+}
+
+/// Lines longer than this (in characters) are cut around the span in snippets.
+const MAX_SNIPPET_LINE: usize = 120;
+
+/// `text` with the line holding `range` cut to a window of about [`MAX_SNIPPET_LINE`]
+/// characters around it (`…` marks a cut), and `range` moved into the window; `None`
+/// when the line is short enough already.
+fn shorten_line(
+    text: &str,
+    range: std::ops::Range<usize>,
+) -> Option<(String, std::ops::Range<usize>)> {
+    let start = range.start.min(text.len());
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    if text[line_start..line_end].chars().count() <= MAX_SNIPPET_LINE {
+        return None;
+    }
+    let lead = MAX_SNIPPET_LINE / 3;
+    let from = text[line_start..start]
+        .char_indices()
+        .rev()
+        .nth(lead.saturating_sub(1))
+        .map_or(line_start, |(i, _)| line_start + i);
+    let to = text[start..line_end]
+        .char_indices()
+        .nth(MAX_SNIPPET_LINE - lead)
+        .map_or(line_end, |(i, _)| start + i);
+    let head = if from > line_start { "…" } else { "" };
+    let tail = if to < line_end { "…" } else { "" };
+    let short = format!(
+        "{}{head}{}{tail}{}",
+        &text[..line_start],
+        &text[from..to],
+        &text[line_end..]
+    );
+    let new_start = line_start + head.len() + (start - from);
+    let new_end = new_start + (range.end.clamp(start, to) - start);
+    Some((short, new_start..new_end))
 }
 
 fn severity_word(s: Severity) -> &'static str {

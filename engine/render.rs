@@ -32,6 +32,7 @@ pub fn environment() -> Environment<'static> {
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     crate::evidence::builtins::register(&mut env);
     crate::evidence::fastpath::register(&mut env);
+    crate::evidence::limits::install(&mut env);
     // minijinja's own `divisibleby` panics on a zero divisor (a remainder by zero): a
     // judge file must never be able to crash a run, so the test is replaced.
     env.add_test("divisibleby", divisible_by);
@@ -129,7 +130,7 @@ pub fn render_prompt_with(
         evidence => Value::from_object(view),
         response_format => Value::from(format.clone()),
     };
-    let mut text = tmpl.render(ctx).map_err(|e| error_text(&e))?;
+    let mut text = crate::evidence::limits::render(&tmpl, &ctx).map_err(|e| error_text(&e))?;
     if !template.contains("response_format") {
         text.push_str("\n\n");
         text.push_str(&format);

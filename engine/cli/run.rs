@@ -92,7 +92,7 @@ pub struct RunArgs {
     /// Exit 1 when the score the decision rests on (exact, never rounded) is below this
     /// value; the bar then stands in for the decision table. Without it, exit 1 when the
     /// decision is FAIL or no judge scored. Errors and low coverage fail the run either way.
-    #[arg(long, value_name = "SCORE")]
+    #[arg(long, value_name = "SCORE", value_parser = parse_score)]
     pub fail_under: Option<f64>,
     /// A judge that ends in `error` does not fail the run by itself (it still counts at
     /// the lowest score in the score the decision rests on). Same as the suite's
@@ -131,7 +131,7 @@ pub struct RunArgs {
     #[arg(long, help_heading = "LLM mode")]
     pub replay: bool,
     /// Stop before a call that could take the run's cost above this (USD).
-    #[arg(long, value_name = "USD", help_heading = "LLM mode")]
+    #[arg(long, value_name = "USD", help_heading = "LLM mode", value_parser = parse_cost)]
     pub max_cost: Option<f64>,
     /// Per-request timeout in seconds.
     #[arg(
@@ -152,6 +152,27 @@ pub struct RunArgs {
     /// Project root and confinement.
     #[command(flatten)]
     pub root: crate::cli::RootArgs,
+}
+
+/// `--fail-under`: a finite score on the 1-5 scale (NaN would never be "below", 99
+/// would fail every run, -5 none).
+pub fn parse_score(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if (1.0..=5.0).contains(&x) => Ok(x),
+        Ok(x) => Err(format!("the score must be between 1 and 5, got {x}")),
+        Err(_) => Err(format!("expected a number between 1 and 5, got `{text}`")),
+    }
+}
+
+/// `--max-cost`: a finite amount of US dollars, 0 or more.
+pub fn parse_cost(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(x) => Err(format!(
+            "the cost must be a finite number of dollars, 0 or more, got {x}"
+        )),
+        Err(_) => Err(format!("expected an amount in US dollars, got `{text}`")),
+    }
 }
 
 /// `NAME=FILE` of `--input`; `NAME=` (no file) runs without that input, as if an optional

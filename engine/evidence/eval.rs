@@ -97,11 +97,16 @@ pub fn render_text(
     if !(text.contains("<<") || text.contains("<%")) {
         return Ok(text.to_owned());
     }
-    env.render_str(text, scope).map_err(|e| error_text(&e))
+    env.template_from_str(text)
+        .and_then(|t| crate::evidence::limits::render(&t, scope))
+        .map_err(|e| error_text(&e))
 }
 
 /// Formats a minijinja error as one line (kind, detail, no debug dump).
 pub fn error_text(err: &minijinja::Error) -> String {
+    if err.kind() == minijinja::ErrorKind::OutOfFuel {
+        return crate::evidence::limits::out_of_fuel_message();
+    }
     let mut text = match err.detail() {
         Some(detail) => format!("{}: {detail}", err.kind()),
         None => err.kind().to_string(),
@@ -211,8 +216,7 @@ impl<'env> Compiled<'env> {
                 .eval(scope)
                 .map(|v| Doc::from_value(&v))
                 .map_err(|e| err(error_text(&e))),
-            Compiled::Template(t) => t
-                .render(scope)
+            Compiled::Template(t) => crate::evidence::limits::render(t, scope)
                 .map(Doc::from)
                 .map_err(|e| err(error_text(&e))),
             Compiled::Const(d) => Ok(d.clone()),

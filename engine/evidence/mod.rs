@@ -4,6 +4,7 @@
 pub mod builtins;
 pub mod eval;
 pub mod fastpath;
+pub mod limits;
 pub mod plan;
 pub mod scope;
 pub mod select;

@@ -69,22 +69,52 @@ pub fn parse_json_file(path: &Path) -> Result<(Doc, u64), Diagnostic> {
     let bytes = std::fs::read(path)
         .map_err(|e| Diagnostic::error(Code::Io, format!("cannot read file: {e}")).in_file(path))?;
     let size = bytes.len() as u64;
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        let text = String::from_utf8_lossy(&bytes);
+        return Err(Diagnostic::error(
+            Code::JsonSyntax,
+            "the file starts with a byte-order mark (BOM), which JSON does not allow",
+        )
+        .in_file(path)
+        .at(Some(Span::at_line_col(&text, 1, 1, 3)))
+        .help("save the file as UTF-8 without a BOM"));
+    }
     match serde_json::from_slice::<Doc>(&bytes) {
         Ok(doc) => Ok((doc, size)),
-        Err(e) => {
-            let text = String::from_utf8_lossy(&bytes);
-            let span =
-                (e.line() > 0).then(|| Span::at_line_col(&text, e.line(), e.column().max(1), 1));
-            let msg = e.to_string();
-            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
-            Err(
-                Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
-                    .in_file(path)
-                    .at(span)
-                    .help("fix or remove the file; caldera does not skip unreadable inputs"),
-            )
-        }
+        Err(e) => Err(json_error(path, &bytes, &e)),
     }
+}
+
+/// A located diagnostic for a JSON file that does not parse; a duplicate key is named
+/// and pointed at.
+fn json_error(path: &Path, bytes: &[u8], e: &serde_json::Error) -> Diagnostic {
+    let text = String::from_utf8_lossy(bytes);
+    let span = (e.line() > 0).then(|| Span::at_line_col(&text, e.line(), e.column().max(1), 1));
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
+    if let Some(key) = msg
+        .strip_prefix("duplicate key `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        // serde_json stops at the end of the object: point at the key's last occurrence
+        // before it.
+        let quoted = format!("\"{key}\"");
+        let span = span.map(|s| match text[..s.start].rfind(&quoted) {
+            Some(at) => Span::from_offsets(&text, at, at + quoted.len()),
+            None => s,
+        });
+        return Diagnostic::error(
+            Code::DuplicateKey,
+            format!("key `{key}` appears twice in the same object"),
+        )
+        .in_file(path)
+        .at(span)
+        .help("JSON readers disagree on which one counts; keep one");
+    }
+    Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
+        .in_file(path)
+        .at(span)
+        .help("fix or remove the file; caldera does not skip unreadable inputs")
 }
 
 /// Reads every document of `dir`. Parsing runs on all cores; errors from every file are

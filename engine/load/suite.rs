@@ -99,8 +99,11 @@ pub fn load_suite_with(
         return (None, vec![d]);
     }
     let file = dir.join("suite.yaml");
-    let source = match std::fs::read_to_string(&file) {
-        Ok(s) => s,
+    let source = match std::fs::symlink_metadata(&file) {
+        Ok(_) => match yaml::read_text(&file) {
+            Ok(s) => s,
+            Err(d) => return (None, vec![d]),
+        },
         Err(_) => {
             return (
                 None,
@@ -117,7 +120,7 @@ pub fn load_suite_with(
     };
     let parsed = match yaml::parse::<SuiteSpec>(&file, &source) {
         Ok(p) => p,
-        Err(d) => return (None, vec![d]),
+        Err(d) => return (None, d),
     };
     check_decision(&parsed.value, &parsed.index, &file, &mut diags);
 
@@ -180,7 +183,7 @@ pub fn load_suite_with(
     let total: f64 = judges
         .iter()
         .map(|j| j.spec.weight)
-        .filter(|w| *w > 0.0)
+        .filter(|w| w.is_finite() && *w > 0.0)
         .sum();
     if !judges.is_empty()
         && total > 0.0
@@ -339,7 +342,7 @@ fn check_decision(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut V
     {
         diags.push(
             Diagnostic::error(
-                Code::ScoreOutOfRange,
+                Code::OutOfRange,
                 format!("min_coverage is a share from 0 to 1, got {c}"),
             )
             .in_file(file)
@@ -348,11 +351,51 @@ fn check_decision(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut V
             .help("0.9 means nine units in ten must be scored"),
         );
     }
+    if let Some(k) = spec.kappa_target
+        && !(-1.0..=1.0).contains(&k)
+    {
+        diags.push(
+            Diagnostic::error(
+                Code::OutOfRange,
+                format!("kappa_target must be between -1 and 1, got {k}"),
+            )
+            .in_file(file)
+            .at(index.value_span("kappa_target"))
+            .key("kappa_target")
+            .help("kappa is 1 for perfect agreement and 0 for chance; 0.7 is the usual bar"),
+        );
+    }
     let Some(rows) = &spec.decision else { return };
+    if rows.is_empty() {
+        diags.push(
+            Diagnostic::error(Code::DecisionTable, "the decision table has no rows")
+                .in_file(file)
+                .at(index.value_span("decision"))
+                .key("decision")
+                .help("end the table with a row without `min`, such as `- { label: FAIL }`"),
+        );
+        return;
+    }
     let mut prev: Option<f64> = None;
     for (i, row) in rows.iter().enumerate() {
         let path = format!("decision[{i}]");
         let last = i + 1 == rows.len();
+        if let Some(m) = row.min
+            && !(1.0..=5.0).contains(&m)
+        {
+            let min_path = format!("{path}.min");
+            diags.push(
+                Diagnostic::error(
+                    Code::ScoreOutOfRange,
+                    format!("a decision row's `min` must be between 1 and 5, got {m}"),
+                )
+                .in_file(file)
+                .at(index.value_span(&min_path))
+                .key(min_path)
+                .help("the weighted score it is compared with lies between 1 and 5"),
+            );
+            continue;
+        }
         match row.min {
             None if !last => diags.push(
                 Diagnostic::error(

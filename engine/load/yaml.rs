@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_saphyr::granit_parser::{Event, Parser};
 
@@ -29,7 +30,14 @@ impl KeyIndex {
             let Ok((event, span)) = event else { break };
             let start = span.start.byte_offset().unwrap_or(span.start.index());
             let end = span.end.byte_offset().unwrap_or(span.end.index());
-            let here = Span::from_offsets(source, start, end);
+            // The parser already knows line and column: taking them from it (instead of
+            // counting from the top of the file per event) keeps indexing linear.
+            let here = Span {
+                start: start.min(source.len()),
+                end: end.clamp(start.min(source.len()), source.len()),
+                line: span.start.line(),
+                column: span.start.col() + 1,
+            };
             match event {
                 Event::MappingStart(..) | Event::SequenceStart(..) => {
                     let path = index.value_path(&mut stack);
@@ -177,6 +185,28 @@ pub fn parent_path(path: &str) -> &str {
     path.rfind('.').map_or("", |i| &path[..i])
 }
 
+/// Reads a YAML file as UTF-8 text. A file that cannot be read, or that is not UTF-8,
+/// is reported as such (with the line and column of the first bad byte), never as a
+/// missing file.
+pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Diagnostic::error(Code::Io, format!("cannot read the file: {e}")).in_file(path)
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let bytes = e.into_bytes();
+        let text = String::from_utf8_lossy(&bytes[..valid]);
+        let line = text.matches('\n').count() + 1;
+        let column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        Diagnostic::error(
+            Code::Io,
+            format!("the file is not UTF-8 text: byte 0x{:02X} at line {line}, column {column} is not valid UTF-8", bytes[valid]),
+        )
+        .in_file(path)
+        .help("save the file as UTF-8 (editors call it \"UTF-8\", not \"Latin-1\" or \"Windows-1252\")")
+    })
+}
+
 /// A parsed YAML file: its text, its key index, and the typed value.
 #[derive(Debug)]
 pub struct Parsed<T> {
@@ -190,16 +220,152 @@ pub struct Parsed<T> {
 
 /// Parses `source` (read from `path`) as `T`. On failure the diagnostic names the file,
 /// line, column and key path, with a "did you mean" for unknown keys.
-pub fn parse<T: DeserializeOwned>(path: &Path, source: &str) -> Result<Parsed<T>, Diagnostic> {
+///
+/// serde stops at the first unknown key; the schema of `T` then finds every other one,
+/// so a file with three misspelt keys shows three diagnostics in one pass.
+pub fn parse<T: DeserializeOwned + JsonSchema>(
+    path: &Path,
+    source: &str,
+) -> Result<Parsed<T>, Vec<Diagnostic>> {
     let index = KeyIndex::build(source);
-    match serde_saphyr::from_str::<T>(source) {
+    match serde_saphyr::from_str_with_options::<T>(source, options()) {
         Ok(value) => Ok(Parsed {
             value,
             index,
             source: source.to_owned(),
         }),
-        Err(err) => Err(error_to_diagnostic(path, source, &index, &err)),
+        Err(err) => {
+            let first = error_to_diagnostic(path, source, &index, &err);
+            if first.code == Code::UnknownKey {
+                let all = unknown_keys::<T>(path, source, &index);
+                if !all.is_empty() {
+                    return Err(all);
+                }
+            }
+            Err(vec![first])
+        }
     }
+}
+
+/// Every key of `source` that the schema of `T` does not allow, as diagnostics in file
+/// order.
+fn unknown_keys<T: JsonSchema>(path: &Path, source: &str, index: &KeyIndex) -> Vec<Diagnostic> {
+    let schema = schemars::generate::SchemaSettings::draft07()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    let Ok(value) = serde_saphyr::from_str_with_options::<serde_json::Value>(source, options())
+    else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    walk_unknown(&schema, &schema, &value, "", &mut found);
+    let mut diags: Vec<Diagnostic> = found
+        .into_iter()
+        .map(|(key_path, key, known)| {
+            let help = did_you_mean_help(&key, known.iter().map(String::as_str)).or_else(|| {
+                Some(format!(
+                    "expected one of {}",
+                    known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            });
+            Diagnostic::error(Code::UnknownKey, format!("unknown key `{key}`"))
+                .in_file(path)
+                .at(index.key_span(&key_path).map(|s| Span {
+                    end: (s.start + key.len()).min(source.len()),
+                    ..s
+                }))
+                .key(key_path)
+                .maybe_help(help)
+        })
+        .collect();
+    diags.sort_by_key(|d| d.span.map_or(0, |s| s.start));
+    diags
+}
+
+/// `node` with a `$ref` to the root's definitions followed.
+fn resolve<'a>(root: &'a serde_json::Value, node: &'a serde_json::Value) -> &'a serde_json::Value {
+    node.get("$ref")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|r| r.strip_prefix("#/definitions/"))
+        .and_then(|name| root.get("definitions")?.get(name))
+        .unwrap_or(node)
+}
+
+/// The schemas `node` may stand for (the branches of `anyOf`/`oneOf`/`allOf`).
+fn branches<'a>(
+    root: &'a serde_json::Value,
+    node: &'a serde_json::Value,
+) -> Vec<&'a serde_json::Value> {
+    let node = resolve(root, node);
+    let mut out = vec![node];
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(list) = node.get(key).and_then(serde_json::Value::as_array) {
+            out.extend(list.iter().flat_map(|b| branches(root, b)));
+        }
+    }
+    out
+}
+
+/// Collects (key path, key, allowed keys) for every key `value` has and `node` forbids.
+fn walk_unknown(
+    root: &serde_json::Value,
+    node: &serde_json::Value,
+    value: &serde_json::Value,
+    at: &str,
+    found: &mut Vec<(String, String, Vec<String>)>,
+) {
+    use serde_json::Value;
+    let options = branches(root, node);
+    match value {
+        Value::Object(map) => {
+            if let Some(props) = options
+                .iter()
+                .find_map(|b| b.get("properties").and_then(Value::as_object))
+            {
+                let known: Vec<String> = props.keys().cloned().collect();
+                for (k, v) in map {
+                    let path = join_key(at, k);
+                    match props.get(k) {
+                        Some(sub) => walk_unknown(root, sub, v, &path, found),
+                        None => found.push((path, k.clone(), known.clone())),
+                    }
+                }
+            } else if let Some(sub) = options
+                .iter()
+                .find_map(|b| b.get("additionalProperties").filter(|a| a.is_object()))
+            {
+                for (k, v) in map {
+                    walk_unknown(root, sub, v, &join_key(at, k), found);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = options.iter().find_map(|b| b.get("items")) {
+                for (i, v) in items.iter().enumerate() {
+                    walk_unknown(root, sub, v, &format!("{at}[{i}]"), found);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// YAML read as editors read it (YAML 1.2 core, as the JSON Schema check sees it):
+/// only `true`/`false` are booleans, `1_000` is text, and text where text is due must
+/// not look like a number or boolean (`dimension: 5` is refused, as the schema refuses
+/// it). NaN and infinities reach the checks, which say where they are not allowed.
+pub fn options() -> serde_saphyr::Options {
+    let mut o = serde_saphyr::Options::default();
+    o.strict_booleans = true;
+    o.no_schema = true;
+    o.underscored_numbers_as_strings = true;
+    o.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
+    o
 }
 
 /// Turns a serde-saphyr error into a located diagnostic with a stable code.
@@ -215,6 +381,9 @@ fn error_to_diagnostic(
         (line > 0).then(|| Span::at_line_col(source, line, col.max(1), 1))
     });
     let (code, mut msg, help) = classify(&message);
+    if let Some((c, m, h)) = in_users_words(&message, source, span) {
+        return located(path, source, index, span, c, m, h);
+    }
     if code == Code::WrongType
         && message.starts_with("invalid ")
         && !message.starts_with("invalid type")
@@ -282,6 +451,18 @@ fn error_to_diagnostic(
             .map(|p| parent_path(p).to_owned())
             .unwrap_or(key_path.clone());
         key_path = join_key(&mapping, &field);
+        // Point at the mapping that lacks the key (its own key), not at whichever of
+        // its keys serde happened to stop on; the root mapping at its first key.
+        span = if mapping.is_empty() {
+            index
+                .order
+                .iter()
+                .find(|p| !p.is_empty())
+                .and_then(|p| index.key_span(p))
+        } else {
+            index.key_span(&mapping)
+        }
+        .or(span);
         msg = format!(
             "missing required key `{field}`{}",
             if mapping.is_empty() {
@@ -303,6 +484,192 @@ fn error_to_diagnostic(
         .at(span)
         .key(key_path)
         .maybe_help(help)
+}
+
+/// A diagnostic for a type or syntax problem, pointed at the value it is about.
+fn located(
+    path: &Path,
+    source: &str,
+    index: &KeyIndex,
+    span: Option<Span>,
+    code: Code,
+    msg: String,
+    help: Option<String>,
+) -> Diagnostic {
+    let key_path = span
+        .and_then(|s| index.path_at(s.start))
+        .map(str::to_owned)
+        .unwrap_or_default();
+    // serde-saphyr may point at the key of a bad value: point at the value itself.
+    let span = match index.value_span(&key_path) {
+        Some(v) if code == Code::WrongType && !key_path.is_empty() => Some(v),
+        _ => span,
+    };
+    let span = span.map(|s| Span {
+        end: s.end.max(s.start + 1).min(source.len()),
+        ..s
+    });
+    Diagnostic::error(code, msg)
+        .in_file(path)
+        .at(span)
+        .key(key_path)
+        .maybe_help(help)
+}
+
+/// serde's and serde-saphyr's messages rewritten in the words of someone editing YAML:
+/// what was expected, what was found, and how to write it.
+fn in_users_words(
+    message: &str,
+    source: &str,
+    span: Option<Span>,
+) -> Option<(Code, String, Option<String>)> {
+    static TYPE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let type_error = TYPE.get_or_init(|| {
+        regex::Regex::new(r"^invalid (?:type|value): (.*), expected (.*)$")
+            .unwrap_or_else(|_| unreachable!())
+    });
+    if let Some(c) = type_error.captures(message) {
+        let found = found_words(&c[1]);
+        let expected = expected_words(&c[2]);
+        // A quoted number or boolean: say how to write it.
+        let quoted = c[1]
+            .strip_prefix("string \"")
+            .and_then(|t| t.strip_suffix('"'))
+            .filter(|t| t.trim().parse::<f64>().is_ok() || matches!(*t, "true" | "false"));
+        let help = quoted.map(|t| format!("quotes make it text: write `{t}` without them"));
+        return Some((
+            Code::WrongType,
+            format!("expected {expected}, found {found}"),
+            help,
+        ));
+    }
+    if message.starts_with("cannot deserialize null into string") {
+        return Some((
+            Code::WrongType,
+            "expected text, found an empty value".to_owned(),
+            Some("write the text after the colon; to mean the word `null`, quote it".to_owned()),
+        ));
+    }
+    if let Some(value) = message
+        .strip_prefix("The string value [")
+        .and_then(|rest| rest.split("] must be quoted").next())
+    {
+        let found = match value {
+            "true" | "false" | "True" | "False" | "TRUE" | "FALSE" => format!("`{value}`"),
+            _ => format!("the number {value}"),
+        };
+        return Some((
+            Code::WrongType,
+            format!("expected text, found {found}"),
+            Some(format!("quote it to mean the text: \"{value}\"")),
+        ));
+    }
+    if let Some(kind) = message
+        .strip_prefix("expected ")
+        .and_then(|rest| rest.strip_suffix(" start"))
+    {
+        let expected = match kind {
+            "sequence" => "a list (`- item` lines or `[a, b]`)",
+            "mapping" => "a mapping of keys and values",
+            other => other,
+        };
+        let found = span.map_or("something else", |s| {
+            match source[s.start..].trim_start().chars().next() {
+                Some('{') => "a mapping",
+                Some('[') | Some('-') => "a list",
+                _ => "a single value",
+            }
+        });
+        return Some((
+            Code::WrongType,
+            format!("expected {expected}, found {found}"),
+            None,
+        ));
+    }
+    if message.starts_with("multiple YAML documents") {
+        return Some((
+            Code::YamlSyntax,
+            "the file holds more than one YAML document (a `---` line starts another)".to_owned(),
+            Some("a judge or suite file is one document: remove the `---` line and what follows it, or move that part to its own file".to_owned()),
+        ));
+    }
+    if message.starts_with("unexpected end of input") && only_comments(source) {
+        return Some((
+            Code::YamlSyntax,
+            "the file is empty: it holds only comments or blank lines".to_owned(),
+            Some("write the file's keys below the comments (the schema lists them)".to_owned()),
+        ));
+    }
+    if message.starts_with("mapping values are not allowed") {
+        let help = span.and_then(|s| quote_suggestion(source, s.start));
+        return Some((
+            Code::YamlSyntax,
+            "a second `: ` on this line starts a mapping where a value was expected".to_owned(),
+            help.or_else(|| Some("quote text that contains `: `".to_owned())),
+        ));
+    }
+    None
+}
+
+/// The value after the first `: ` of the line at `offset`, quoted: the fix for text
+/// that contains `: ` itself.
+fn quote_suggestion(source: &str, offset: usize) -> Option<String> {
+    let start = source[..offset.min(source.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = source[start..].lines().next()?;
+    let (key, value) = line.split_once(": ")?;
+    let value = value.trim().replace('\\', "\\\\").replace('"', "\\\"");
+    Some(format!(
+        "text containing `: ` must be quoted: `{}: \"{value}\"`",
+        key.trim_end()
+    ))
+}
+
+/// Whether `source` has nothing but comments and blank lines.
+fn only_comments(source: &str) -> bool {
+    source
+        .lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l.starts_with('#'))
+}
+
+/// serde's name for a value found, as a user would say it.
+fn found_words(found: &str) -> String {
+    if found == "unit value" || found == "null" {
+        return "an empty value".to_owned();
+    }
+    if let Some(text) = found.strip_prefix("string ") {
+        return format!("the text {text}");
+    }
+    for prefix in ["integer ", "floating point "] {
+        if let Some(n) = found.strip_prefix(prefix) {
+            return format!("the number {}", n.trim_matches('`'));
+        }
+    }
+    if let Some(b) = found.strip_prefix("boolean ") {
+        return b.to_owned();
+    }
+    match found {
+        "map" => "a mapping".to_owned(),
+        "sequence" => "a list".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// serde's name for a value expected, as a user would say it.
+fn expected_words(expected: &str) -> String {
+    if expected.starts_with("struct ") {
+        return "a mapping of keys and values".to_owned();
+    }
+    match expected {
+        "a string" => "text".to_owned(),
+        "a sequence" => "a list".to_owned(),
+        "a boolean" => "`true` or `false`".to_owned(),
+        "f64" | "a f64" => "a number".to_owned(),
+        "i64" | "an i64" | "u64" => "a whole number".to_owned(),
+        other => other.to_owned(),
+    }
 }
 
 /// The message without serde-saphyr's own location prefix and suffix.
@@ -436,6 +803,38 @@ mod tests {
         assert_eq!(idx.path_at(y.start), Some("b.c[1]"));
         // Unknown paths fall back to the nearest ancestor.
         assert_eq!(idx.value_span("b.c[9]").unwrap(), c);
+    }
+
+    #[test]
+    fn spans_agree_with_counting_from_the_top() {
+        // Multi-byte text, flow and block styles, CRLF: the parser's own line and column
+        // are the ones counting from the start of the file gives.
+        let src = "é: \"ü\"\r\nb: {c: [x, \"ÿ\"], d: 1}\r\ne:\r\n  - f: 日本\r\n    g: 2\r\n";
+        let idx = KeyIndex::build(src);
+        assert!(idx.order.len() >= 8, "{:?}", idx.order);
+        for path in &idx.order {
+            let (key, value) = idx.entries[path];
+            for span in key.into_iter().chain([value]) {
+                let counted = Span::from_offsets(src, span.start, span.end);
+                assert_eq!(
+                    (span.line, span.column),
+                    (counted.line, counted.column),
+                    "{path}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_document_is_indexed_in_one_pass() {
+        // 100,000 keys (2.4 MB): counting lines from the top per event is 10^11 steps.
+        let src: String = (0..100_000)
+            .map(|i| format!("key_{i:06}: v{i:06}\n"))
+            .collect();
+        let idx = KeyIndex::build(&src);
+        let last = idx.key_span("key_099999").unwrap();
+        assert_eq!((last.line, last.column), (100_000, 1));
+        assert_eq!(idx.value_span("key_099999").unwrap().column, 13);
     }
 
     #[test]

@@ -10,6 +10,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::spec::strict;
+
 /// One judge: a dimension, its weight, how evidence is computed, how it is scored.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -21,7 +23,8 @@ pub struct JudgeSpec {
 
     /// Relative weight in the suite's overall score (> 0). Weights are normalised by their
     /// sum, so 0.35 among weights summing to 1.5 counts for 0.35 / 1.5.
-    #[schemars(example = 0.35)]
+    #[serde(deserialize_with = "strict::number")]
+    #[schemars(example = 0.35, extend("exclusiveMinimum" = 0))]
     pub weight: f64,
 
     /// What the judge checks, and any deliberate departure from an earlier judge.
@@ -36,7 +39,7 @@ pub struct JudgeSpec {
     pub scope: Scope,
 
     /// The score this judge must reach to pass (default: the suite's, else 3).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(range(min = 1, max = 5), example = 3)]
     pub pass_threshold: Option<f64>,
 
@@ -110,8 +113,12 @@ pub struct RecordsSpec {
     #[schemars(example = &"<< result.vulnerabilities | length > 0 >>")]
     pub filter: Option<String>,
 
-    /// The record's fields, computed in order; later fields see earlier ones.
-    #[schemars(example = serde_json::json!({"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}))]
+    /// The record's fields, computed in order; later fields see earlier ones. A field is
+    /// a selector, an expression, a text or a constant; record lists do not nest.
+    #[schemars(
+        example = serde_json::json!({"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}),
+        with = "IndexMap<String, FieldValue>"
+    )]
     pub fields: IndexMap<String, EvidenceValue>,
 }
 
@@ -125,7 +132,7 @@ pub struct HeuristicSpec {
 
     /// Bands tried in order; the first whose bounds all hold gives the score. The last
     /// band should have no bounds (a catch-all).
-    #[schemars(example = serde_json::json!([{"min": 90, "score": 5}, {"min": 70, "score": 4}, {"score": 2}]))]
+    #[schemars(example = serde_json::json!([{"min": 90, "score": 5}, {"min": 70, "score": 4}, {"score": 2}]), length(min = 1))]
     pub bands: Vec<Band>,
 
     /// When this condition holds there is nothing to judge: give this score instead of
@@ -135,7 +142,7 @@ pub struct HeuristicSpec {
     pub when_no_data: Option<NoDataSpec>,
 
     /// Confidence of a banded verdict, 0..1 (default 0.8).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(range(min = 0.0, max = 1.0), example = 0.8)]
     pub confidence: Option<f64>,
 
@@ -170,22 +177,23 @@ pub struct HeuristicSpec {
 #[schemars(example = example_band())]
 pub struct Band {
     /// metric >= min.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(example = 90.0)]
     pub min: Option<f64>,
     /// metric > above.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(example = 50.0)]
     pub above: Option<f64>,
     /// metric <= max.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(example = 5.0)]
     pub max: Option<f64>,
     /// metric < below.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(example = 1.0)]
     pub below: Option<f64>,
     /// The score, 1-5.
+    #[serde(deserialize_with = "strict::whole")]
     #[schemars(range(min = 1, max = 5), example = 4)]
     pub score: i64,
 }
@@ -199,10 +207,11 @@ pub struct NoDataSpec {
     #[schemars(example = &"<< total_expected == 0 >>")]
     pub condition: String,
     /// The score to give, 1-5.
+    #[serde(deserialize_with = "strict::whole")]
     #[schemars(range(min = 1, max = 5), example = 4)]
     pub score: i64,
     /// Its confidence, 0..1 (default 0.4: little was seen).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(range(min = 0.0, max = 1.0), example = 0.4)]
     pub confidence: Option<f64>,
     /// Why: a text with `<< >>` parts.
@@ -220,6 +229,7 @@ pub struct AdjustSpec {
     #[schemars(example = &"<< missing | length > 0 >>")]
     pub condition: String,
     /// Points to add (negative to subtract); the result stays within 1-5.
+    #[serde(deserialize_with = "strict::whole")]
     #[schemars(example = -1)]
     pub by: i64,
     /// Why, appended to the reasoning: a text with `<< >>` parts.
@@ -253,7 +263,7 @@ pub struct AssertionSpec {
     pub message: String,
     /// When it fails, the score is capped at this value (1-5); the verdict reports the
     /// score before and after.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_whole")]
     #[schemars(range(min = 1, max = 5), example = 2)]
     pub cap: Option<i64>,
 }
@@ -315,6 +325,28 @@ impl JsonSchema for EvidenceValue {
                 {"type": "number", "description": "A number constant."},
                 {"type": "boolean", "description": "A boolean constant."},
                 records
+            ]
+        })
+    }
+}
+
+/// The schema of a record field: an evidence value other than a record list (the
+/// loader refuses nested record lists, so the schema does too).
+pub struct FieldValue;
+
+impl JsonSchema for FieldValue {
+    fn schema_name() -> Cow<'static, str> {
+        "FieldValue".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A JSONPath selector (`$...`) over the item, an expression (`<< expr >>`), a text with `<< >>` parts, or a constant.",
+            "examples": ["$.id", "<< result.vulnerabilities | length >>"],
+            "anyOf": [
+                {"type": "string", "description": "Selector, expression, template or string constant."},
+                {"type": "number", "description": "A number constant."},
+                {"type": "boolean", "description": "A boolean constant."}
             ]
         })
     }

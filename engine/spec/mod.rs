@@ -2,5 +2,6 @@
 //! No behaviour lives here; `load` validates these into the plan the engine runs.
 
 pub mod judge;
+pub mod strict;
 pub mod suite;
 pub mod verdict_format;

@@ -7,6 +7,8 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::spec::strict;
+
 /// A suite: the judges of one analysis tool, plus `suite.yaml`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -41,7 +43,7 @@ pub struct SuiteSpec {
 
     /// With a panel of models (`--models a,b,c`): the mean pairwise kappa below which the
     /// run carries a warning (default 0.70, the usual bar for publishable agreement).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(range(min = -1.0, max = 1.0), example = 0.7)]
     pub kappa_target: Option<f64>,
 
@@ -59,7 +61,7 @@ pub struct SuiteSpec {
     pub consensus: Consensus,
 
     /// The score a judge must reach to pass, unless the judge says otherwise (default 3).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(range(min = 1, max = 5), example = 3)]
     pub pass_threshold: Option<f64>,
 
@@ -84,7 +86,7 @@ pub struct SuiteSpec {
     /// reaches wins, and the last row must have no `min`. Default: >= 4.0 STRONG_PASS,
     /// >= 3.5 PASS, >= 3.0 WEAK_PASS, else FAIL.
     #[serde(default)]
-    #[schemars(example = serde_json::json!([{"min": 4.0, "label": "STRONG_PASS"}, {"min": 3.5, "label": "PASS"}, {"min": 3.0, "label": "WEAK_PASS"}, {"label": "FAIL"}]))]
+    #[schemars(example = serde_json::json!([{"min": 4.0, "label": "STRONG_PASS"}, {"min": 3.5, "label": "PASS"}, {"min": 3.0, "label": "WEAK_PASS"}, {"label": "FAIL"}]), length(min = 1))]
     pub decision: Option<Vec<DecisionRow>>,
 
     /// Evidence computed once per run, before any judge, and visible to every judge by
@@ -96,7 +98,7 @@ pub struct SuiteSpec {
     /// Judge files to run, in order, relative to the suite folder. Default: every
     /// `*.yaml` / `*.yml` file of the folder except `suite.yaml`, sorted by name.
     #[serde(default)]
-    #[schemars(example = example_judges())]
+    #[schemars(example = example_judges(), length(min = 1))]
     pub judges: Option<Vec<String>>,
 }
 
@@ -181,7 +183,7 @@ pub struct NamedInput {
     pub newest: Option<String>,
 
     /// When true, a missing file gives `null` instead of an error.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::flag")]
     #[schemars(example = true)]
     pub optional: bool,
 }
@@ -192,7 +194,7 @@ pub struct NamedInput {
 #[schemars(example = example_decision_row())]
 pub struct DecisionRow {
     /// The lowest weighted score (inclusive) that earns this label; omit on the last row.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(range(min = 1, max = 5), example = 3.5)]
     pub min: Option<f64>,
 

@@ -22,39 +22,56 @@ use serde::{Deserialize, Serialize};
 /// The declared shape of a judge's reply and the scale its score lives on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(example = example_format())]
 pub struct VerdictFormat {
     /// Where the score is found: `json` (an object anywhere in the reply, the
     /// default) or `regex` (a pattern with a capture group).
     #[serde(default)]
+    #[schemars(example = &"regex")]
     pub kind: FormatKind,
     /// JSON only: a JSON Pointer (RFC 6901) to the score inside the object,
     /// e.g. `/score` (the default) or `/ordered_models/0/model`. A pointer lets
     /// a judge keep whatever object shape its prompt asks for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"/ordered_models/0/model")]
     pub field: Option<String>,
     /// Regex only: the pattern (Rust `regex` syntax). The score is the group
     /// named `score` if there is one, else the first group that took part in
     /// the match, so alternatives such as `A: (\d+)|Score (\d+)` work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"Rating: \\[\\[(\\d+)\\]\\]")]
     pub pattern: Option<String>,
     /// Regex only: which match counts when the pattern matches more than once.
     /// `unique` (the default) refuses a reply whose matches disagree instead of
     /// picking one; `first` and `last` pick, for harnesses whose replies are known to
     /// restate a verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"unique")]
     pub pick: Option<Pick>,
     /// Maps a captured or selected text (e.g. `A`, `B`, `A>>B`) to a score.
     /// When present, a captured value that is not a key is an error; numbers
     /// are not read directly.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<std::collections::BTreeMap<String, f64>>")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::spec::strict::opt_number_map"
+    )]
+    #[schemars(
+        with = "Option<std::collections::BTreeMap<String, f64>>",
+        example = serde_json::json!({"A>B": 1, "A=B": 1.5, "B>A": 2})
+    )]
     pub labels: Option<IndexMap<String, f64>>,
     /// Inclusive `[min, max]` of the score; the default is the engine's 1..5.
-    #[serde(default = "default_scale")]
+    #[serde(
+        default = "default_scale",
+        deserialize_with = "crate::spec::strict::number_pair"
+    )]
+    #[schemars(example = serde_json::json!([1, 10]))]
     pub scale: [f64; 2],
     /// Whether a score may have a fractional part (`decimal`) or must be a
     /// whole number (`integer`, the default: a 3.5 on a 1..5 judge is refused).
     #[serde(default)]
+    #[schemars(example = &"decimal")]
     pub numbers: NumberKind,
 }
 
@@ -93,6 +110,10 @@ pub enum NumberKind {
     Integer,
     /// Any number within the scale.
     Decimal,
+}
+
+fn example_format() -> serde_json::Value {
+    serde_json::json!({"kind": "regex", "pattern": "Rating: \\[\\[(\\d+)\\]\\]", "pick": "unique", "scale": [1, 10]})
 }
 
 fn default_scale() -> [f64; 2] {

@@ -183,7 +183,23 @@ pub enum ReplyError {
     /// The reply stopped at the token limit and the format cannot vouch for the part read.
     #[error("the reply was cut off at the token limit before the verdict was complete")]
     Truncated,
+    /// Longer than any verdict needs: not read at all.
+    #[error(
+        "the reply is {bytes} bytes long, more than the {limit} a verdict may take; \
+         reply with the verdict alone"
+    )]
+    TooLong {
+        /// The reply's length in bytes.
+        bytes: usize,
+        /// [`MAX_REPLY_BYTES`].
+        limit: usize,
+    },
 }
+
+/// The longest reply that is read (1 MiB). A verdict with its reasoning is a few
+/// kilobytes; anything near this is a runaway or hostile reply, and refusing it keeps
+/// the time and memory reading takes bounded.
+pub const MAX_REPLY_BYTES: usize = 1 << 20;
 
 /// A validated [`VerdictFormat`], ready to read replies.
 #[derive(Debug, Clone)]
@@ -279,6 +295,12 @@ impl CompiledFormat {
     /// JSON object holding the score); a regex verdict from a truncated reply is
     /// refused, since the real verdict may be the part that was cut.
     pub fn parse_reply(&self, reply: &str, truncated: bool) -> Result<ParsedVerdict, ReplyError> {
+        if reply.len() > MAX_REPLY_BYTES {
+            return Err(ReplyError::TooLong {
+                bytes: reply.len(),
+                limit: MAX_REPLY_BYTES,
+            });
+        }
         if reply.trim().is_empty() {
             return Err(if truncated {
                 ReplyError::Truncated
@@ -594,16 +616,18 @@ struct Found<'a> {
 /// is one object. An opening brace followed by a quote that never closes means a
 /// cut-off object; anything after it is nested in it and is not read, because a
 /// fragment of a truncated answer is a guess.
+///
+/// Each `{` is matched as if scanned from there alone, but the matches come from one
+/// [`BraceIndex`] built in a single pass, so a reply full of unclosed braces costs
+/// linear time rather than a rescan to its end per brace.
 fn find_objects(text: &str) -> Found<'_> {
     let bytes = text.as_bytes();
+    let braces = BraceIndex::new(bytes);
     let mut found = Found::default();
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'{' {
-            i += 1;
-            continue;
-        }
-        match matching_brace(bytes, i) {
+    while let Some(offset) = bytes[i..].iter().position(|&b| b == b'{') {
+        i += offset;
+        match braces.closing(i) {
             Some(end) => {
                 let slice = &text[i..=end];
                 match serde_json::from_str::<Value>(slice) {
@@ -707,35 +731,77 @@ fn looks_like_json(rest: &[u8]) -> bool {
         .is_none_or(|&b| b == b'"' || b == b'}')
 }
 
-/// The index of the brace closing the one at `start`, honouring JSON strings.
-fn matching_brace(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (offset, &b) in bytes[start..].iter().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(start + offset);
+/// Where a scan started at any `{` finds its closing brace, for every `{` at once.
+///
+/// A scan honours JSON strings, so where it stands depends on where it started: the
+/// same `"` opens a string for one start and closes one for another. But a scan is
+/// only ever in one of three states (outside a string, inside one, just after a
+/// backslash inside one), and two scans in the same state at the same byte go on
+/// identically. The nodes (byte, state) therefore form a forest whose edges follow
+/// the text; `potential` is the brace depth still to be closed from a node to the end,
+/// and the scan started at a `{` closes at the first node whose potential is back up
+/// to that brace's own. `next_higher` holds, per node, the first later node with a
+/// higher potential; since potentials move by at most one per byte, it is computed
+/// from the end in constant time per node.
+struct BraceIndex {
+    /// Per node `byte * 3 + state`: the first later node with a higher potential, or
+    /// [`BraceIndex::NONE`].
+    /// (32 bits: replies are capped far below 4 GB, see [`MAX_REPLY_BYTES`].)
+    next_higher: Vec<u32>,
+}
+
+impl BraceIndex {
+    const NONE: u32 = u32::MAX;
+    const OUTSIDE: usize = 0;
+    const IN_STRING: usize = 1;
+    const ESCAPED: usize = 2;
+
+    fn new(bytes: &[u8]) -> BraceIndex {
+        let nodes = (bytes.len() + 1) * 3;
+        // Open braces minus closed ones from a node to the end of the text.
+        let mut potential = vec![0i32; nodes];
+        let mut next_higher = vec![Self::NONE; nodes];
+        for (at, &b) in bytes.iter().enumerate().rev() {
+            for state in [Self::OUTSIDE, Self::IN_STRING, Self::ESCAPED] {
+                let node = at * 3 + state;
+                let parent = (at + 1) * 3 + Self::step(state, b);
+                potential[node] = Self::depth_change(state, b) + potential[parent];
+                // At most three hops: each lands exactly one level higher.
+                let mut candidate = parent as u32;
+                while candidate != Self::NONE && potential[candidate as usize] <= potential[node] {
+                    candidate = next_higher[candidate as usize];
                 }
+                next_higher[node] = candidate;
             }
-            _ => {}
+        }
+        BraceIndex { next_higher }
+    }
+
+    /// The state after reading `b` in `state`.
+    fn step(state: usize, b: u8) -> usize {
+        match (state, b) {
+            (Self::OUTSIDE, b'"') => Self::IN_STRING,
+            (Self::OUTSIDE, _) => Self::OUTSIDE,
+            (Self::IN_STRING, b'\\') => Self::ESCAPED,
+            (Self::IN_STRING, b'"') => Self::OUTSIDE,
+            _ => Self::IN_STRING,
         }
     }
-    None
+
+    fn depth_change(state: usize, b: u8) -> i32 {
+        match (state, b) {
+            (Self::OUTSIDE, b'{') => 1,
+            (Self::OUTSIDE, b'}') => -1,
+            _ => 0,
+        }
+    }
+
+    /// The index of the brace closing the `{` at `start`, scanning from `start` alone.
+    fn closing(&self, start: usize) -> Option<usize> {
+        let after = (start + 1) * 3 + Self::OUTSIDE;
+        let found = *self.next_higher.get(after)?;
+        (found != Self::NONE).then(|| found as usize / 3 - 1)
+    }
 }
 
 #[cfg(test)]
@@ -886,6 +952,81 @@ mod tests {
             Err(ReplyError::NoMatch { .. })
         ));
         assert_eq!(f.parse_reply("[[A>B]]", true), Err(ReplyError::Truncated));
+    }
+
+    /// The brace matching of the single-pass index is the one a scan from each brace
+    /// alone gives (the reference below, quadratic on unclosed braces).
+    fn closing_by_rescan(bytes: &[u8], start: usize) -> Option<usize> {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for (offset, &b) in bytes[start..].iter().enumerate() {
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(start + offset);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn brace_index_matches_a_scan_from_each_brace(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec![b'{', b'}', b'"', b'\\', b'a', b':']),
+                0..80,
+            )
+        ) {
+            let index = BraceIndex::new(&text);
+            for (i, &b) in text.iter().enumerate() {
+                if b == b'{' {
+                    proptest::prop_assert_eq!(index.closing(i), closing_by_rescan(&text, i));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_megabyte_of_unclosed_braces_is_read_in_one_pass() {
+        // Half a million `{` that never close: a rescan per brace is 10^11 steps.
+        let reply = "{a".repeat(500_000);
+        assert_eq!(default().parse(&reply), Err(ReplyError::NoJson));
+        let reply = format!("{}{{\"score\": 4}}", "{a ".repeat(300_000));
+        assert_eq!(default().parse(&reply).map(|v| v.score), Ok(4.0));
+    }
+
+    #[test]
+    fn a_reply_longer_than_the_cap_is_unreadable() {
+        let reply = format!(
+            "{{\"score\": 3, \"reasoning\": \"{}\"}}",
+            "x".repeat(MAX_REPLY_BYTES)
+        );
+        let err = default().parse(&reply).unwrap_err();
+        assert!(matches!(
+            err,
+            ReplyError::TooLong {
+                limit: MAX_REPLY_BYTES,
+                ..
+            }
+        ));
+        assert!(err.to_string().contains("reply with the verdict alone"));
+        let fits = format!("{{\"score\": 3, \"reasoning\": \"{}\"}}", "x".repeat(1000));
+        assert_eq!(default().parse(&fits).map(|v| v.score), Ok(3.0));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The diagnostics catalogue: one bad fixture per diagnostic code under
 //! `tests/fixtures/diagnostics/<code>/`, each rendered and snapshot-tested, and a check
-//! that no code is without a fixture.
+//! that no code is without a fixture. Further wordings of a code (each message a user
+//! can meet) are cases under `tests/fixtures/diagnostics/<code>/cases/<case>/`, checked
+//! and snapshotted the same way as `<code>--<case>`.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +12,21 @@ use caldera::run::{RunOptions, run_heuristic};
 
 fn fixture_dir(code: Code) -> PathBuf {
     Path::new("tests/fixtures/diagnostics").join(code.as_str())
+}
+
+/// The fixture of `code` and its further cases: (snapshot name, folder).
+fn fixtures(code: Code) -> Vec<(String, PathBuf)> {
+    let dir = fixture_dir(code);
+    let mut out = vec![(code.as_str().to_owned(), dir.clone())];
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(dir.join("cases"))
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    cases.sort();
+    for case in cases {
+        let name = case.file_name().unwrap_or_default().to_string_lossy();
+        out.push((format!("{code}--{name}"), case.clone()));
+    }
+    out
 }
 
 /// Validates the fixture's suite; when validation finds no error, runs it (some codes,
@@ -73,12 +90,14 @@ fn every_code_has_a_fixture_that_produces_it() {
             missing.push(format!("{code}: no fixture folder {}", dir.display()));
             continue;
         }
-        let diags = diagnostics_for(&dir);
-        if !diags.iter().any(|d| d.code == *code) {
-            missing.push(format!(
-                "{code}: fixture produced {:?}",
-                diags.iter().map(|d| d.code.as_str()).collect::<Vec<_>>()
-            ));
+        for (name, dir) in fixtures(*code) {
+            let diags = diagnostics_for(&dir);
+            if !diags.iter().any(|d| d.code == *code) {
+                missing.push(format!(
+                    "{name}: fixture produced {:?}",
+                    diags.iter().map(|d| d.code.as_str()).collect::<Vec<_>>()
+                ));
+            }
         }
     }
     assert!(
@@ -91,18 +110,19 @@ fn every_code_has_a_fixture_that_produces_it() {
 #[test]
 fn rendered_diagnostics_are_stable() {
     for code in Code::ALL {
-        let dir = fixture_dir(*code);
-        if !dir.is_dir() || skip(*code) {
+        if !fixture_dir(*code).is_dir() || skip(*code) {
             continue;
         }
-        let text = render_text(&diagnostics_for(&dir), false);
-        insta::with_settings!({
-            snapshot_path => "snapshots/diagnostics",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(code.as_str(), text);
-        });
+        for (name, dir) in fixtures(*code) {
+            let text = render_text(&diagnostics_for(&dir), false);
+            insta::with_settings!({
+                snapshot_path => "snapshots/diagnostics",
+                prepend_module_to_snapshot => false,
+                omit_expression => true,
+            }, {
+                insta::assert_snapshot!(name, text);
+            });
+        }
     }
 }
 
@@ -114,12 +134,13 @@ fn every_diagnostic_is_located() {
         if skip(*code) {
             continue;
         }
-        let dir = fixture_dir(*code);
-        for d in diagnostics_for(&dir) {
-            if d.code == Code::ProviderUnavailable {
-                continue; // about this machine's environment, not about a file
+        for (name, dir) in fixtures(*code) {
+            for d in diagnostics_for(&dir) {
+                if d.code == Code::ProviderUnavailable {
+                    continue; // about this machine's environment, not about a file
+                }
+                assert!(d.file.is_some(), "{name}: {} has no file", d.message);
             }
-            assert!(d.file.is_some(), "{code}: {} has no file", d.message);
         }
     }
 }

@@ -122,3 +122,97 @@ fn schema_rejects_an_unknown_key_and_a_wrong_type() {
         "wrong type not rejected: {errors:?}"
     );
 }
+
+/// Every object of `value`, depth first, with its JSON pointer.
+fn objects<'a>(
+    value: &'a serde_json::Value,
+    at: String,
+    out: &mut Vec<(String, &'a serde_json::Map<String, serde_json::Value>)>,
+) {
+    match value {
+        serde_json::Value::Object(map) => {
+            out.push((at.clone(), map));
+            for (k, v) in map {
+                objects(v, format!("{at}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                objects(v, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn schemas_are_shaped_for_editors() {
+    for which in [Which::Judge, Which::Suite] {
+        let schema = schema(which);
+        let mut all = Vec::new();
+        objects(&schema, String::new(), &mut all);
+        for (at, map) in &all {
+            // Completion would insert `min: null`.
+            assert!(
+                !map.get("default").is_some_and(serde_json::Value::is_null),
+                "{at}: default null"
+            );
+            // Ajv's strict mode refuses formats it does not know.
+            if let Some(f) = map.get("format").and_then(|f| f.as_str()) {
+                panic!("{at}: non-standard format {f}");
+            }
+            if let Some(text) = map.get("description").and_then(|d| d.as_str()) {
+                assert_eq!(
+                    map.get("markdownDescription").and_then(|d| d.as_str()),
+                    Some(text),
+                    "{at}: markdownDescription"
+                );
+                // Paragraphs are unwrapped: a line break only before a list item or
+                // between paragraphs.
+                for (i, line) in text.split('\n').enumerate().skip(1) {
+                    let prev = text.split('\n').nth(i - 1).unwrap_or_default();
+                    assert!(
+                        line.is_empty() || prev.is_empty() || line.starts_with("- "),
+                        "{at}: hard-wrapped description {text:?}"
+                    );
+                }
+            }
+            if let Some(values) = map.get("enum").and_then(|e| e.as_array()) {
+                let docs = map
+                    .get("markdownEnumDescriptions")
+                    .and_then(|d| d.as_array());
+                assert_eq!(docs.map(Vec::len), Some(values.len()), "{at}: enum docs");
+            }
+            assert!(
+                !map.contains_key("oneOf")
+                    || map["oneOf"]
+                        .as_array()
+                        .is_some_and(|o| o.iter().all(|v| v.get("const").is_none())),
+                "{at}: enum as oneOf"
+            );
+        }
+    }
+    let judge = schema(Which::Judge);
+    let verdict = &judge["definitions"]["VerdictFormat"];
+    assert!(verdict["examples"].is_array(), "VerdictFormat has examples");
+    for (key, field) in verdict["properties"].as_object().expect("properties") {
+        assert!(
+            field["examples"].is_array(),
+            "verdict field {key} has no example"
+        );
+    }
+}
+
+#[test]
+fn the_editor_settings_map_the_schemas_to_the_suites() {
+    let text = std::fs::read_to_string(".vscode/settings.json").expect(".vscode/settings.json");
+    let settings: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let map = &settings["yaml.schemas"];
+    let judge = map["./schemas/judge.schema.json"].to_string();
+    let suite = map["./schemas/suite.schema.json"].to_string();
+    assert!(judge.contains("judges.d/**/*.yaml") && judge.contains("!judges.d/**/suite.yaml"));
+    assert!(suite.contains("judges.d/**/suite.yaml"));
+    for file in ["schemas/judge.schema.json", "schemas/suite.schema.json"] {
+        assert!(Path::new(file).is_file());
+    }
+}

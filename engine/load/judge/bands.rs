@@ -20,6 +20,9 @@ impl JudgeCx<'_> {
         for (i, b) in bands.iter().enumerate() {
             let path = format!("heuristic.bands[{i}]");
             self.check_score(b.score, &format!("{path}.score"));
+            if !self.check_bounds_finite(b, &path) {
+                continue;
+            }
             if covered_all {
                 let d = Diagnostic::error(
                     Code::BandUnreachable,
@@ -101,5 +104,31 @@ impl JudgeCx<'_> {
             let d = self.diag(d, &format!("heuristic.bands[{}]", bands.len() - 1));
             self.push(d);
         }
+    }
+
+    /// A NaN bound never holds and an infinite one is no bound at all: both are
+    /// mistakes, reported on the bound. True when every bound is finite.
+    fn check_bounds_finite(&mut self, band: &Band, path: &str) -> bool {
+        let mut ok = true;
+        for (key, bound) in [
+            ("min", band.min),
+            ("above", band.above),
+            ("max", band.max),
+            ("below", band.below),
+        ] {
+            if let Some(v) = bound
+                && !v.is_finite()
+            {
+                let d = Diagnostic::error(
+                    Code::NotFinite,
+                    format!("band bound `{key}` must be a finite number, got {v}"),
+                )
+                .help("leave the bound out for a band open on that side");
+                let d = self.diag(d, &format!("{path}.{key}"));
+                self.push(d);
+                ok = false;
+            }
+        }
+        ok
     }
 }

@@ -57,21 +57,13 @@ pub struct Checker<'a> {
 
 /// Loads and checks the judge at `path`.
 pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec<Diagnostic>) {
-    let source = match std::fs::read_to_string(path) {
+    let source = match yaml::read_text(path) {
         Ok(s) => s,
-        Err(e) => {
-            return (
-                None,
-                vec![
-                    Diagnostic::error(Code::Io, format!("cannot read judge file: {e}"))
-                        .in_file(path),
-                ],
-            );
-        }
+        Err(d) => return (None, vec![d]),
     };
     let parsed = match yaml::parse::<JudgeSpec>(path, &source) {
         Ok(p) => p,
-        Err(d) => return (None, vec![d]),
+        Err(d) => return (None, d),
     };
     let mut cx = JudgeCx {
         file: path,
@@ -191,7 +183,16 @@ impl<'a> JudgeCx<'a> {
     }
 
     fn check_basics(&mut self, spec: &JudgeSpec) {
-        if spec.weight.is_nan() || spec.weight <= 0.0 {
+        if !spec.weight.is_finite() {
+            // An infinite weight turns the weighted mean into inf / inf = NaN.
+            let d = Diagnostic::error(
+                Code::NotFinite,
+                format!("weight must be a finite number, got {}", spec.weight),
+            )
+            .help("weights are relative; give every judge a finite share such as 0.25");
+            let d = self.diag(d, "weight");
+            self.push(d);
+        } else if spec.weight <= 0.0 {
             let d = Diagnostic::error(
                 Code::WeightNotPositive,
                 format!("weight must be greater than 0, got {}", spec.weight),

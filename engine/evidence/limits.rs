@@ -1,0 +1,245 @@
+//! Bounds on what one expression or template may cost, so a judge file can neither hang
+//! a run nor take the machine's memory: a judge is data, and data may come from anyone.
+//!
+//! - **Steps**: every evaluation (one expression, one template, one prompt) gets
+//!   [`FUEL`] minijinja instructions. Loops, recursion and macro fan-out stop there with
+//!   an error instead of running for hours.
+//! - **Text**: a rendered template, and the text built by the filters that can multiply
+//!   their input (`join`, `replace`, `indent`, `batch`, `slice`, `format`), may
+//!   not exceed [`MAX_TEXT_BYTES`] (or [`MAX_ITEMS`] items); the check comes before the
+//!   allocation, not after.
+//!
+//! A breach is an ordinary evaluation error: the judge ends in `error` with the key path
+//! of the value that went over, and the run goes on.
+
+use std::io::Write;
+
+use minijinja::value::{Kwargs, StringInput, Value};
+use minijinja::{Environment, Error, ErrorKind, State, Template};
+
+/// Instructions one evaluation may execute. The bundled suites need well under a tenth
+/// of this on thousands of findings; two nested `range(100000)` loops need 10^10.
+pub const FUEL: u64 = 20_000_000;
+
+/// The longest text one template or filter may produce (16 MiB).
+pub const MAX_TEXT_BYTES: usize = 16 << 20;
+
+/// The most items `batch` and `slice` may create.
+pub const MAX_ITEMS: usize = 1_000_000;
+
+/// Turns fuel on and replaces the multiplying filters by bounded ones.
+pub fn install(env: &mut Environment<'_>) {
+    env.set_fuel(Some(FUEL));
+    env.add_filter("join", join);
+    env.add_filter("replace", replace);
+    env.add_filter("indent", indent);
+    env.add_filter("batch", batch);
+    env.add_filter("slice", slice);
+    env.add_filter("format", format);
+}
+
+/// The message for an evaluation that ran out of fuel, in the user's words.
+pub fn out_of_fuel_message() -> String {
+    format!(
+        "evaluation stopped after {FUEL} steps: a loop, recursion or macro does too much work \
+         (every expression and template must finish within that many steps)"
+    )
+}
+
+fn too_long(what: &str, bytes: usize) -> Error {
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!(
+            "{what} would be {bytes} bytes long, more than the {MAX_TEXT_BYTES} a value may take"
+        ),
+    )
+}
+
+/// Renders `template` with `ctx`, stopping once the output passes [`MAX_TEXT_BYTES`].
+pub fn render(template: &Template<'_, '_>, ctx: &Value) -> Result<String, Error> {
+    let mut out = Capped::default();
+    let result = template.render_captured_to(ctx, &mut out);
+    if out.over {
+        return Err(too_long("the rendered text", out.written));
+    }
+    result?;
+    String::from_utf8(out.bytes).map_err(|e| Error::new(ErrorKind::WriteFailure, e.to_string()))
+}
+
+/// A writer that refuses to grow past [`MAX_TEXT_BYTES`].
+#[derive(Default)]
+struct Capped {
+    bytes: Vec<u8>,
+    written: usize,
+    over: bool,
+}
+
+impl Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.written = self.written.saturating_add(buf.len());
+        if self.written > MAX_TEXT_BYTES {
+            self.over = true;
+            return Err(std::io::Error::other("output limit reached"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `join`, building the text piece by piece and stopping at the limit. (Auto-escaping
+/// is off in caldera, so the plain join is the only one.)
+fn join(
+    value: &Value,
+    joiner: Option<StringInput<'_>>,
+    attribute: Option<&str>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let joiner = match joiner {
+        Some(j) => Some(j.as_str().to_owned()),
+        None => kwargs.get::<Option<String>>("d")?,
+    };
+    let attribute = match attribute {
+        Some(a) => Some(a.to_owned()),
+        None => kwargs.get::<Option<String>>("attribute")?,
+    };
+    kwargs.assert_all_used()?;
+    let joiner = joiner.unwrap_or_default();
+    let items = value.try_iter().map_err(|err| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("cannot join value of type {}", value.kind()),
+        )
+        .with_source(err)
+    })?;
+    let mut out = String::new();
+    for (i, item) in items.enumerate() {
+        let item = match &attribute {
+            Some(path) => attribute_of(&item, path),
+            None => item,
+        };
+        if i > 0 {
+            out.push_str(&joiner);
+        }
+        match item.as_str() {
+            Some(s) => out.push_str(s),
+            None => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "{item}");
+            }
+        }
+        if out.len() > MAX_TEXT_BYTES {
+            return Err(too_long("the joined text", out.len()));
+        }
+    }
+    Ok(Value::from(out))
+}
+
+/// A dotted attribute path (`a.b.0`) of `item`, as minijinja's own filters read it.
+fn attribute_of(item: &Value, path: &str) -> Value {
+    path.split('.')
+        .fold(item.clone(), |v, part| match part.parse::<i64>() {
+            Ok(i) => v.get_item(&Value::from(i)).unwrap_or_default(),
+            Err(_) => v.get_attr(part).unwrap_or_default(),
+        })
+}
+
+/// `replace`, refused when the result would pass the limit.
+fn replace(
+    state: &mut State,
+    value: StringInput<'_>,
+    from: StringInput<'_>,
+    to: StringInput<'_>,
+) -> Result<Value, Error> {
+    let text = value.as_str();
+    let hits = if from.as_str().is_empty() {
+        text.chars().count() + 1
+    } else {
+        text.matches(from.as_str()).count()
+    };
+    let size = (text.len() - hits * from.as_str().len())
+        .saturating_add(hits.saturating_mul(to.as_str().len()));
+    if size > MAX_TEXT_BYTES {
+        return Err(too_long("the replaced text", size));
+    }
+    minijinja::filters::replace(state, value, from, to)
+}
+
+/// `indent`, refused when the indentation would pass the limit.
+fn indent(
+    value: StringInput<'_>,
+    width: Option<usize>,
+    first: Option<bool>,
+    blank: Option<bool>,
+    kwargs: Kwargs,
+) -> Result<Value, Error> {
+    let w = match width {
+        Some(w) => w,
+        None => kwargs.peek::<Option<usize>>("width")?.unwrap_or(4),
+    };
+    let lines = value.as_str().lines().count() + 1;
+    let size = value.as_str().len().saturating_add(w.saturating_mul(lines));
+    if size > MAX_TEXT_BYTES {
+        return Err(too_long("the indented text", size));
+    }
+    minijinja::filters::indent(value, width, first, blank, kwargs)
+}
+
+/// `batch`, refused for a batch size past [`MAX_ITEMS`] (the last batch is filled up to it).
+fn batch(
+    state: &State,
+    value: Value,
+    count: usize,
+    fill_with: Option<Value>,
+) -> Result<Value, Error> {
+    check_items(count)?;
+    minijinja::filters::batch(state, value, count, fill_with)
+}
+
+/// `slice`, refused for a slice count past [`MAX_ITEMS`].
+fn slice(
+    state: &State,
+    value: Value,
+    count: usize,
+    fill_with: Option<Value>,
+) -> Result<Value, Error> {
+    check_items(count)?;
+    minijinja::filters::slice(state, value, count, fill_with)
+}
+
+fn check_items(count: usize) -> Result<(), Error> {
+    if count > MAX_ITEMS {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("{count} items are more than the {MAX_ITEMS} a list may take"),
+        ));
+    }
+    Ok(())
+}
+
+/// `format` (printf style), refused for a field width or precision past the limit.
+fn format(
+    state: &mut State,
+    format_str: &Value,
+    args: minijinja::value::Rest<minijinja::value::ValueOrKwargs>,
+) -> Result<Value, Error> {
+    if let Some(text) = format_str.as_str() {
+        static WIDTH: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        let width = WIDTH.get_or_init(|| {
+            regex::Regex::new(r"%[-+ #0]*(\d*)(?:\.(\d*))?").unwrap_or_else(|_| unreachable!())
+        });
+        for caps in width.captures_iter(text) {
+            let numbers = [caps.get(1), caps.get(2)].into_iter().flatten();
+            for n in numbers.filter(|n| !n.as_str().is_empty()) {
+                let n: usize = n.as_str().parse().unwrap_or(usize::MAX);
+                if n > MAX_TEXT_BYTES {
+                    return Err(too_long("a formatted field", n));
+                }
+            }
+        }
+    }
+    minijinja::filters::format(state, format_str, args)
+}
