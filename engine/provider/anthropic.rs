@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{
     ProviderError, ProviderReply, ProviderRequest, Secret, Usage, error_message, http_client,
-    redirect_refused, retry_after, transport_error,
+    read_capped, redirect_refused, retry_after, transport_error,
 };
 
 const NAME: &str = "anthropic";
@@ -111,10 +111,7 @@ impl AnthropicProvider {
             return Err(e);
         }
         let wait = retry_after(response.headers());
-        let text = response
-            .text()
-            .await
-            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
+        let text = read_capped(NAME, self.timeout, response).await?;
         if !status.is_success() {
             return Err(ProviderError::Http {
                 provider: NAME,

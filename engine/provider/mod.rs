@@ -364,6 +364,44 @@ pub(crate) fn redirect_refused(
     })
 }
 
+/// The most bytes of a response body read: a reply longer than the parser would read
+/// (escaped as JSON inside the provider's envelope, at most twice as long) plus room
+/// for the envelope. A server streaming more is cut off instead of filling memory.
+pub const MAX_BODY_BYTES: usize = 2 * crate::verdict::reply::MAX_REPLY_BYTES + (64 << 10);
+
+/// Reads a response body, refusing one longer than [`MAX_BODY_BYTES`] before it is held
+/// in memory whole.
+pub(crate) async fn read_capped(
+    provider: &'static str,
+    timeout: Duration,
+    mut response: reqwest::Response,
+) -> Result<String, ProviderError> {
+    let too_long = |n: u64| ProviderError::InvalidResponse {
+        provider,
+        message: format!(
+            "the response body is {n} bytes or more, above the {MAX_BODY_BYTES}-byte limit; \
+             it was not read"
+        ),
+    };
+    if let Some(n) = response.content_length()
+        && n > MAX_BODY_BYTES as u64
+    {
+        return Err(too_long(n));
+    }
+    let mut body: Vec<u8> = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| transport_error(provider, timeout, &e))?
+    {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(too_long((body.len() + chunk.len()) as u64));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
 /// Maps a reqwest error into a [`ProviderError`] (keys travel in headers, never
 /// in URLs, so the message may name the URL).
 pub(crate) fn transport_error(

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{
     ProviderError, ProviderReply, ProviderRequest, Secret, Usage, error_message, http_client,
-    redirect_refused, retry_after, transport_error,
+    read_capped, redirect_refused, retry_after, transport_error,
 };
 
 const NAME: &str = "openai";
@@ -124,10 +124,7 @@ impl OpenAiProvider {
             return Err(e);
         }
         let wait = retry_after(response.headers());
-        let text = response
-            .text()
-            .await
-            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
+        let text = read_capped(NAME, self.timeout, response).await?;
         if !status.is_success() {
             let message = error_message(&text);
             return Err(ProviderError::Http {

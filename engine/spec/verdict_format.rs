@@ -73,6 +73,30 @@ pub struct VerdictFormat {
     #[serde(default)]
     #[schemars(example = &"decimal")]
     pub numbers: NumberKind,
+    /// JSON only: how a tie is written, for rank formats where a judge may place two
+    /// answers equal (`ordered_models` with the same rank twice). When every pointer of
+    /// `same` is present and all hold one value, the reply is read as `score`, instead
+    /// of the answer that happens to be listed first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tie: Option<TieSpec>,
+}
+
+/// A tie in a rank format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_tie())]
+pub struct TieSpec {
+    /// JSON Pointers whose values are equal in a tie, e.g. the two ranks.
+    #[schemars(example = serde_json::json!(["/ordered_models/0/rank", "/ordered_models/1/rank"]))]
+    pub same: Vec<String>,
+    /// The score of a tie, within the scale.
+    #[serde(deserialize_with = "crate::spec::strict::number")]
+    #[schemars(example = 1.5)]
+    pub score: f64,
+}
+
+fn example_tie() -> serde_json::Value {
+    serde_json::json!({"same": ["/ordered_models/0/rank", "/ordered_models/1/rank"], "score": 1.5})
 }
 
 /// Where a score is found in a reply.
@@ -130,6 +154,7 @@ impl Default for VerdictFormat {
             labels: None,
             scale: default_scale(),
             numbers: NumberKind::Integer,
+            tie: None,
         }
     }
 }

@@ -80,6 +80,9 @@ pub enum FormatError {
     /// An empty label map.
     #[error("`labels` is empty")]
     EmptyLabels,
+    /// A `tie` that cannot be read.
+    #[error("{0}")]
+    BadTie(String),
 }
 
 /// Why a reply could not be read. Messages are addressed to the model.
@@ -232,6 +235,22 @@ impl CompiledFormat {
                 }
             }
         }
+        if let Some(tie) = &spec.tie {
+            if tie.same.len() < 2 {
+                return Err(FormatError::BadTie(
+                    "`tie.same` needs at least two pointers".into(),
+                ));
+            }
+            if let Some(p) = tie.same.iter().find(|p| !p.starts_with('/')) {
+                return Err(FormatError::BadPointer(p.clone()));
+            }
+            if !(min..=max).contains(&tie.score) {
+                return Err(FormatError::BadTie(format!(
+                    "`tie.score` {} is outside the scale [{min}, {max}]",
+                    tie.score
+                )));
+            }
+        }
         let mut compiled = CompiledFormat {
             spec: spec.clone(),
             regex: None,
@@ -260,6 +279,12 @@ impl CompiledFormat {
                 }
             }
             FormatKind::Regex => {
+                if spec.tie.is_some() {
+                    return Err(FormatError::NotApplicable {
+                        key: "tie",
+                        kind: "regex",
+                    });
+                }
                 if spec.field.is_some() {
                     return Err(FormatError::NotApplicable {
                         key: "field",
@@ -417,7 +442,10 @@ impl CompiledFormat {
             });
         }
         let value = object.pointer(&self.pointer).unwrap_or(&Value::Null);
-        let (score, matched) = self.json_score(&field, value)?;
+        let (score, matched) = match self.tie_in(object) {
+            Some(tie) => tie,
+            None => self.json_score(&field, value)?,
+        };
         let mut verdict = ParsedVerdict {
             score,
             confidence: None,
@@ -450,6 +478,23 @@ impl CompiledFormat {
             }
         }
         Ok(verdict)
+    }
+
+    /// The tie score, when the format declares a tie and `object` is one.
+    fn tie_in(&self, object: &Value) -> Option<(f64, String)> {
+        let tie = self.spec.tie.as_ref()?;
+        let values: Vec<&Value> = tie
+            .same
+            .iter()
+            .map(|p| object.pointer(p))
+            .collect::<Option<_>>()?;
+        let first = values.first()?;
+        values.iter().all(|v| v == first).then(|| {
+            (
+                tie.score,
+                format!("tie ({} all {first})", tie.same.join(", ")),
+            )
+        })
     }
 
     fn json_score(&self, field: &str, value: &Value) -> Result<(f64, String), ReplyError> {
@@ -839,6 +884,27 @@ mod tests {
             .parse("draft {\"score\": 3} final {\"score\": 3, \"reasoning\": \"ok\"}")
             .unwrap();
         assert_eq!((v.score, v.reasoning.as_str()), (3.0, "ok"));
+    }
+
+    #[test]
+    fn a_declared_tie_is_read_as_the_tie_score() {
+        let spec: VerdictFormat = serde_saphyr::from_str(
+            "field: /ordered_models/0/model\nlabels: { m: 1, M: 2 }\nscale: [1, 2]\nnumbers: decimal\ntie:\n  same: [/ordered_models/0/rank, /ordered_models/1/rank]\n  score: 1.5\n",
+        )
+        .unwrap();
+        let f = CompiledFormat::new(&spec).unwrap();
+        let tie = r#"{"ordered_models": [{"model": "m", "rank": 1}, {"model": "M", "rank": 1}]}"#;
+        assert_eq!(f.parse(tie).unwrap().score, 1.5);
+        let ranked =
+            r#"{"ordered_models": [{"model": "M", "rank": 1}, {"model": "m", "rank": 2}]}"#;
+        assert_eq!(f.parse(ranked).unwrap().score, 2.0);
+        // A tie score outside the scale is the author's error.
+        let mut bad = spec.clone();
+        bad.tie.as_mut().unwrap().score = 3.0;
+        assert!(matches!(
+            CompiledFormat::new(&bad),
+            Err(FormatError::BadTie(_))
+        ));
     }
 
     #[test]

@@ -142,3 +142,27 @@ async fn an_echoed_anthropic_key_is_written_nowhere() {
 async fn an_echoed_openai_key_is_written_nowhere() {
     echo_case("openai").await;
 }
+
+/// A server that sends more than any verdict needs is cut off, not read into memory: the
+/// unit is unscored with the reason, and the run says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_reply_is_not_read() {
+    let huge = "x".repeat(caldera::provider::MAX_BODY_BYTES + 1);
+    let server = MockServer::start(move |_, _| anthropic_text(&huge, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, path) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, result) = tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
+        .await
+        .unwrap();
+    let dims = result["dimensions"].as_array().expect("dimensions");
+    assert!(dims.iter().all(|d| d["status"] == "unscored"), "{result:#}");
+    assert!(
+        dims[0]["unscored_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("byte limit"),
+        "{}",
+        dims[0]["unscored_reason"]
+    );
+    assert_eq!(code, Some(1));
+}
