@@ -78,6 +78,7 @@ pub struct VerdictFormat {
     /// `same` is present and all hold one value, the reply is read as `score`, instead
     /// of the answer that happens to be listed first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = example_tie())]
     pub tie: Option<TieSpec>,
 }
 
