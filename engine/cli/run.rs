@@ -112,6 +112,18 @@ pub struct RunArgs {
     /// Answer only from the cache; a miss leaves the judge unscored (offline CI).
     #[arg(long, help_heading = "LLM mode")]
     pub replay: bool,
+    /// Ask every model N times per unit (epochs): the unit's score is the median of the
+    /// repeats, their spread is reported, and a judge whose repeats disagree is flagged
+    /// as unstable. Each repeat has its own cache entry.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..=100),
+        conflicts_with = "heuristic",
+        help_heading = "LLM mode"
+    )]
+    pub repeat: u32,
     /// Stop before a call that could take the run's cost above this (USD).
     #[arg(long, value_name = "USD", help_heading = "LLM mode")]
     pub max_cost: Option<f64>,
@@ -217,6 +229,7 @@ pub fn execute(args: RunArgs) -> Exit {
             verbose: args.verbose,
             run_id: Some(run_id),
             allow_errors: args.allow_errors,
+            repeat: args.repeat,
         };
         let r = run_llm(&env, &suite, &options);
         if let Ok(result) = &r {
