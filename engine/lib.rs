@@ -15,6 +15,7 @@ pub mod cli;
 pub mod diag;
 pub mod doc;
 pub mod evidence;
+pub mod judgetest;
 pub mod llm;
 pub mod load;
 pub mod provider;

@@ -5,6 +5,7 @@ pub mod doctor;
 pub mod render;
 pub mod run;
 pub mod schema;
+pub mod test;
 pub mod validate;
 
 use std::process::ExitCode;
@@ -57,6 +58,8 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Say which LLM providers are usable here, and why not, without spending tokens.
     Doctor(doctor::DoctorArgs),
+    /// Run a suite's judge test cases (`<suite>/cases/<case>/`), like `cargo test`.
+    Test(test::TestArgs),
 }
 
 /// Parses arguments and runs the command.
@@ -79,6 +82,7 @@ pub fn main() -> ExitCode {
         Command::Schema(args) => schema::execute(args),
         Command::Render(args) => render::execute(args),
         Command::Doctor(args) => doctor::execute(args),
+        Command::Test(args) => test::execute(args),
     };
     exit.into()
 }
