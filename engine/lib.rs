@@ -18,6 +18,7 @@ pub mod evidence;
 pub mod judgetest;
 pub mod llm;
 pub mod load;
+pub mod plan;
 pub mod provider;
 pub mod render;
 pub mod report;

@@ -2,6 +2,7 @@
 //! threshold, 2 usage or input error.
 
 pub mod doctor;
+pub mod plan;
 pub mod render;
 pub mod run;
 pub mod schema;
@@ -58,6 +59,8 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Say which LLM providers are usable here, and why not, without spending tokens.
     Doctor(doctor::DoctorArgs),
+    /// Show the calls, cached hits, tokens and cost an LLM run would have, sending nothing.
+    Plan(plan::PlanArgs),
     /// Run a suite's judge test cases (`<suite>/cases/<case>/`), like `cargo test`.
     Test(test::TestArgs),
 }
@@ -83,6 +86,7 @@ pub fn main() -> ExitCode {
         Command::Render(args) => render::execute(args),
         Command::Doctor(args) => doctor::execute(args),
         Command::Test(args) => test::execute(args),
+        Command::Plan(args) => plan::execute(args),
     };
     exit.into()
 }

@@ -15,6 +15,7 @@ mod llm_run;
 mod llm_server;
 mod panel_mock;
 mod parity;
+mod plan;
 mod readme;
 mod schema;
 mod scope_repo;
