@@ -11,6 +11,7 @@
 // error path, where their size costs nothing that matters.
 #![allow(clippy::result_large_err)]
 
+pub mod calibrate;
 pub mod cli;
 pub mod diag;
 pub mod doc;

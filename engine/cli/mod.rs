@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand. Exit codes: 0 pass, 1 evaluation below
 //! threshold, 2 usage or input error.
 
+pub mod calibrate;
 pub mod doctor;
 pub mod plan;
 pub mod render;
@@ -53,7 +54,7 @@ pub enum Command {
     Run(run::RunArgs),
     /// Check suites and judge files without running them; report every problem.
     Validate(validate::ValidateArgs),
-    /// Print the JSON Schema of judge or suite files (for editors).
+    /// Print the JSON Schema of judge, suite and test-case files (for editors).
     Schema(schema::SchemaArgs),
     /// Print exactly what LLM mode would send for each judge, without calling anything.
     Render(render::RenderArgs),
@@ -61,6 +62,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Show the calls, cached hits, tokens and cost an LLM run would have, sending nothing.
     Plan(plan::PlanArgs),
+    /// Measure each judge's agreement with people's labels (weighted kappa, bias, pass rates).
+    Calibrate(calibrate::CalibrateArgs),
     /// Run a suite's judge test cases (`<suite>/cases/<case>/`), like `cargo test`.
     Test(test::TestArgs),
 }
@@ -87,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Doctor(args) => doctor::execute(args),
         Command::Test(args) => test::execute(args),
         Command::Plan(args) => plan::execute(args),
+        Command::Calibrate(args) => calibrate::execute(args),
     };
     exit.into()
 }

@@ -49,6 +49,17 @@ pub enum CacheArg {
     Refresh,
 }
 
+impl From<CacheArg> for crate::llm::cache::CacheMode {
+    fn from(c: CacheArg) -> Self {
+        match c {
+            CacheArg::On => crate::llm::cache::CacheMode::On,
+            CacheArg::Off => crate::llm::cache::CacheMode::Off,
+            CacheArg::ReadOnly => crate::llm::cache::CacheMode::ReadOnly,
+            CacheArg::Refresh => crate::llm::cache::CacheMode::Refresh,
+        }
+    }
+}
+
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -214,12 +225,7 @@ pub fn execute(args: RunArgs) -> Exit {
             provider: args.provider.map(Into::into),
             models,
             concurrency: args.concurrency,
-            cache: match args.cache {
-                CacheArg::On => crate::llm::cache::CacheMode::On,
-                CacheArg::Off => crate::llm::cache::CacheMode::Off,
-                CacheArg::ReadOnly => crate::llm::cache::CacheMode::ReadOnly,
-                CacheArg::Refresh => crate::llm::cache::CacheMode::Refresh,
-            },
+            cache: args.cache.into(),
             cache_dir: args.cache_dir.clone(),
             replay: args.replay,
             max_cost: args.max_cost,

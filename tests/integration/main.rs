@@ -1,6 +1,7 @@
 //! All integration tests, linked into one binary (one link step instead of one per file).
 
 mod adversarial_reproduction;
+mod calibrate;
 mod cli;
 mod diagnostics;
 mod gates;
