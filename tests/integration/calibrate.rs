@@ -335,3 +335,68 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_judge_each_repo_alone_through_the_cache() {
+    use crate::llm_server::{MockServer, anthropic_text};
+    // Every model gives 4, except 2 to anything about the critical-cves scan.
+    let server = MockServer::start(|_, seen| {
+        let prompt = seen.body["messages"][0]["content"].as_str().unwrap_or_default();
+        let score = if prompt.contains("critical-cves") { 2 } else { 4 };
+        anthropic_text(
+            &format!(r#"{{"score": {score}, "confidence": 0.8, "reasoning": "r", "evidence_cited": [], "recommendations": [], "sub_scores": {{}}}}"#),
+            "end_turn",
+        )
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache").to_str().unwrap().to_owned();
+    let base = server.base.clone();
+    let run = move || {
+        let out = Command::new(get_cargo_bin("caldera"))
+            .current_dir(here())
+            .env("NO_COLOR", "1")
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", &base)
+            .args([
+                "calibrate",
+                "judges.d/trivy",
+                "--labels",
+                LABELS,
+                "--models",
+                "sonnet",
+            ])
+            .args(["--cache-dir", &cache, "--format", "json", "--no-heuristic"])
+            .output()
+            .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let again = run.clone();
+    let c = tokio::task::spawn_blocking(run).await.unwrap();
+    // Ten repos, seven judges, one model: each repo judged alone.
+    assert_eq!(server.hits(), 70);
+    let d = &c["dimensions"][0];
+    let sources: Vec<&str> = d["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["sonnet"]);
+    let scores = &d["sources"][0]["scores"];
+    assert_eq!(scores["critical-cves"], 2);
+    assert_eq!(scores["sbom-monorepo"], 4);
+    let second = tokio::task::spawn_blocking(again).await.unwrap();
+    assert_eq!(
+        server.hits(),
+        70,
+        "a second calibration is answered by the cache"
+    );
+    assert_eq!(second["dimensions"], c["dimensions"]);
+}
