@@ -24,6 +24,8 @@ pub enum CalibrateFormat {
     Json,
     /// Markdown tables.
     Markdown,
+    /// One self-contained HTML page, confusion matrices shaded by count.
+    Html,
 }
 
 /// Arguments of `caldera calibrate`.
@@ -114,6 +116,7 @@ pub fn execute(args: CalibrateArgs) -> Exit {
     match args.format {
         CalibrateFormat::Table => print!("{}", render(&calibration, Style::Table)),
         CalibrateFormat::Markdown => print!("{}", render(&calibration, Style::Markdown)),
+        CalibrateFormat::Html => print!("{}", crate::calibrate::html::page(&calibration)),
         CalibrateFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&calibration).unwrap_or_default()
@@ -131,10 +134,13 @@ fn gather(
 ) -> Result<IndexMap<String, SourceScores>, Vec<Diagnostic>> {
     let mut scores = IndexMap::new();
     if !args.no_heuristic || !args.models.is_empty() {
+        // `..Default::default()` keeps this right when overrides gain fields.
+        #[allow(clippy::needless_update)]
         let overrides = Overrides {
             results: args.results.clone(),
             ground_truth: args.ground_truth.clone(),
             inputs: args.inputs.iter().cloned().collect(),
+            ..Overrides::default()
         };
         let inputs = load_inputs(suite, &overrides)?;
         if !args.no_heuristic {

@@ -97,11 +97,14 @@ pub fn execute(args: PlanArgs) -> Exit {
     if let Some(m) = &args.model {
         models = vec![m.clone()];
     }
+    // `..Default::default()` keeps this right when overrides gain fields.
+    #[allow(clippy::needless_update)]
     let options = PlanOptions {
         overrides: Overrides {
             results: args.results.clone(),
             ground_truth: args.ground_truth.clone(),
             inputs: args.inputs.iter().cloned().collect(),
+            ..Overrides::default()
         },
         provider: args.provider.map(Into::into),
         models,

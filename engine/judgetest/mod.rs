@@ -183,6 +183,8 @@ pub fn case_inputs(suite: &Suite, case: &Case) -> Result<Inputs, Vec<Diagnostic>
         None if own_truth.is_dir() => (Some(own_truth), false),
         None => (None, true),
     };
+    // `..Default::default()` keeps this right when overrides gain fields.
+    #[allow(clippy::needless_update)]
     let overrides = Overrides {
         results,
         ground_truth,
@@ -192,6 +194,7 @@ pub fn case_inputs(suite: &Suite, case: &Case) -> Result<Inputs, Vec<Diagnostic>
             .iter()
             .map(|(k, v)| (k.clone(), v.as_ref().map(|f| case.dir.join(f))))
             .collect(),
+        ..Overrides::default()
     };
     let mut inputs = load_inputs(suite, &overrides)?;
     if without_truth {

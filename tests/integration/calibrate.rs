@@ -187,6 +187,35 @@ fn the_sample_labels_give_the_values_computed_by_hand() {
         );
         assert!(text.contains("heuristic (!)"), "{text}");
     }
+    let out = caldera(
+        here(),
+        &[
+            "calibrate",
+            "judges.d/trivy",
+            "--labels",
+            LABELS,
+            "--format",
+            "html",
+        ],
+    );
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<h2>vulnerability_accuracy</h2>") && page.contains("0.867"),
+        "{page}"
+    );
+    assert_eq!(
+        page.matches("<caption>Confusion").count(),
+        3,
+        "one matrix per dimension and source"
+    );
+    assert!(
+        page.contains("<td class=\"below\">heuristic</td>"),
+        "{page}"
+    );
 }
 
 #[test]
