@@ -11,13 +11,16 @@
 // error path, where their size costs nothing that matters.
 #![allow(clippy::result_large_err)]
 
+pub mod calibrate;
 pub mod cli;
 pub mod diag;
 pub mod doc;
 pub mod evidence;
+pub mod judgetest;
 pub mod llm;
 pub mod load;
 pub mod outfile;
+pub mod plan;
 pub mod provider;
 pub mod render;
 pub mod report;

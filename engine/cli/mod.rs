@@ -2,15 +2,18 @@
 //! threshold (or a regression), 2 usage or input error, 3 a run left without scores by
 //! its budget or by replay misses.
 
+pub mod calibrate;
 pub mod completions;
 pub mod diff;
 pub mod doctor;
 pub mod init;
 pub mod output;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod test;
 pub mod validate;
 
 use std::process::ExitCode;
@@ -76,7 +79,7 @@ pub enum Command {
     Run(Box<run::RunArgs>),
     /// Check suites and judge files without running them; report every problem.
     Validate(validate::ValidateArgs),
-    /// Print the JSON Schema of judge or suite files (for editors).
+    /// Print the JSON Schema of judge, suite and test-case files (for editors).
     Schema(schema::SchemaArgs),
     /// Print exactly what LLM mode would send for each judge, without calling anything.
     Render(render::RenderArgs),
@@ -90,6 +93,12 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Write a starter suite for a tool: suite.yaml, one judge, its prompt, sample data.
     Init(init::InitArgs),
+    /// Show the calls, cached hits, tokens and cost an LLM run would have, sending nothing.
+    Plan(plan::PlanArgs),
+    /// Measure each judge's agreement with people's labels (weighted kappa, bias, pass rates).
+    Calibrate(calibrate::CalibrateArgs),
+    /// Run a suite's judge test cases (`<suite>/cases/<case>/`), like `cargo test`.
+    Test(test::TestArgs),
 }
 
 /// Parses arguments and runs the command.
@@ -117,6 +126,9 @@ pub fn main() -> ExitCode {
         Command::Diff(args) => diff::execute(args),
         Command::Completions(args) => completions::execute(&args),
         Command::Init(args) => init::execute(&args),
+        Command::Test(args) => test::execute(args),
+        Command::Plan(args) => plan::execute(args),
+        Command::Calibrate(args) => calibrate::execute(args),
     };
     exit.into()
 }

@@ -53,6 +53,17 @@ pub enum CacheArg {
     Refresh,
 }
 
+impl From<CacheArg> for crate::llm::cache::CacheMode {
+    fn from(c: CacheArg) -> Self {
+        match c {
+            CacheArg::On => crate::llm::cache::CacheMode::On,
+            CacheArg::Off => crate::llm::cache::CacheMode::Off,
+            CacheArg::ReadOnly => crate::llm::cache::CacheMode::ReadOnly,
+            CacheArg::Refresh => crate::llm::cache::CacheMode::Refresh,
+        }
+    }
+}
+
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -130,6 +141,18 @@ pub struct RunArgs {
     /// Answer only from the cache; a miss leaves the judge unscored (offline CI).
     #[arg(long, help_heading = "LLM mode")]
     pub replay: bool,
+    /// Ask every model N times per unit (epochs): the unit's score is the median of the
+    /// repeats, their spread is reported, and a judge whose repeats disagree is flagged
+    /// as unstable. Each repeat has its own cache entry.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..=100),
+        conflicts_with = "heuristic",
+        help_heading = "LLM mode"
+    )]
+    pub repeat: u32,
     /// Stop before a call that could take the run's cost above this (USD).
     #[arg(long, value_name = "USD", help_heading = "LLM mode", value_parser = parse_cost)]
     pub max_cost: Option<f64>,
@@ -264,12 +287,7 @@ pub fn execute(args: RunArgs) -> Exit {
             provider: args.provider.map(Into::into),
             models,
             concurrency: args.concurrency,
-            cache: match args.cache {
-                CacheArg::On => crate::llm::cache::CacheMode::On,
-                CacheArg::Off => crate::llm::cache::CacheMode::Off,
-                CacheArg::ReadOnly => crate::llm::cache::CacheMode::ReadOnly,
-                CacheArg::Refresh => crate::llm::cache::CacheMode::Refresh,
-            },
+            cache: args.cache.into(),
             cache_dir: args.cache_dir.clone(),
             replay: args.replay,
             max_cost: args.max_cost,
@@ -279,6 +297,7 @@ pub fn execute(args: RunArgs) -> Exit {
             verbose: args.verbose,
             run_id: Some(run_id),
             allow_errors: args.allow_errors,
+            repeat: args.repeat,
         };
         let r = run_llm(&env, &suite, &options);
         if let Ok(result) = &r {

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use schemars::generate::SchemaSettings;
 
 use crate::cli::Exit;
+use crate::spec::case::{CaseSpec, ExpectSpec};
 use crate::spec::judge::JudgeSpec;
 use crate::spec::suite::SuiteSpec;
 
@@ -17,6 +18,20 @@ pub enum Which {
     Judge,
     /// `suite.yaml`.
     Suite,
+    /// A judge test case (`cases/<case>/case.yaml`).
+    Case,
+    /// A test case's expectations (`cases/<case>/expect.yaml`).
+    Expect,
+}
+
+impl Which {
+    /// Every schema, with its file stem.
+    pub const ALL: [(Which, &'static str); 4] = [
+        (Which::Judge, "judge"),
+        (Which::Suite, "suite"),
+        (Which::Case, "case"),
+        (Which::Expect, "expect"),
+    ];
 }
 
 /// Arguments of `caldera schema`.
@@ -25,8 +40,8 @@ pub struct SchemaArgs {
     /// Which schema to print.
     #[arg(value_enum)]
     pub which: Option<Which>,
-    /// Write both schemas into this folder (as judge.schema.json and suite.schema.json)
-    /// instead of printing.
+    /// Write every schema into this folder (judge, suite, case and expect
+    /// `.schema.json`) instead of printing.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
 }
@@ -37,6 +52,8 @@ pub fn schema_text(which: Which) -> String {
     let schema = match which {
         Which::Judge => generator.into_root_schema_for::<JudgeSpec>(),
         Which::Suite => generator.into_root_schema_for::<SuiteSpec>(),
+        Which::Case => generator.into_root_schema_for::<CaseSpec>(),
+        Which::Expect => generator.into_root_schema_for::<ExpectSpec>(),
     };
     let mut value = schema.to_value();
     for_editors(&mut value);
@@ -138,7 +155,7 @@ fn unwrap_paragraphs(text: &str) -> String {
 /// Runs the command.
 pub fn execute(args: SchemaArgs) -> Exit {
     if let Some(dir) = args.write {
-        for (which, name) in [(Which::Judge, "judge"), (Which::Suite, "suite")] {
+        for (which, name) in Which::ALL {
             let path = dir.join(format!("{name}.schema.json"));
             if let Err(e) = std::fs::create_dir_all(&dir)
                 .and_then(|_| std::fs::write(&path, schema_text(which)))

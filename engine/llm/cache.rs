@@ -80,6 +80,14 @@ pub struct KeyInputs<'a> {
     pub temperature: f32,
     /// How the reply is read.
     pub format: &'a VerdictFormat,
+    /// Which ask of `--repeat N` this is; 0, the only ask without repeats, is left out of
+    /// the key so that entries stored before repeats existed stay valid.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub repeat: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The key's inputs in short form, stored in each entry to explain misses.
@@ -99,6 +107,9 @@ pub struct KeySummary {
     pub temperature: f32,
     /// sha256 of the verdict format's canonical JSON.
     pub format_sha256: String,
+    /// The repeat index (`--repeat`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeat: u32,
 }
 
 /// A computed cache key.
@@ -160,6 +171,7 @@ impl CacheKey {
                 max_tokens: inputs.max_tokens,
                 temperature: inputs.temperature,
                 format_sha256: sha256_hex(format_json.as_bytes()),
+                repeat: inputs.repeat,
             },
         }
     }
@@ -327,6 +339,9 @@ fn differing(a: &KeySummary, b: &KeySummary) -> Vec<&'static str> {
     }
     if a.format_sha256 != b.format_sha256 {
         out.push("verdict format");
+    }
+    if a.repeat != b.repeat {
+        out.push("repeat index");
     }
     out
 }

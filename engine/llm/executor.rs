@@ -38,6 +38,13 @@ pub struct LlmRequest {
     pub max_tokens: u32,
     /// Sampling temperature (0 for judges).
     pub temperature: f32,
+    /// Which ask of `--repeat N` this is (0 without repeats); part of the cache key only.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub repeat: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl LlmRequest {
@@ -49,6 +56,7 @@ impl LlmRequest {
             prompt: prompt.into(),
             max_tokens: 2048,
             temperature: 0.0,
+            repeat: 0,
         }
     }
 }
@@ -360,6 +368,7 @@ impl Inner {
             max_tokens: job.request.max_tokens,
             temperature: job.request.temperature,
             format: &job.format,
+            repeat: job.request.repeat,
         });
         let started = chrono::Utc::now();
         let clock = Instant::now();

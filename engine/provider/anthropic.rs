@@ -144,3 +144,51 @@ impl AnthropicProvider {
         })
     }
 }
+
+#[derive(Deserialize)]
+struct CountResponse {
+    input_tokens: u64,
+}
+
+impl AnthropicProvider {
+    /// Counts the input tokens of a request with the token-counting endpoint
+    /// (`POST {base}/v1/messages/count_tokens`): no model runs and nothing is billed.
+    /// Used by `caldera plan --count-tokens` only; a plan never calls it otherwise.
+    pub async fn count_tokens(&self, request: &ProviderRequest) -> Result<u64, ProviderError> {
+        let mut body = json!({
+            "model": request.model,
+            "messages": request.messages,
+        });
+        if let Some(system) = &request.system {
+            body["system"] = json!(system);
+        }
+        let response = self
+            .client
+            .post(format!("{}/v1/messages/count_tokens", self.base_url))
+            .header("x-api-key", self.key.expose())
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
+        if !status.is_success() {
+            return Err(ProviderError::Http {
+                provider: NAME,
+                status: status.as_u16(),
+                message: self.key.redact(&error_message(&text)),
+                retry_after: None,
+            });
+        }
+        serde_json::from_str::<CountResponse>(&text)
+            .map(|c| c.input_tokens)
+            .map_err(|e| ProviderError::InvalidResponse {
+                provider: NAME,
+                message: e.to_string(),
+            })
+    }
+}

@@ -11,7 +11,7 @@ use minijinja::Environment;
 use serde::Serialize;
 
 use crate::diag::{Code, Diagnostic};
-use crate::llm::cache::{Cache, CacheMode};
+use crate::llm::cache::{Cache, CacheKey, CacheMode, KeyInputs};
 use crate::llm::executor::{
     Executor, ExecutorOptions, Job, JobOutcome, LlmRequest, Outcome, ProgressMode,
 };
@@ -24,6 +24,7 @@ use crate::provider::{Provider, ProviderKind};
 use crate::render::{fence_for, render_prompt_with};
 use crate::run::context::{Overrides, load_inputs};
 use crate::run::judge::{self, Unit, UnitScore};
+use crate::run::repeat::{RepeatRun, Repeats, repeat_consensus};
 use crate::run::result::{Problem, RunResult};
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::heuristic::HeuristicOutcome;
@@ -70,6 +71,8 @@ pub struct LlmOptions {
     pub run_id: Option<String>,
     /// `--allow-errors`: a judge in error does not fail the run by itself.
     pub allow_errors: bool,
+    /// `--repeat N`: asks of every model per unit (1 without repeats).
+    pub repeat: u32,
 }
 
 impl Default for LlmOptions {
@@ -89,6 +92,7 @@ impl Default for LlmOptions {
             verbose: false,
             run_id: None,
             allow_errors: false,
+            repeat: 1,
         }
     }
 }
@@ -120,10 +124,10 @@ pub fn models_for(suite: &Suite, requested: &[String]) -> Vec<String> {
     vec![suite.spec.model.clone().unwrap_or_else(|| "sonnet".into())]
 }
 
-/// The model table: built-in aliases plus the suite's.
+/// The model table: built-in aliases and prices plus the suite's.
 pub fn model_table(suite: &Suite) -> ModelTable {
     let mut table = ModelTable::builtin();
-    table.extend(&suite.spec.model_aliases, &IndexMap::new());
+    table.extend(&suite.spec.model_aliases, &suite.spec.prices);
     table
 }
 
@@ -234,11 +238,97 @@ pub fn executor(
     Ok((Executor::new(provider, options), kind))
 }
 
-/// One scored or unscored job, per model, per unit.
-struct Planned {
-    judge: usize,
-    unit: usize,
-    model: usize,
+/// One call an LLM run makes: a judge's unit asked of one model, once per repeat.
+#[derive(Debug, Clone)]
+pub struct PlannedCall {
+    /// Index of the judge in the suite.
+    pub judge: usize,
+    /// Index of the unit in the judge's units.
+    pub unit: usize,
+    /// Index of the model in the run's models.
+    pub model: usize,
+    /// Which ask of `--repeat N` (0-based).
+    pub repeat: u32,
+    /// What the executor is given.
+    pub job: Job,
+}
+
+/// Units whose prompt cannot be rendered, by (judge, unit), with the reason.
+pub type PromptErrors = IndexMap<(usize, usize), String>;
+
+/// Every call an LLM run over `units` makes: per judge, per unit whose prompt renders, per
+/// model, per repeat (`repeats` is at least 1). `caldera plan` and `caldera test` build
+/// their calls here too, so they see exactly the prompts a run sends.
+pub fn plan_calls(
+    env: &Environment<'static>,
+    suite: &Suite,
+    units: &[Vec<Unit>],
+    models: &[String],
+    repeats: u32,
+) -> (Vec<PlannedCall>, PromptErrors) {
+    let mut calls = Vec::new();
+    let mut prompt_errors = PromptErrors::new();
+    for (j, plan) in suite.judges.iter().enumerate() {
+        for (u, unit) in units[j].iter().enumerate() {
+            let prompt = match unit_prompt(env, plan, unit) {
+                Ok(p) => p,
+                Err(reason) => {
+                    prompt_errors.insert((j, u), reason);
+                    continue;
+                }
+            };
+            for (m, model) in models.iter().enumerate() {
+                for repeat in 0..repeats.max(1) {
+                    let mut id = match &unit.repo {
+                        Some(r) => format!("{}/{r}/{model}", plan.spec.dimension),
+                        None => format!("{}/{model}", plan.spec.dimension),
+                    };
+                    if repeats > 1 {
+                        id.push_str(&format!("#{}", repeat + 1));
+                    }
+                    let job = Job {
+                        id,
+                        judge: plan.spec.dimension.clone(),
+                        item: unit.repo.clone(),
+                        request: LlmRequest {
+                            model: model.clone(),
+                            system: Some(SYSTEM_PROMPT.into()),
+                            prompt: prompt.clone(),
+                            max_tokens: MAX_TOKENS,
+                            temperature: 0.0,
+                            repeat,
+                        },
+                        format: format_of(plan),
+                    };
+                    calls.push(PlannedCall {
+                        judge: j,
+                        unit: u,
+                        model: m,
+                        repeat,
+                        job,
+                    });
+                }
+            }
+        }
+    }
+    (calls, prompt_errors)
+}
+
+/// The cache key of `job` when a provider of `kind` answers it: the same inputs the
+/// executor hashes, so a lookup here finds what a run stored. (`caldera plan` counts
+/// cached calls with it and `caldera test` seeds replays with it; both are checked end
+/// to end against real runs.)
+pub fn cache_key(kind: ProviderKind, table: &ModelTable, job: &Job) -> CacheKey {
+    CacheKey::new(&KeyInputs {
+        provider: kind.name(),
+        model: table.resolve(&job.request.model),
+        system: job.request.system.as_deref(),
+        prompt: &job.request.prompt,
+        max_tokens: job.request.max_tokens,
+        temperature: job.request.temperature,
+        format: &job.format,
+        repeat: job.request.repeat,
+    })
 }
 
 /// Runs `suite` in LLM mode with one model or a panel.
@@ -247,52 +337,27 @@ pub fn run_llm(
     suite: &Suite,
     opts: &LlmOptions,
 ) -> Result<RunResult, Vec<Diagnostic>> {
-    let started = Instant::now();
     let inputs = load_inputs(suite, &opts.overrides)?;
-    let ctx = crate::run::shared_context(env, suite, &inputs)?;
+    run_llm_on(env, suite, &inputs, opts)
+}
+
+/// [`run_llm`] over inputs already read (`caldera calibrate` runs one repo at a time).
+pub fn run_llm_on(
+    env: &Environment<'static>,
+    suite: &Suite,
+    inputs: &crate::run::context::Inputs,
+    opts: &LlmOptions,
+) -> Result<RunResult, Vec<Diagnostic>> {
+    let started = Instant::now();
+    let ctx = crate::run::shared_context(env, suite, inputs)?;
     let run_id = opts.run_id.clone().unwrap_or_else(crate::run::new_run_id);
     let (executor, kind) = executor(suite, opts, &run_id).map_err(|d| vec![d])?;
     let models = models_for(suite, &opts.models);
+    let repeats = opts.repeat.max(1);
 
     let units: Vec<Vec<Unit>> = crate::run::prepare_all(env, suite, &ctx);
-    let mut jobs = Vec::new();
-    let mut planned = Vec::new();
-    let mut prompt_errors: IndexMap<(usize, usize), String> = IndexMap::new();
-    for (j, plan) in suite.judges.iter().enumerate() {
-        for (u, unit) in units[j].iter().enumerate() {
-            match unit_prompt(env, plan, unit) {
-                Ok(prompt) => {
-                    for (m, model) in models.iter().enumerate() {
-                        let id = match &unit.repo {
-                            Some(r) => format!("{}/{r}/{model}", plan.spec.dimension),
-                            None => format!("{}/{model}", plan.spec.dimension),
-                        };
-                        jobs.push(Job {
-                            id,
-                            judge: plan.spec.dimension.clone(),
-                            item: unit.repo.clone(),
-                            request: LlmRequest {
-                                model: model.clone(),
-                                system: Some(SYSTEM_PROMPT.into()),
-                                prompt: prompt.clone(),
-                                max_tokens: MAX_TOKENS,
-                                temperature: 0.0,
-                            },
-                            format: format_of(plan),
-                        });
-                        planned.push(Planned {
-                            judge: j,
-                            unit: u,
-                            model: m,
-                        });
-                    }
-                }
-                Err(reason) => {
-                    prompt_errors.insert((j, u), reason);
-                }
-            }
-        }
-    }
+    let (planned, prompt_errors) = plan_calls(env, suite, &units, &models, repeats);
+    let jobs: Vec<Job> = planned.iter().map(|p| p.job.clone()).collect();
     let outcomes: Vec<JobOutcome> = executor.run_blocking(jobs).map_err(|e| {
         vec![Diagnostic::error(
             Code::Io,
@@ -300,12 +365,13 @@ pub fn run_llm(
         )]
     })?;
 
-    // Per judge, per unit, per model: the outcome.
-    let mut by_unit: IndexMap<(usize, usize), Vec<Option<&JobOutcome>>> = IndexMap::new();
+    // Per judge, per unit: the outcomes by model, then by repeat.
+    let mut by_unit: IndexMap<(usize, usize), Vec<Vec<Option<&JobOutcome>>>> = IndexMap::new();
     for (p, o) in planned.iter().zip(&outcomes) {
         by_unit
             .entry((p.judge, p.unit))
-            .or_insert_with(|| vec![None; models.len()])[p.model] = Some(o);
+            .or_insert_with(|| vec![vec![None; repeats as usize]; models.len()])[p.model]
+            [p.repeat as usize] = Some(o);
     }
 
     let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
@@ -318,7 +384,8 @@ pub fn run_llm(
         let mut calls: Vec<CallInfo> = Vec::new();
         let mut per_model: Vec<Vec<Option<i64>>> = vec![Vec::new(); models.len()];
         let mut model_verdicts = Vec::new();
-        for (u, _unit) in units[j].iter().enumerate() {
+        let mut repeat_runs = Vec::new();
+        for (u, unit) in units[j].iter().enumerate() {
             if let Some(reason) = prompt_errors.get(&(j, u)) {
                 scores.push(HeuristicOutcome::Unscored(reason.clone()));
                 for col in per_model.iter_mut() {
@@ -329,50 +396,36 @@ pub fn run_llm(
             let outs = by_unit.get(&(j, u)).cloned().unwrap_or_default();
             let mut verdicts: Vec<Scoring> = Vec::new();
             let mut reasons = Vec::new();
-            for (m, o) in outs.iter().enumerate() {
-                match o.map(|o| &o.outcome) {
-                    Some(Outcome::Scored(s)) => {
-                        let scoring = scoring_from(&s.verdict, &format, &s.reply);
-                        per_model[m].push(Some(scoring.score));
-                        calls.push(CallInfo {
-                            model: models[m].clone(),
-                            input_tokens: s.usage.input_tokens,
-                            output_tokens: s.usage.output_tokens,
-                            cost_usd: s.cost_usd,
-                            cached: s.cached,
-                            attempts: s.attempts,
-                            reasked: s.reasked,
-                        });
-                        verdicts.push(scoring);
-                    }
-                    Some(Outcome::Unscored {
-                        reason, attempts, ..
-                    }) => {
-                        per_model[m].push(None);
-                        calls.push(CallInfo {
-                            model: models[m].clone(),
-                            attempts: *attempts,
-                            ..CallInfo::default()
-                        });
-                        reasons.push(format!("{}: {reason}", models[m]));
-                    }
-                    None => {
-                        per_model[m].push(None);
-                        reasons.push(format!("{}: no call was made", models[m]));
-                    }
+            for (m, model) in models.iter().enumerate() {
+                let asks = outs.get(m).cloned().unwrap_or_default();
+                let (per_ask, failures) = read_asks(model, &asks, &format, &mut calls);
+                if repeats > 1 {
+                    let given = per_ask
+                        .iter()
+                        .map(|s| s.as_ref().map(|s| s.score))
+                        .collect();
+                    repeat_runs.push(RepeatRun::new(unit.repo.clone(), model, given));
                 }
-            }
-            for (m, o) in outs.iter().enumerate() {
-                if let Some(Outcome::Scored(sc)) = o.map(|o| &o.outcome) {
-                    let scoring = scoring_from(&sc.verdict, &format, &sc.reply);
-                    model_verdicts.push(crate::verdict::types::ModelVerdict {
-                        model: models[m].clone(),
-                        repo: units[j][u].repo.clone(),
-                        score: scoring.score,
-                        confidence: scoring.confidence,
-                        reasoning: scoring.reasoning,
-                    });
-                }
+                let scorings: Vec<Scoring> = per_ask.into_iter().flatten().collect();
+                let one = if repeats > 1 {
+                    repeat_consensus(scorings, &failures)
+                } else {
+                    scorings.into_iter().next()
+                };
+                let Some(scoring) = one else {
+                    per_model[m].push(None);
+                    reasons.extend(failures);
+                    continue;
+                };
+                per_model[m].push(Some(scoring.score));
+                model_verdicts.push(crate::verdict::types::ModelVerdict {
+                    model: model.clone(),
+                    repo: unit.repo.clone(),
+                    score: scoring.score,
+                    confidence: scoring.confidence,
+                    reasoning: scoring.reasoning.clone(),
+                });
+                verdicts.push(scoring);
             }
             scores.push(crate::run::panel::consensus_scoring(
                 verdicts,
@@ -390,6 +443,9 @@ pub fn run_llm(
         );
         attach_heuristic(&mut v, &units[j]);
         v.llm_calls = calls;
+        if repeats > 1 {
+            v.repeats = Some(Repeats::of(repeats, repeat_runs));
+        }
         if models.len() > 1 {
             v.model_verdicts = model_verdicts;
         }
@@ -403,7 +459,7 @@ pub fn run_llm(
     }
     let mut result = crate::run::assemble(
         suite,
-        &inputs,
+        inputs,
         dims,
         ("llm", Some(models.join(","))),
         opts.allow_errors,
@@ -435,6 +491,15 @@ pub fn run_llm(
             });
         }
     }
+    for d in &result.dimensions {
+        if let Some(message) = d.repeats.as_ref().and_then(Repeats::describe_unstable) {
+            result.summary.problems.push(Problem {
+                dimension: Some(d.name.clone()),
+                kind: "unstable".into(),
+                message,
+            });
+        }
+    }
     if let Some(p) = &result.panel
         && let Some(w) = &p.warning
     {
@@ -445,6 +510,57 @@ pub fn run_llm(
         });
     }
     Ok(result)
+}
+
+/// Reads one model's asks of one unit (one per repeat): each ask's scoring, or the reason
+/// it has none, and the call behind it.
+fn read_asks(
+    model: &str,
+    asks: &[Option<&JobOutcome>],
+    format: &VerdictFormat,
+    calls: &mut Vec<CallInfo>,
+) -> (Vec<Option<Scoring>>, Vec<String>) {
+    let label = |r: usize| {
+        if asks.len() > 1 {
+            format!("{model} #{}", r + 1)
+        } else {
+            model.to_owned()
+        }
+    };
+    let mut scorings = Vec::with_capacity(asks.len());
+    let mut failures = Vec::new();
+    for (r, ask) in asks.iter().enumerate() {
+        match ask.map(|o| &o.outcome) {
+            Some(Outcome::Scored(s)) => {
+                calls.push(CallInfo {
+                    model: model.to_owned(),
+                    input_tokens: s.usage.input_tokens,
+                    output_tokens: s.usage.output_tokens,
+                    cost_usd: s.cost_usd,
+                    cached: s.cached,
+                    attempts: s.attempts,
+                    reasked: s.reasked,
+                });
+                scorings.push(Some(scoring_from(&s.verdict, format, &s.reply)));
+            }
+            Some(Outcome::Unscored {
+                reason, attempts, ..
+            }) => {
+                calls.push(CallInfo {
+                    model: model.to_owned(),
+                    attempts: *attempts,
+                    ..CallInfo::default()
+                });
+                failures.push(format!("{}: {reason}", label(r)));
+                scorings.push(None);
+            }
+            None => {
+                failures.push(format!("{}: no call was made", label(r)));
+                scorings.push(None);
+            }
+        }
+    }
+    (scorings, failures)
 }
 
 /// Adds the heuristic verdict beside the model's.

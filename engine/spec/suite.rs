@@ -41,8 +41,17 @@ pub struct SuiteSpec {
     #[schemars(example = example_aliases())]
     pub model_aliases: IndexMap<String, String>,
 
+    /// Model prices in US dollars per million tokens, added to (or overriding) the
+    /// built-in table; a key is a full model id or an id prefix (`claude-sonnet-4-5`
+    /// prices every dated snapshot). `caldera plan` and a run's cost use them; a model
+    /// without a price has an unknown cost, never $0.
+    #[serde(default)]
+    #[schemars(example = serde_json::json!({"my-local-model": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}))]
+    pub prices: IndexMap<String, crate::provider::models::Price>,
+
     /// With a panel of models (`--models a,b,c`): the mean pairwise kappa below which the
     /// run carries a warning (default 0.70, the usual bar for publishable agreement).
+    /// `caldera calibrate` flags a judge whose weighted kappa against people is below it.
     #[serde(default, deserialize_with = "strict::opt_number")]
     #[schemars(range(min = -1.0, max = 1.0), example = 0.7)]
     pub kappa_target: Option<f64>,

@@ -221,6 +221,10 @@ pub struct Verdict {
     /// With a panel of models: their ratings and agreement on this dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub panel: Option<crate::run::panel::DimensionPanel>,
+    /// With `--repeat N`: each unit and model's scores across repeats, and whether they
+    /// disagree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<crate::run::repeat::Repeats>,
     /// The evidence the verdict rests on (suite-scope judges).
     pub evidence: Doc,
 }

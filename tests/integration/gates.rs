@@ -11,14 +11,14 @@ use serde_json::Value;
 
 /// Copies the bundled trivy suite, its prompts and sample data into `root`, keeping the
 /// relative layout the suite's paths expect.
-fn copy_trivy(root: &Path) {
+pub fn copy_trivy(root: &Path) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"));
     for dir in ["judges.d/trivy", "prompts/trivy", "ground-truth/trivy"] {
         copy_dir(&src.join(dir), &root.join(dir));
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read_dir") {
         let entry = entry.expect("entry");

@@ -1,17 +1,20 @@
 //! All integration tests, linked into one binary (one link step instead of one per file).
 
 mod adversarial_reproduction;
+mod calibrate;
 mod cli;
 mod cli_output;
 mod confine;
 mod diagnostics;
 mod gates;
 mod hostile;
+mod judge_cases;
 mod llm_cache;
 mod llm_cli;
 mod llm_doctor;
 mod llm_http;
 mod llm_judge_outputs;
+mod llm_repeat;
 mod llm_run;
 mod llm_secrets;
 mod llm_server;
@@ -19,6 +22,7 @@ mod numbers;
 mod outputs;
 mod panel_mock;
 mod parity;
+mod plan;
 mod readme;
 mod report_browser;
 mod reports;

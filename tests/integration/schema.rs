@@ -35,20 +35,22 @@ fn yaml_as_json(path: &Path) -> serde_json::Value {
 }
 
 fn which_for(path: &Path) -> Which {
-    if path.file_name().is_some_and(|n| n == "suite.yaml") {
-        Which::Suite
-    } else {
-        Which::Judge
+    let in_case = path
+        .ancestors()
+        .any(|a| a.file_name().is_some_and(|n| n == "cases"));
+    match path.file_name().and_then(|n| n.to_str()) {
+        Some("suite.yaml") => Which::Suite,
+        Some("case.yaml") if in_case => Which::Case,
+        Some("expect.yaml") if in_case => Which::Expect,
+        _ => Which::Judge,
     }
 }
 
 #[test]
 fn committed_schemas_match_the_types() {
-    for (which, file) in [
-        (Which::Judge, "schemas/judge.schema.json"),
-        (Which::Suite, "schemas/suite.schema.json"),
-    ] {
-        let committed = std::fs::read_to_string(file).unwrap_or_default();
+    for (which, name) in Which::ALL {
+        let file = format!("schemas/{name}.schema.json");
+        let committed = std::fs::read_to_string(&file).unwrap_or_default();
         assert!(
             committed == schema_text(which),
             "{file} is out of date with the spec types; regenerate it with `{REGENERATE}`"
@@ -58,7 +60,7 @@ fn committed_schemas_match_the_types() {
 
 #[test]
 fn schemas_are_draft_07() {
-    for which in [Which::Judge, Which::Suite] {
+    for (which, _) in Which::ALL {
         assert_eq!(
             schema(which)["$schema"],
             "http://json-schema.org/draft-07/schema#"
@@ -91,6 +93,8 @@ fn every_bundled_yaml_file_validates_and_names_its_schema() {
         let name = match which {
             Which::Judge => "judge.schema.json",
             Which::Suite => "suite.schema.json",
+            Which::Case => "case.schema.json",
+            Which::Expect => "expect.schema.json",
         };
         assert!(
             first.starts_with("# yaml-language-server: $schema=") && first.ends_with(name),

@@ -1,0 +1,210 @@
+//! A calibration for people: an aligned text table or Markdown (JSON is the
+//! `Calibration` itself). Both show, per dimension, the raters' ceiling, each source's
+//! agreement, bias and pass rates, and its confusion matrix.
+
+use std::fmt::Write as _;
+
+use crate::calibrate::stats::{Agreement, Confusion, SCALE};
+use crate::calibrate::{Calibration, DimensionCalibration, SourceCalibration};
+
+/// Which text format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Aligned columns for a terminal.
+    Table,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+}
+
+/// Renders `c` in `style`.
+pub fn render(c: &Calibration, style: Style) -> String {
+    let mut out = String::new();
+    let title = format!(
+        "calibration of suite `{}` against {} ({} labels); kappa target {}",
+        c.suite, c.labels, c.rows, c.kappa_target
+    );
+    match style {
+        Style::Table => {
+            let _ = writeln!(out, "caldera {title}");
+        }
+        Style::Markdown => {
+            let _ = writeln!(out, "# Calibration of `{}`\n\n{title}\n", c.suite);
+        }
+    }
+    let note = "weighted kappa is Cohen's, quadratic weights on the 1-5 scale; the consensus \
+                is the raters' median (lower middle for an even count); bias is judge minus \
+                consensus; (!) marks a source below the kappa target";
+    let _ = match style {
+        Style::Table => writeln!(out, "{note}"),
+        Style::Markdown => writeln!(out, "_{note}_"),
+    };
+    for d in &c.dimensions {
+        dimension(&mut out, d, style);
+    }
+    if !c.warnings.is_empty() {
+        out.push_str(if style == Style::Table {
+            "\nwarnings:\n"
+        } else {
+            "\n## Warnings\n\n"
+        });
+        for w in &c.warnings {
+            let _ = writeln!(out, "  - {w}");
+        }
+    }
+    out
+}
+
+fn dimension(out: &mut String, d: &DimensionCalibration, style: Style) {
+    let heading = format!(
+        "{}: {} units, raters {}",
+        d.dimension,
+        d.units.len(),
+        d.raters.join(", ")
+    );
+    match style {
+        Style::Table => {
+            let _ = writeln!(out, "\n== {heading}");
+        }
+        Style::Markdown => {
+            let _ = writeln!(out, "\n## {heading}\n");
+        }
+    }
+    let ceiling = format!(
+        "raters among themselves (the ceiling): weighted kappa {}, exact agreement {}",
+        opt(d.ceiling.mean_weighted_kappa, 3),
+        pct(d.ceiling.mean_exact)
+    );
+    let _ = writeln!(out, "{}{ceiling}", indent(style));
+    let mut header = vec![
+        "source".to_owned(),
+        "kappa_w".into(),
+        "exact".into(),
+        "bias [95% CI]".into(),
+        "pass: people / judge".into(),
+        "judge, all units".into(),
+        "corrected".into(),
+    ];
+    header.extend(d.raters.iter().map(|r| format!("kappa_w {r}")));
+    let rows: Vec<Vec<String>> = d.sources.iter().map(|s| source_row(s, &d.raters)).collect();
+    grid(out, &header, &rows, style);
+    for s in &d.sources {
+        confusion(out, &s.source, &s.confusion, style);
+        if !s.unscored_units.is_empty() {
+            let _ = writeln!(
+                out,
+                "{}{} did not score: {}",
+                indent(style),
+                s.source,
+                s.unscored_units.join(", ")
+            );
+        }
+    }
+}
+
+fn source_row(s: &SourceCalibration, raters: &[String]) -> Vec<String> {
+    let bias = match &s.bias {
+        None => "-".to_owned(),
+        Some(b) => match b.ci95 {
+            Some([lo, hi]) => format!("{:+.2} [{lo:+.2}, {hi:+.2}]", b.mean),
+            None => format!("{:+.2}", b.mean),
+        },
+    };
+    let p = &s.pass_rate;
+    let mut row = vec![
+        format!("{}{}", s.source, if s.below_target { " (!)" } else { "" }),
+        opt(s.consensus.weighted_kappa, 3),
+        pct(s.consensus.exact),
+        bias,
+        format!("{} / {}", pct(p.human), pct(p.judge)),
+        format!("{} of {}", pct(p.judge_all), p.n_all),
+        pct(p.corrected),
+    ];
+    row.extend(
+        raters
+            .iter()
+            .map(|r| s.raters.get(r).map_or_else(|| "-".into(), kappa_cell)),
+    );
+    row
+}
+
+fn kappa_cell(a: &Agreement) -> String {
+    opt(a.weighted_kappa, 3)
+}
+
+fn confusion(out: &mut String, source: &str, c: &Confusion, style: Style) {
+    let mut header = vec![format!("consensus \\ {source}")];
+    header.extend(SCALE.iter().map(i64::to_string));
+    let rows: Vec<Vec<String>> = SCALE
+        .iter()
+        .zip(&c.counts)
+        .map(|(h, counts)| {
+            let mut row = vec![h.to_string()];
+            row.extend(counts.iter().map(|n| {
+                if *n == 0 && style == Style::Table {
+                    ".".to_owned()
+                } else {
+                    n.to_string()
+                }
+            }));
+            row
+        })
+        .collect();
+    if style == Style::Markdown {
+        out.push('\n');
+    }
+    grid(out, &header, &rows, style);
+}
+
+/// Writes an aligned table (text) or a pipe table (Markdown).
+fn grid(out: &mut String, header: &[String], rows: &[Vec<String>], style: Style) {
+    if style == Style::Markdown {
+        let _ = writeln!(out, "\n| {} |", header.join(" | "));
+        let _ = writeln!(
+            out,
+            "|{}",
+            header.iter().map(|_| "---|").collect::<String>()
+        );
+        for r in rows {
+            let _ = writeln!(out, "| {} |", r.join(" | "));
+        }
+        return;
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .chain([&header[i]])
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    out.push('\n');
+    for line in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
+        let mut text = String::from("  ");
+        for (i, cell) in line.iter().enumerate() {
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            if i == 0 {
+                text.push_str(&format!("  {cell}{}", " ".repeat(pad)));
+            } else {
+                text.push_str(&format!("  {}{cell}", " ".repeat(pad)));
+            }
+        }
+        let _ = writeln!(out, "{}", text.trim_end());
+    }
+}
+
+fn indent(style: Style) -> &'static str {
+    match style {
+        Style::Table => "  ",
+        Style::Markdown => "",
+    }
+}
+
+fn opt(x: Option<f64>, places: usize) -> String {
+    x.map_or_else(|| "undefined".into(), |v| format!("{v:.places$}"))
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0))
+}

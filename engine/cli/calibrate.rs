@@ -1,0 +1,193 @@
+//! `caldera calibrate`: agreement of a suite's judges with people's labels.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use indexmap::IndexMap;
+
+use crate::calibrate::render::{Style, render};
+use crate::calibrate::{SourceScores, calibrate, labels, sources};
+use crate::cli::run::{CacheArg, ProviderArg, parse_named_input};
+use crate::cli::{Exit, stderr_color};
+use crate::diag::{Diagnostic, render_text, tally};
+use crate::load::suite::load_suite;
+use crate::run::context::{Overrides, load_inputs};
+use crate::run::llm::LlmOptions;
+
+/// `--format` values.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum CalibrateFormat {
+    /// Aligned tables.
+    #[default]
+    Table,
+    /// The calibration as JSON.
+    Json,
+    /// Markdown tables.
+    Markdown,
+    /// One self-contained HTML page, confusion matrices shaded by count.
+    Html,
+}
+
+/// Arguments of `caldera calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The suite folder (e.g. judges.d/trivy).
+    #[arg(value_name = "SUITE_DIR")]
+    pub suite: PathBuf,
+    /// People's scores: CSV with a header `unit,dimension,score,rater` (`repo` for `unit`;
+    /// an optional `note`), or JSONL objects with those keys (`.jsonl`).
+    #[arg(long, value_name = "FILE")]
+    pub labels: PathBuf,
+    /// Also read per-repo verdicts from a run result (repeatable): `scope: repo` judges
+    /// and panel members.
+    #[arg(long = "result", value_name = "FILE")]
+    pub results_files: Vec<PathBuf>,
+    /// Leave out the heuristic (judged one repo at a time by default).
+    #[arg(long)]
+    pub no_heuristic: bool,
+    /// Also judge each repo with these models (comma-separated; through the cache).
+    #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
+    pub models: Vec<String>,
+    /// LLM provider, as `caldera run --provider`.
+    #[arg(long, value_enum, help_heading = "LLM mode")]
+    pub provider: Option<ProviderArg>,
+    /// How the verdict cache is used.
+    #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
+    pub cache: CacheArg,
+    /// The verdict cache folder.
+    #[arg(
+        long,
+        default_value = ".caldera/cache",
+        value_name = "DIR",
+        help_heading = "LLM mode"
+    )]
+    pub cache_dir: PathBuf,
+    /// Answer only from the cache (a miss leaves the repo unscored for that model).
+    #[arg(long, help_heading = "LLM mode")]
+    pub replay: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: CalibrateFormat,
+    /// Analysis results folder (overrides suite.yaml).
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+    /// Ground-truth folder (overrides suite.yaml).
+    #[arg(long, value_name = "DIR")]
+    pub ground_truth: Option<PathBuf>,
+    /// A named input of the suite read from FILE (repeatable), as `run --input`.
+    #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_named_input)]
+    pub inputs: Vec<(String, Option<PathBuf>)>,
+}
+
+/// Runs the command.
+pub fn execute(args: CalibrateArgs) -> Exit {
+    let env = crate::render::environment();
+    let (suite, diags) = load_suite(&args.suite, &env);
+    let (errors, _) = tally(&diags);
+    if !diags.is_empty() {
+        eprint!("{}", render_text(&diags, stderr_color()));
+    }
+    let Some(suite) = suite.filter(|_| errors == 0) else {
+        eprintln!("error: the suite is not valid ({errors} error(s)); nothing was calibrated");
+        return Exit::Error;
+    };
+    let dims: Vec<&str> = suite
+        .judges
+        .iter()
+        .map(|j| j.spec.dimension.as_str())
+        .collect();
+    let labels = match labels::read(&args.labels, &dims) {
+        Ok(l) => l,
+        Err(d) => return fail(&d),
+    };
+    let mut notes = Vec::new();
+    let scores = match gather(&env, &suite, &args, &mut notes) {
+        Ok(s) => s,
+        Err(d) => return fail(&d),
+    };
+    let mut calibration = calibrate(
+        &suite,
+        &crate::diag::display_path(&args.labels),
+        &labels,
+        &scores,
+    );
+    calibration.warnings.extend(unmatched(&labels, &scores));
+    calibration.warnings.extend(notes);
+    match args.format {
+        CalibrateFormat::Table => print!("{}", render(&calibration, Style::Table)),
+        CalibrateFormat::Markdown => print!("{}", render(&calibration, Style::Markdown)),
+        CalibrateFormat::Html => print!("{}", crate::calibrate::html::page(&calibration)),
+        CalibrateFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&calibration).unwrap_or_default()
+        ),
+    }
+    Exit::Pass
+}
+
+/// Every source's scores: the heuristic and models by running, then result files.
+fn gather(
+    env: &minijinja::Environment<'static>,
+    suite: &crate::load::suite::Suite,
+    args: &CalibrateArgs,
+    notes: &mut Vec<String>,
+) -> Result<IndexMap<String, SourceScores>, Vec<Diagnostic>> {
+    let mut scores = IndexMap::new();
+    if !args.no_heuristic || !args.models.is_empty() {
+        // `..Default::default()` keeps this right when overrides gain fields.
+        #[allow(clippy::needless_update)]
+        let overrides = Overrides {
+            results: args.results.clone(),
+            ground_truth: args.ground_truth.clone(),
+            inputs: args.inputs.iter().cloned().collect(),
+            ..Overrides::default()
+        };
+        let inputs = load_inputs(suite, &overrides)?;
+        if !args.no_heuristic {
+            scores.insert(
+                "heuristic".to_owned(),
+                sources::heuristic(env, suite, &inputs, notes),
+            );
+        }
+        if !args.models.is_empty() {
+            let opts = LlmOptions {
+                provider: args.provider.map(Into::into),
+                models: args.models.clone(),
+                cache: args.cache.into(),
+                cache_dir: args.cache_dir.clone(),
+                replay: args.replay,
+                progress: false,
+                ..LlmOptions::default()
+            };
+            scores.extend(sources::llm(env, suite, &inputs, &opts)?);
+        }
+    }
+    for path in &args.results_files {
+        scores.extend(sources::from_result(path).map_err(|d| vec![d])?);
+    }
+    Ok(scores)
+}
+
+/// Labelled units that no source scored (not in the results, or never scored).
+fn unmatched(labels: &[labels::Label], scores: &IndexMap<String, SourceScores>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in labels {
+        let scored = scores
+            .values()
+            .any(|s| s.get(&l.dimension).is_some_and(|u| u.contains_key(&l.unit)));
+        let line = format!(
+            "no judge scored `{}` on {}: it is left out of that dimension's figures",
+            l.unit, l.dimension
+        );
+        if !scored && !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+fn fail(diags: &[Diagnostic]) -> Exit {
+    eprint!("{}", render_text(diags, stderr_color()));
+    eprintln!("error: nothing was calibrated");
+    Exit::Error
+}

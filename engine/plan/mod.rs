@@ -1,0 +1,336 @@
+//! `caldera plan`: what an LLM run would cost, before it spends anything.
+//!
+//! The plan renders every prompt the run would send (through the same function the run
+//! uses), per model and per repeat, looks each call up in the verdict cache, and adds up
+//! calls, cached hits, input tokens and output tokens (at the judge's `max_tokens`) into
+//! a cost range per judge, per model and in total. Input tokens are estimated from the
+//! prompt's length unless the provider's token-counting endpoint is asked for
+//! (`--count-tokens`); that is the only network use a plan can make.
+//!
+//! Costs come from the model table (built-in list prices, the suite's `prices:`, a
+//! `--prices` file). A model without a price has an unknown cost, never $0.
+
+pub mod count;
+pub mod render;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+use minijinja::Environment;
+use serde::Serialize;
+
+use crate::diag::Diagnostic;
+use crate::llm::cache::{Cache, CacheMode};
+use crate::load::suite::Suite;
+use crate::provider::ProviderKind;
+use crate::provider::models::{ModelTable, Price};
+use crate::run::context::{Overrides, load_inputs};
+use crate::run::llm::{PlannedCall, cache_key, model_table, models_for, plan_calls};
+
+/// How a plan is made.
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// Folder overrides.
+    pub overrides: Overrides,
+    /// `--provider`; otherwise chosen from the environment as a run would, without
+    /// building a client.
+    pub provider: Option<ProviderKind>,
+    /// Models (one, or a panel); empty: the suite's.
+    pub models: Vec<String>,
+    /// `--repeat N`.
+    pub repeat: u32,
+    /// The verdict cache to look calls up in; `None` counts every call (`--cache off`).
+    pub cache_dir: Option<PathBuf>,
+    /// Prices added to the table (from `--prices`).
+    pub prices: IndexMap<String, Price>,
+    /// Ask the provider's token-counting endpoint instead of estimating.
+    pub count_tokens: bool,
+    /// Per-request timeout for token counting.
+    pub timeout: std::time::Duration,
+}
+
+/// Input tokens: a range when estimated, one number (low == high) when counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tokens {
+    /// The least it could be.
+    pub low: u64,
+    /// The most it could be.
+    pub high: u64,
+}
+
+impl std::ops::AddAssign for Tokens {
+    fn add_assign(&mut self, other: Tokens) {
+        self.low += other.low;
+        self.high += other.high;
+    }
+}
+
+/// An estimate of the input tokens of `text`: 1 token per 4 bytes at least (English
+/// prose) and 1 per 3 bytes at most (code and JSON tokenise denser), the executor's own
+/// budget estimate.
+pub fn estimate(text: &str) -> Tokens {
+    Tokens {
+        low: (text.len() as u64).div_ceil(4),
+        high: crate::llm::cost::estimate_tokens(text),
+    }
+}
+
+/// A cost range in US dollars.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CostRange {
+    /// The prompts alone, at the low token estimate, with no output.
+    pub low: f64,
+    /// The prompts at the high estimate plus every call's full `max_tokens` of output.
+    pub high: f64,
+}
+
+/// One line of the plan: a judge and a model, or a total.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Row {
+    /// The judge's dimension (empty on totals).
+    pub judge: String,
+    /// The model as given (empty on the grand total).
+    pub model: String,
+    /// Asks the run makes: units x repeats.
+    pub prompts: usize,
+    /// Of those, answered by the cache.
+    pub cached: usize,
+    /// Of those, calls to make.
+    pub calls: usize,
+    /// Input tokens of the calls to make.
+    pub input_tokens: Tokens,
+    /// Output tokens of the calls to make, at `max_tokens` each (an upper bound).
+    pub output_tokens: u64,
+    /// The cost of the calls to make; `None` when a model with calls to make has no price.
+    pub cost: Option<CostRange>,
+}
+
+impl Row {
+    fn add(&mut self, other: &Row) {
+        self.prompts += other.prompts;
+        self.cached += other.cached;
+        self.calls += other.calls;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost = match (self.cost, other.cost) {
+            (Some(a), Some(b)) => Some(CostRange {
+                low: a.low + b.low,
+                high: a.high + b.high,
+            }),
+            _ => None,
+        };
+    }
+}
+
+/// A judge unit whose prompt cannot be rendered (so the run would send nothing for it).
+#[derive(Clone, Debug, Serialize)]
+pub struct NotRendered {
+    /// The judge.
+    pub judge: String,
+    /// The repo, for per-repo judges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// Why.
+    pub reason: String,
+}
+
+/// What a run would do and cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// The suite.
+    pub suite: String,
+    /// The provider the cache keys are for.
+    pub provider: String,
+    /// The models, as given.
+    pub models: Vec<String>,
+    /// Asks per unit and model.
+    pub repeat: u32,
+    /// The cache looked in (null with `--cache off`).
+    pub cache_dir: Option<String>,
+    /// `estimated` (from prompt length) or `counted` (by the provider).
+    pub tokens: &'static str,
+    /// Per judge and model.
+    pub rows: Vec<Row>,
+    /// Per model.
+    pub by_model: Vec<Row>,
+    /// Everything.
+    pub total: Row,
+    /// Models with calls to make and no known price.
+    pub unpriced: Vec<String>,
+    /// Units without a prompt.
+    pub not_rendered: Vec<NotRendered>,
+    /// Anything else worth knowing (failed token counts, an unmetered provider).
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    /// Whether the plan's most expensive outcome exceeds `budget`, or cannot be known.
+    pub fn exceeds(&self, budget: f64) -> bool {
+        self.total.cost.is_none_or(|c| c.high > budget)
+    }
+}
+
+/// The provider a run would use, chosen as `caldera run` chooses, without building a
+/// client or touching the network; Anthropic when nothing is configured (a plan needs
+/// no provider).
+pub fn provider_kind(requested: Option<ProviderKind>) -> ProviderKind {
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
+    requested.unwrap_or(if set("ANTHROPIC_API_KEY") {
+        ProviderKind::Anthropic
+    } else if set("OPENAI_API_KEY") || set("OPENAI_BASE_URL") {
+        ProviderKind::Openai
+    } else if crate::provider::claude_cli::find_on_path("claude").is_some() {
+        ProviderKind::ClaudeCli
+    } else {
+        ProviderKind::Anthropic
+    })
+}
+
+/// Makes the plan of an LLM run of `suite`.
+pub fn plan(
+    env: &Environment<'static>,
+    suite: &Suite,
+    opts: &PlanOptions,
+) -> Result<Plan, Vec<Diagnostic>> {
+    let inputs = load_inputs(suite, &opts.overrides)?;
+    let ctx = crate::run::shared_context(env, suite, &inputs)?;
+    let units = crate::run::prepare_all(env, suite, &ctx);
+    let models = models_for(suite, &opts.models);
+    let repeat = opts.repeat.max(1);
+    let (calls, prompt_errors) = plan_calls(env, suite, &units, &models, repeat);
+    let kind = provider_kind(opts.provider);
+    let mut table = model_table(suite);
+    table.extend(&IndexMap::new(), &opts.prices);
+    let mut notes = Vec::new();
+    let counted = if opts.count_tokens {
+        Some(count::count_all(
+            kind,
+            &table,
+            &calls,
+            opts.timeout,
+            &mut notes,
+        )?)
+    } else {
+        None
+    };
+    let cache = opts
+        .cache_dir
+        .as_ref()
+        .map(|dir| Cache::new(dir, CacheMode::ReadOnly));
+    let metered = kind != ProviderKind::ClaudeCli;
+    if !metered {
+        notes.push(
+            "the claude CLI reports no tokens and is not billed per token: its cost is unknown"
+                .into(),
+        );
+    }
+    let mut rows: IndexMap<(usize, usize), Row> = IndexMap::new();
+    for call in &calls {
+        let row = rows.entry((call.judge, call.model)).or_insert_with(|| Row {
+            judge: suite.judges[call.judge].spec.dimension.clone(),
+            model: models[call.model].clone(),
+            cost: Some(CostRange::default()),
+            ..Row::default()
+        });
+        let hit = cache
+            .as_ref()
+            .is_some_and(|c| matches!(c.get(&cache_key(kind, &table, &call.job)), Ok(Some(_))));
+        add_call(row, call, hit, counted.as_ref(), &table, metered);
+    }
+    let rows: Vec<Row> = rows.into_values().collect();
+    let by_model = totals_by_model(&models, &rows);
+    let mut total = Row {
+        cost: Some(CostRange::default()),
+        ..Row::default()
+    };
+    for r in &by_model {
+        total.add(r);
+    }
+    Ok(Plan {
+        suite: suite.spec.suite.clone(),
+        provider: kind.name().to_owned(),
+        repeat,
+        cache_dir: opts
+            .cache_dir
+            .as_ref()
+            .map(|d| crate::diag::display_path(d)),
+        tokens: if counted.is_some() {
+            "counted"
+        } else {
+            "estimated"
+        },
+        unpriced: by_model
+            .iter()
+            .filter(|r| r.cost.is_none())
+            .map(|r| table.resolve(&r.model).to_owned())
+            .collect(),
+        not_rendered: prompt_errors
+            .into_iter()
+            .map(|((j, u), reason)| NotRendered {
+                judge: suite.judges[j].spec.dimension.clone(),
+                repo: units[j][u].repo.clone(),
+                reason,
+            })
+            .collect(),
+        models,
+        rows,
+        by_model,
+        total,
+        notes,
+    })
+}
+
+/// Adds one call to its row: a cache hit costs nothing; a call to make adds its tokens
+/// and, when the model's price is known, its cost range.
+fn add_call(
+    row: &mut Row,
+    call: &PlannedCall,
+    hit: bool,
+    counted: Option<&HashMap<(String, String), u64>>,
+    table: &ModelTable,
+    metered: bool,
+) {
+    row.prompts += 1;
+    if hit {
+        row.cached += 1;
+        return;
+    }
+    let request = &call.job.request;
+    let tokens = match counted.and_then(|c| c.get(&count::key(table, call))) {
+        Some(n) => Tokens { low: *n, high: *n },
+        None => {
+            let mut t = estimate(&request.prompt);
+            t += estimate(request.system.as_deref().unwrap_or_default());
+            t
+        }
+    };
+    row.calls += 1;
+    row.input_tokens += tokens;
+    row.output_tokens += u64::from(request.max_tokens);
+    let price = table.price(&request.model).filter(|_| metered);
+    row.cost = match (row.cost, price) {
+        (Some(c), Some(p)) => Some(CostRange {
+            low: c.low + p.cost(tokens.low, 0),
+            high: c.high + p.cost(tokens.high, u64::from(request.max_tokens)),
+        }),
+        _ => None,
+    };
+}
+
+fn totals_by_model(models: &[String], rows: &[Row]) -> Vec<Row> {
+    models
+        .iter()
+        .map(|m| {
+            let mut total = Row {
+                model: m.clone(),
+                cost: Some(CostRange::default()),
+                ..Row::default()
+            };
+            for r in rows.iter().filter(|r| &r.model == m) {
+                total.add(r);
+            }
+            total
+        })
+        .collect()
+}

@@ -1,0 +1,135 @@
+//! `caldera run --repeat N`: every judge asked N times, each repeat with its own cache
+//! entry; the spread is reported and a judge whose repeats disagree is flagged unstable.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use insta_cmd::get_cargo_bin;
+
+use crate::llm_server::{MockServer, Seen, anthropic_text};
+
+fn verdict(score: u8) -> String {
+    format!(
+        r#"{{"score": {score}, "confidence": 0.8, "reasoning": "r", "evidence_cited": [], "recommendations": [], "sub_scores": {{}}}}"#
+    )
+}
+
+fn is_freshness(seen: &Seen) -> bool {
+    seen.body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|p| p.contains("freshness"))
+}
+
+fn run(base: &str, dir: &Path, repeat: &str) -> serde_json::Value {
+    let out = dir.join("result.json");
+    let status = Command::new(get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", base)
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--timeout",
+            "5",
+            "--repeat",
+            repeat,
+        ])
+        .arg("--out")
+        .arg(&out)
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("runs");
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+fn dimension<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    result["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeats_are_cached_apart_and_disagreement_is_flagged() {
+    // The freshness judge answers 2, 3, 2, 3, ...; every other judge always 4.
+    let freshness_asks = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = freshness_asks.clone();
+    let server = MockServer::start(move |_, seen| {
+        if is_freshness(seen) {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            anthropic_text(
+                &verdict(if n.is_multiple_of(2) { 2 } else { 3 }),
+                "end_turn",
+            )
+        } else {
+            anthropic_text(&verdict(4), "end_turn")
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let first = tokio::task::spawn_blocking(move || run(&base, &d, "3"))
+        .await
+        .unwrap();
+    assert_eq!(server.hits(), 7 * 3, "seven judges, three asks each");
+
+    let fresh = dimension(&first, "freshness_quality");
+    assert_eq!(fresh["repeats"]["n"], 3);
+    let scores = &fresh["repeats"]["runs"][0]["scores"];
+    let mut given: Vec<i64> = scores
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_i64().unwrap())
+        .collect();
+    given.sort_unstable();
+    assert!(given == [2, 2, 3] || given == [2, 3, 3], "{scores}");
+    assert_eq!(fresh["repeats"]["max_range"], 1);
+    assert_eq!(fresh["repeats"]["unstable"], true);
+    // The unit's score before any cap is the median of the three.
+    let before = fresh["score_before_cap"]
+        .as_i64()
+        .or(fresh["score"].as_i64());
+    assert_eq!(before, Some(given[1]));
+    let steady = dimension(&first, "iac_quality");
+    assert_eq!(steady["repeats"]["unstable"], false);
+    assert_eq!(
+        steady["repeats"]["runs"][0]["scores"],
+        serde_json::json!([4, 4, 4])
+    );
+    let unstable: Vec<&serde_json::Value> = first["summary"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "unstable")
+        .collect();
+    assert_eq!(unstable.len(), 1, "{unstable:?}");
+    assert_eq!(unstable[0]["dimension"], "freshness_quality");
+
+    // Every repeat has its own cache entry: a second run makes no call and reads the
+    // same scores back.
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let second = tokio::task::spawn_blocking(move || run(&base, &d, "3"))
+        .await
+        .unwrap();
+    assert_eq!(server.hits(), 21);
+    assert_eq!(
+        dimension(&second, "freshness_quality")["repeats"],
+        fresh["repeats"]
+    );
+    // The first repeat is the entry a run without repeats uses.
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let single = tokio::task::spawn_blocking(move || run(&base, &d, "1"))
+        .await
+        .unwrap();
+    assert_eq!(server.hits(), 21);
+    assert!(dimension(&single, "freshness_quality")["repeats"].is_null());
+    assert_eq!(single["usage"]["cached"], 7);
+}
