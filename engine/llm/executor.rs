@@ -119,6 +119,11 @@ pub enum Outcome {
         reason: String,
         /// Provider attempts made before giving up.
         attempts: u32,
+        /// Tokens of every reply that came back before giving up (an unreadable reply
+        /// and its re-ask cost as much as a readable one).
+        usage: Usage,
+        /// USD those replies cost (`None` when no price is known).
+        cost_usd: Option<f64>,
     },
 }
 
@@ -304,6 +309,8 @@ impl Executor {
                         kind: UnscoredKind::Internal,
                         reason: "the job's task panicked".into(),
                         attempts: 0,
+                        usage: Usage::default(),
+                        cost_usd: Some(0.0),
                     },
                 })
             })
@@ -339,16 +346,54 @@ struct Ask {
     cost: Option<f64>,
 }
 
-impl Inner {
-    async fn run_job(&self, job: &Job) -> Outcome {
-        let unscored = |kind, reason: String, attempts| Outcome::Unscored {
+/// What a job has used so far: every provider attempt, and the tokens and cost of every
+/// reply that came back, readable or not, so an unscored job shows what it spent.
+struct Tally {
+    usage: Usage,
+    cost: Option<f64>,
+    attempts: u32,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            usage: Usage::default(),
+            cost: Some(0.0),
+            attempts: 0,
+        }
+    }
+
+    fn add(&mut self, ask: &Ask) {
+        self.attempts += ask.tries;
+        if let Some(reply) = &ask.reply {
+            self.usage.input_tokens += reply.usage.input_tokens;
+            self.usage.output_tokens += reply.usage.output_tokens;
+        }
+        self.cost = match (self.cost, ask.cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    fn unscored(&self, kind: UnscoredKind, reason: String) -> Outcome {
+        Outcome::Unscored {
             kind,
             reason,
-            attempts,
-        };
+            attempts: self.attempts,
+            usage: self.usage,
+            cost_usd: self.cost,
+        }
+    }
+}
+
+impl Inner {
+    async fn run_job(&self, job: &Job) -> Outcome {
+        let mut tally = Tally::new();
         let format = match CompiledFormat::new(&job.format) {
             Ok(f) => f,
-            Err(e) => return unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"), 0),
+            Err(e) => {
+                return tally.unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"));
+            }
         };
         let models = &self.options.models;
         let resolved = models.resolve(&job.request.model).to_string();
@@ -403,7 +448,7 @@ impl Inner {
                             ..LogFields::default()
                         },
                     );
-                    return unscored(UnscoredKind::ReplayMiss, reason, 0);
+                    return tally.unscored(UnscoredKind::ReplayMiss, reason);
                 }
                 Ok(None) => {
                     if self.options.explain_misses {
@@ -415,7 +460,7 @@ impl Inner {
             }
         }
         let Some(provider) = &self.provider else {
-            return unscored(UnscoredKind::Provider, "no provider configured".into(), 0);
+            return tally.unscored(UnscoredKind::Provider, "no provider configured".into());
         };
         let model_sent = if provider.wants_alias() {
             job.request.model.clone()
@@ -432,9 +477,6 @@ impl Inner {
             max_tokens: job.request.max_tokens,
             temperature: job.request.temperature,
         };
-        let mut usage = Usage::default();
-        let mut cost = Some(0.0);
-        let mut attempts = 0;
         let mut first_error: Option<ReplyError> = None;
         for ask in 1..=2u32 {
             let started = chrono::Utc::now();
@@ -449,15 +491,7 @@ impl Inner {
                 Ok(a) => (a, None),
                 Err((a, e)) => (a, Some(e)),
             };
-            attempts += ask_result.tries;
-            if let Some(reply) = &ask_result.reply {
-                usage.input_tokens += reply.usage.input_tokens;
-                usage.output_tokens += reply.usage.output_tokens;
-            }
-            cost = match (cost, ask_result.cost) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
+            tally.add(&ask_result);
             let reply_text = ask_result.reply.as_ref().map(|r| r.text.clone());
             let mut fields = LogFields {
                 tries: ask_result.tries,
@@ -483,14 +517,10 @@ impl Inner {
                     Some(first) => format!("{message} (on the re-ask after: {first})"),
                     None => message.clone(),
                 };
-                return unscored(kind, reason, attempts);
+                return tally.unscored(kind, reason);
             }
             let Some(reply) = ask_result.reply else {
-                return unscored(
-                    UnscoredKind::Internal,
-                    "no reply and no error".into(),
-                    attempts,
-                );
+                return tally.unscored(UnscoredKind::Internal, "no reply and no error".into());
             };
             match format.parse_reply(&reply.text, reply.truncated) {
                 Ok(verdict) => {
@@ -503,7 +533,7 @@ impl Inner {
                             inputs: key.summary.clone(),
                             reply: reply.text.clone(),
                             verdict: verdict.clone(),
-                            usage,
+                            usage: tally.usage,
                             reasked: ask == 2,
                             created: chrono::Utc::now().to_rfc3339(),
                         };
@@ -514,11 +544,11 @@ impl Inner {
                     return Outcome::Scored(Box::new(Scored {
                         verdict,
                         reply: reply.text,
-                        usage,
-                        cost_usd: cost,
+                        usage: tally.usage,
+                        cost_usd: tally.cost,
                         cached: false,
                         reasked: ask == 2,
-                        attempts,
+                        attempts: tally.attempts,
                     }));
                 }
                 Err(parse_error) => {
@@ -533,7 +563,7 @@ impl Inner {
                             ),
                             None => format!("the reply could not be read: {parse_error}"),
                         };
-                        return unscored(UnscoredKind::Unreadable, reason, attempts);
+                        return tally.unscored(UnscoredKind::Unreadable, reason);
                     }
                     request.messages.push(Message {
                         role: Role::Assistant,
@@ -547,7 +577,7 @@ impl Inner {
                 }
             }
         }
-        unscored(UnscoredKind::Internal, "re-ask loop ended".into(), attempts)
+        tally.unscored(UnscoredKind::Internal, "re-ask loop ended".into())
     }
 
     /// One ask: reserve budget, call with retries, settle.

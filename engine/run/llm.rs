@@ -106,10 +106,12 @@ pub struct CallInfo {
     pub cost_usd: Option<f64>,
     /// Served from the cache.
     pub cached: bool,
-    /// Provider attempts.
+    /// Provider requests made (retries and the re-ask included); zero for a cache hit.
     pub attempts: u32,
     /// Whether the reply had to be re-asked.
     pub reasked: bool,
+    /// Whether the call ended with a verdict.
+    pub scored: bool,
 }
 
 /// The models a run uses: `--model`/`--models`, else the suite's, else `sonnet`.
@@ -342,16 +344,26 @@ pub fn run_llm(
                             cached: s.cached,
                             attempts: s.attempts,
                             reasked: s.reasked,
+                            scored: true,
                         });
                         verdicts.push(scoring);
                     }
                     Some(Outcome::Unscored {
-                        reason, attempts, ..
+                        reason,
+                        attempts,
+                        usage,
+                        cost_usd,
+                        ..
                     }) => {
                         per_model[m].push(None);
+                        // An unscored call still used what its replies used.
                         calls.push(CallInfo {
                             model: models[m].clone(),
+                            input_tokens: usage.input_tokens,
+                            output_tokens: usage.output_tokens,
+                            cost_usd: *cost_usd,
                             attempts: *attempts,
+                            scored: false,
                             ..CallInfo::default()
                         });
                         reasons.push(format!("{}: {reason}", models[m]));

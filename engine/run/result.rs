@@ -108,8 +108,12 @@ pub struct RunResult {
 pub struct Usage {
     /// Verdicts asked for (model x unit).
     pub calls: usize,
+    /// Of those, the ones that ended with a verdict.
+    pub verdicts: usize,
     /// Of those, answered from the cache.
     pub cached: usize,
+    /// Requests that reached a provider: every attempt, retries and re-asks included.
+    pub requests: u64,
     /// Input tokens.
     pub input_tokens: u64,
     /// Output tokens.
@@ -127,6 +131,8 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> Usage {
         let mut dim_cost = 0.0;
         for c in &d.llm_calls {
             u.calls += 1;
+            u.verdicts += usize::from(c.scored);
+            u.requests += u64::from(c.attempts);
             if c.cached {
                 u.cached += 1;
             } else {

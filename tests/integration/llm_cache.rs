@@ -115,6 +115,7 @@ async fn replay_misses_are_errors_that_say_why() {
             kind: UnscoredKind::ReplayMiss,
             reason,
             attempts: 0,
+            ..
         } => {
             assert!(reason.contains("no entry for key"), "{reason}");
             assert!(

@@ -217,6 +217,7 @@ async fn server_errors_until_giving_up() {
             kind,
             reason,
             attempts,
+            ..
         } => {
             assert_eq!(kind, UnscoredKind::Provider);
             assert_eq!(attempts, 3);
@@ -254,6 +255,7 @@ async fn a_slow_server_times_out() {
             kind,
             reason,
             attempts,
+            ..
         } => {
             assert_eq!(kind, UnscoredKind::Provider);
             assert_eq!(attempts, 2);
@@ -344,6 +346,7 @@ async fn truncated_replies_twice_leave_the_job_unscored() {
             kind,
             reason,
             attempts,
+            ..
         } => {
             assert_eq!(kind, UnscoredKind::Unreadable);
             assert_eq!(attempts, 2);

@@ -9,9 +9,9 @@ use insta_cmd::get_cargo_bin;
 
 use crate::llm_server::{MockServer, anthropic_text, error};
 
-const VERDICT: &str = r#"{"score": 4, "confidence": 0.9, "reasoning": "solid", "evidence_cited": ["x"], "recommendations": [], "sub_scores": {}}"#;
+pub const VERDICT: &str = r#"{"score": 4, "confidence": 0.9, "reasoning": "solid", "evidence_cited": ["x"], "recommendations": [], "sub_scores": {}}"#;
 
-fn prompt_of(seen: &crate::llm_server::Seen) -> String {
+pub fn prompt_of(seen: &crate::llm_server::Seen) -> String {
     seen.body["messages"]
         .as_array()
         .into_iter()
@@ -22,7 +22,7 @@ fn prompt_of(seen: &crate::llm_server::Seen) -> String {
 }
 
 /// Runs the binary in LLM mode against `base`; returns (exit code, stdout, result JSON).
-fn run(base: &str, dir: &Path, extra: &[&str]) -> (Option<i32>, String, serde_json::Value) {
+pub fn run(base: &str, dir: &Path, extra: &[&str]) -> (Option<i32>, String, serde_json::Value) {
     let out = dir.join("result.json");
     let mut cmd = Command::new(get_cargo_bin("caldera"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))

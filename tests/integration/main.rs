@@ -4,6 +4,7 @@ mod adversarial_reproduction;
 mod cli;
 mod diagnostics;
 mod gates;
+mod llm_accounting;
 mod llm_cache;
 mod llm_cli;
 mod llm_doctor;
