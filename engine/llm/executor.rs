@@ -14,7 +14,7 @@ use serde::Serialize;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::cache::{Cache, CacheEntry, CacheKey, CacheMode, KeyInputs};
+use super::cache::{Cache, CacheEntry, CacheKey, CacheMode, KeyInputs, Lookup};
 use super::cost::{Budget, Reservation, call_cost, estimate_cost};
 use super::log::{CallStatus, InteractionLog, LogRecord};
 use crate::provider::models::ModelTable;
@@ -101,6 +101,8 @@ pub enum UnscoredKind {
     Budget,
     /// Replay mode and the cache had no entry.
     ReplayMiss,
+    /// Replay mode and the cache's entry failed its checks (edited, torn, out of scale).
+    BadCacheEntry,
     /// The job's task failed unexpectedly.
     Internal,
 }
@@ -148,6 +150,9 @@ pub struct JobOutcome {
     pub item: Option<String>,
     /// What happened.
     pub outcome: Outcome,
+    /// A cached entry for this job that could not be used (and why), when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_problem: Option<String>,
 }
 
 /// Whether to draw a progress bar.
@@ -214,6 +219,8 @@ pub fn new_run_id() -> String {
 struct Inner {
     provider: Option<Provider>,
     kind: ProviderKind,
+    /// The provider's base URL, part of every cache key.
+    endpoint: String,
     options: ExecutorOptions,
     budget: Option<Budget>,
 }
@@ -228,26 +235,35 @@ impl Executor {
     /// An executor calling `provider`.
     pub fn new(provider: Provider, options: ExecutorOptions) -> Executor {
         let kind = provider.kind();
-        Executor::build(Some(provider), kind, options)
+        let endpoint = provider.endpoint();
+        Executor::build(Some(provider), kind, endpoint, options)
     }
 
-    /// An executor that only reads `cache` as if `kind` had answered: no call is
-    /// ever made, and a job without an entry is unscored (`replay-miss`).
+    /// An executor that only reads `cache` as if `kind` at `endpoint` had answered: no
+    /// call is ever made, and a job without a usable entry is unscored (`replay-miss`,
+    /// `bad-cache-entry`).
     pub fn replay(
         kind: ProviderKind,
+        endpoint: &str,
         cache_dir: impl Into<std::path::PathBuf>,
         mut options: ExecutorOptions,
     ) -> Executor {
         options.cache = Some(Cache::new(cache_dir, CacheMode::Replay));
-        Executor::build(None, kind, options)
+        Executor::build(None, kind, endpoint.to_owned(), options)
     }
 
-    fn build(provider: Option<Provider>, kind: ProviderKind, options: ExecutorOptions) -> Executor {
+    fn build(
+        provider: Option<Provider>,
+        kind: ProviderKind,
+        endpoint: String,
+        options: ExecutorOptions,
+    ) -> Executor {
         let budget = options.max_cost.map(Budget::new);
         Executor {
             inner: Arc::new(Inner {
                 provider,
                 kind,
+                endpoint,
                 options,
                 budget,
             }),
@@ -276,7 +292,7 @@ impl Executor {
                 // The semaphore is never closed, so acquire cannot fail; if it did,
                 // running without a permit is still correct, only less polite.
                 let _permit = semaphore.acquire_owned().await.ok();
-                let outcome = inner.run_job(&job).await;
+                let (outcome, cache_problem) = inner.run_job(&job).await;
                 bar.inc(1);
                 (
                     index,
@@ -285,6 +301,7 @@ impl Executor {
                         judge: job.judge,
                         item: job.item,
                         outcome,
+                        cache_problem,
                     },
                 )
             });
@@ -312,6 +329,7 @@ impl Executor {
                         usage: Usage::default(),
                         cost_usd: Some(0.0),
                     },
+                    cache_problem: None,
                 })
             })
             .collect()
@@ -387,7 +405,14 @@ impl Tally {
 }
 
 impl Inner {
-    async fn run_job(&self, job: &Job) -> Outcome {
+    /// Runs one job; also returns the reason a cached entry for it was refused, if one was.
+    async fn run_job(&self, job: &Job) -> (Outcome, Option<String>) {
+        let mut cache_problem = None;
+        let outcome = self.run_job_noting(job, &mut cache_problem).await;
+        (outcome, cache_problem)
+    }
+
+    async fn run_job_noting(&self, job: &Job, cache_problem: &mut Option<String>) -> Outcome {
         let mut tally = Tally::new();
         let format = match CompiledFormat::new(&job.format) {
             Ok(f) => f,
@@ -399,6 +424,7 @@ impl Inner {
         let resolved = models.resolve(&job.request.model).to_string();
         let key = CacheKey::new(&KeyInputs {
             provider: self.kind.name(),
+            endpoint: &self.endpoint,
             model: &resolved,
             system: job.request.system.as_deref(),
             prompt: &job.request.prompt,
@@ -409,8 +435,8 @@ impl Inner {
         let started = chrono::Utc::now();
         let clock = Instant::now();
         if let Some(cache) = &self.options.cache {
-            match cache.get(&key) {
-                Ok(Some(entry)) => {
+            match cache.get(&key, &format) {
+                Ok(Lookup::Hit(entry)) => {
                     self.log(
                         job,
                         &resolved,
@@ -424,6 +450,7 @@ impl Inner {
                             ..LogFields::default()
                         },
                     );
+                    let entry = *entry;
                     return Outcome::Scored(Box::new(Scored {
                         verdict: entry.verdict,
                         reply: entry.reply,
@@ -434,7 +461,30 @@ impl Inner {
                         attempts: 0,
                     }));
                 }
-                Ok(None) if cache.mode() == CacheMode::Replay => {
+                Ok(Lookup::Invalid(why)) if cache.mode() == CacheMode::Replay => {
+                    let reason = format!("replay: {why}");
+                    self.log(
+                        job,
+                        &resolved,
+                        &job.request.prompt,
+                        started,
+                        clock,
+                        LogFields {
+                            status: CallStatus::ReplayMiss,
+                            error: Some(&reason),
+                            ..LogFields::default()
+                        },
+                    );
+                    *cache_problem = Some(why);
+                    return tally.unscored(UnscoredKind::BadCacheEntry, reason);
+                }
+                // A refused entry is a miss: the model is asked again (and, when the
+                // cache writes, the fresh verdict replaces the entry).
+                Ok(Lookup::Invalid(why)) => {
+                    eprintln!("warning [{}]: {why}; asking the model again", job.id);
+                    *cache_problem = Some(why);
+                }
+                Ok(Lookup::Miss) if cache.mode() == CacheMode::Replay => {
                     let reason = format!("replay: {}", cache.explain_miss(&key));
                     self.log(
                         job,
@@ -450,7 +500,7 @@ impl Inner {
                     );
                     return tally.unscored(UnscoredKind::ReplayMiss, reason);
                 }
-                Ok(None) => {
+                Ok(Lookup::Miss) => {
                     if self.options.explain_misses {
                         eprintln!("cache miss [{}]: {}", job.id, cache.explain_miss(&key));
                     }

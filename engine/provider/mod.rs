@@ -207,6 +207,9 @@ impl ProviderKind {
     }
 }
 
+/// The endpoint name of the `claude` CLI in cache keys.
+pub const CLI_ENDPOINT: &str = "cli";
+
 /// A configured provider.
 #[derive(Debug, Clone)]
 pub enum Provider {
@@ -240,12 +243,30 @@ impl Provider {
         }
     }
 
-    /// Where requests go (a base URL or the CLI's path), for logs and cache keys.
+    /// Where requests go, for logs and cache keys: the base URL of an API, `cli` for the
+    /// `claude` CLI (which always talks to Anthropic, wherever the binary lives).
     pub fn endpoint(&self) -> String {
         match self {
             Provider::Anthropic(p) => p.base_url().to_string(),
             Provider::Openai(p) => p.base_url().to_string(),
-            Provider::ClaudeCli(p) => p.program().display().to_string(),
+            Provider::ClaudeCli(_) => CLI_ENDPOINT.to_string(),
+        }
+    }
+
+    /// The endpoint a provider of `kind` built from the environment would use, without
+    /// building it (no key needed): what `--replay` keys its lookups by, so a replay
+    /// reads the verdicts of the server the same command would call.
+    pub fn endpoint_from_env(kind: ProviderKind) -> String {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        match kind {
+            ProviderKind::Anthropic => base_url(
+                env("ANTHROPIC_BASE_URL").as_deref(),
+                anthropic::DEFAULT_BASE_URL,
+            ),
+            ProviderKind::Openai => {
+                base_url(env("OPENAI_BASE_URL").as_deref(), openai::DEFAULT_BASE_URL)
+            }
+            ProviderKind::ClaudeCli => CLI_ENDPOINT.to_string(),
         }
     }
 

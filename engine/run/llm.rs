@@ -112,6 +112,9 @@ pub struct CallInfo {
     pub reasked: bool,
     /// Whether the call ended with a verdict.
     pub scored: bool,
+    /// A cached verdict for this call that was refused, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_problem: Option<String>,
 }
 
 /// The models a run uses: `--model`/`--models`, else the suite's, else `sonnet`.
@@ -223,7 +226,11 @@ pub fn executor(
     }
     if opts.replay {
         let kind = opts.provider.unwrap_or(ProviderKind::Anthropic);
-        return Ok((Executor::replay(kind, &opts.cache_dir, options), kind));
+        let endpoint = Provider::endpoint_from_env(kind);
+        return Ok((
+            Executor::replay(kind, &endpoint, &opts.cache_dir, options),
+            kind,
+        ));
     }
     let provider = Provider::from_env(opts.provider, opts.timeout).map_err(|e| {
         Diagnostic::error(Code::ProviderUnavailable, e.to_string())
@@ -345,6 +352,7 @@ pub fn run_llm(
                             attempts: s.attempts,
                             reasked: s.reasked,
                             scored: true,
+                            cache_problem: o.and_then(|o| o.cache_problem.clone()),
                         });
                         verdicts.push(scoring);
                     }
@@ -364,6 +372,7 @@ pub fn run_llm(
                             cost_usd: *cost_usd,
                             attempts: *attempts,
                             scored: false,
+                            cache_problem: o.and_then(|o| o.cache_problem.clone()),
                             ..CallInfo::default()
                         });
                         reasons.push(format!("{}: {reason}", models[m]));
@@ -433,6 +442,21 @@ pub fn run_llm(
             &panels,
             suite.spec.kappa_target,
         ));
+    }
+    // A refused entry that was asked again; one that left its unit unscored (replay)
+    // is already reported with that unit.
+    for (p, o) in planned.iter().zip(&outcomes) {
+        if let (Some(why), Outcome::Scored(_)) = (&o.cache_problem, &o.outcome) {
+            let unit = units[p.judge][p.unit]
+                .repo
+                .as_ref()
+                .map_or_else(String::new, |r| format!(", repo {r}"));
+            result.summary.problems.push(Problem {
+                dimension: Some(suite.judges[p.judge].spec.dimension.clone()),
+                kind: "cache".into(),
+                message: format!("model {}{unit}: {why}", models[p.model]),
+            });
+        }
     }
     for d in &result.dimensions {
         if let (Some(llm), Some(h)) = (d.score, d.heuristic.as_ref().and_then(|h| h.score))

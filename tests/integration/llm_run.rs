@@ -151,13 +151,37 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     assert_eq!(server.hits(), calls, "a warm cache makes zero calls");
     assert_eq!(first["total_score"], second["total_score"]);
     assert_eq!(second["usage"]["cached"], 7);
-    // Replay needs no server at all.
+    // Replay makes no call: it reads the verdicts of the server the command names.
+    let base = server.base.clone();
     let d = dir.path().to_path_buf();
-    let (_, _, replayed) =
+    let (_, _, replayed) = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
+        .await
+        .unwrap();
+    assert_eq!(server.hits(), calls, "replay makes zero calls");
+    assert_eq!(replayed["total_score"], first["total_score"]);
+    // Entries are keyed by endpoint: pointed at another server, nothing is served from
+    // the first one's verdicts, live or replayed.
+    let d = dir.path().to_path_buf();
+    let (_, _, elsewhere) =
         tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
             .await
             .unwrap();
-    assert_eq!(replayed["total_score"], first["total_score"]);
+    assert!(elsewhere["total_score"].is_null(), "{elsewhere:#}");
+    let reason = elsewhere["dimensions"][0]["unscored_reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(reason.contains("differs in: endpoint"), "{reason}");
+    let other = MockServer::start(|_, _| error(400, vec![])).await;
+    let base = other.base.clone();
+    let d = dir.path().to_path_buf();
+    let (code, _, live) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(1));
+    assert_eq!(other.hits(), 7, "every judge asks the other server");
+    assert_eq!(live["usage"]["cached"], 0, "{:#}", live["usage"]);
+    assert!(live["total_score"].is_null());
     // Replay with an empty cache: every judge unscored with the reason.
     let empty = tempfile::tempdir().unwrap();
     let d = empty.path().to_path_buf();
@@ -193,4 +217,78 @@ fn without_any_provider_the_run_says_so_and_suggests_heuristic_mode() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--heuristic"), "{err}");
+}
+
+/// A cache entry edited to score 9.5 and confidence 7 never reaches the result: under
+/// `--replay` its judge is unscored with the reason, live it is asked again and the
+/// run summary says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_cache_entry_is_refused_and_reported() {
+    let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    let entry = std::fs::read_dir(dir.path().join("cache"))
+        .unwrap()
+        .flat_map(|shard| std::fs::read_dir(shard.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .next()
+        .unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
+    doc["verdict"]["score"] = 9.5.into();
+    doc["verdict"]["confidence"] = 7.into();
+    std::fs::write(&entry, doc.to_string()).unwrap();
+
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, _, replayed) = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        code,
+        Some(1),
+        "one judge in seven unscored is below coverage"
+    );
+    let unscored: Vec<&serde_json::Value> = replayed["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["status"] != "scored")
+        .collect();
+    assert_eq!(unscored.len(), 1);
+    let reason = unscored[0]["unscored_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("score 9.5 is outside the scale 1 to 5"),
+        "{reason}"
+    );
+    assert!(
+        replayed["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["confidence"].as_f64().is_none_or(|c| c <= 1.0))
+    );
+
+    let hits = server.hits();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, stdout, live) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    assert_eq!(
+        server.hits(),
+        hits + 1,
+        "only the refused entry is asked again"
+    );
+    assert_eq!(code, Some(0), "{stdout}");
+    let problems = live["summary"]["problems"].as_array().unwrap();
+    let cache: Vec<_> = problems.iter().filter(|p| p["kind"] == "cache").collect();
+    assert_eq!(cache.len(), 1, "{problems:#?}");
+    let message = cache[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("score 9.5 is outside the scale 1 to 5"),
+        "{message}"
+    );
+    assert!(stdout.contains("[cache]"), "{stdout}");
 }
