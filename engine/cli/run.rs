@@ -95,7 +95,8 @@ pub struct RunArgs {
     /// consensus is the median, and agreement (kappa, alpha) is reported.
     #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
     pub models: Vec<String>,
-    /// Model calls in flight at once.
+    /// Most model requests in flight at once; rate-limit answers (429) lower the limit
+    /// and successes raise it back.
     #[arg(long, default_value_t = 8, value_name = "N", help_heading = "LLM mode")]
     pub concurrency: usize,
     /// How the verdict cache is used.

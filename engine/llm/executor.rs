@@ -11,12 +11,12 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::cache::{Cache, CacheEntry, CacheKey, CacheMode, KeyInputs, Lookup};
 use super::cost::{Budget, Reservation, call_cost, estimate_cost};
 use super::log::{CallStatus, InteractionLog, LogRecord};
+use crate::provider::limiter::{Limiter, LimiterStats};
 use crate::provider::models::ModelTable;
 use crate::provider::retry::{RetryPolicy, complete_with_retry};
 use crate::provider::{
@@ -168,7 +168,8 @@ pub enum ProgressMode {
 /// How the executor runs.
 #[derive(Debug)]
 pub struct ExecutorOptions {
-    /// Calls in flight at once (at least 1).
+    /// Requests in flight at once (at least 1): the ceiling of the adaptive limit, which
+    /// rate limits lower and successes raise back.
     pub concurrency: usize,
     /// Retry policy per call.
     pub retry: RetryPolicy,
@@ -217,6 +218,8 @@ pub fn new_run_id() -> String {
 }
 
 struct Inner {
+    /// Requests in flight: `--concurrency` at most, lowered by rate limits.
+    limiter: Limiter,
     provider: Option<Provider>,
     kind: ProviderKind,
     /// The provider's base URL, part of every cache key.
@@ -261,6 +264,7 @@ impl Executor {
         let budget = options.max_cost.map(Budget::new);
         Executor {
             inner: Arc::new(Inner {
+                limiter: Limiter::new(options.concurrency),
                 provider,
                 kind,
                 endpoint,
@@ -268,6 +272,12 @@ impl Executor {
                 budget,
             }),
         }
+    }
+
+    /// What the adaptive concurrency limit did: where it is, how low it went, how often
+    /// rate limits cut it.
+    pub fn concurrency(&self) -> LimiterStats {
+        self.inner.limiter.stats()
     }
 
     /// USD spent so far through this executor.
@@ -279,19 +289,16 @@ impl Executor {
     pub async fn run(&self, jobs: Vec<Job>) -> Vec<JobOutcome> {
         let total = jobs.len();
         let bar = progress_bar(self.inner.options.progress, total as u64);
-        let semaphore = Arc::new(Semaphore::new(self.inner.options.concurrency.max(1)));
         let mut set = JoinSet::new();
         let mut outcomes: Vec<Option<JobOutcome>> = vec![None; total];
         let mut meta = Vec::with_capacity(total);
         for (index, job) in jobs.into_iter().enumerate() {
             meta.push((job.id.clone(), job.judge.clone(), job.item.clone()));
             let inner = self.inner.clone();
-            let semaphore = semaphore.clone();
             let bar = bar.clone();
             set.spawn(async move {
-                // The semaphore is never closed, so acquire cannot fail; if it did,
-                // running without a permit is still correct, only less polite.
-                let _permit = semaphore.acquire_owned().await.ok();
+                // Each request waits for a slot under the adaptive limit (see
+                // `provider::limiter`); a job waiting on a retry holds none.
                 let (outcome, cache_problem) = inner.run_job(&job).await;
                 bar.inc(1);
                 (
@@ -640,6 +647,9 @@ impl Inner {
         let price = self.options.models.price(model_id);
         // The CLI reports no tokens and is not billed per token, so no budget applies to it.
         let metered = provider.kind() != ProviderKind::ClaudeCli;
+        // The slot comes first: only calls about to start hold a budget reservation,
+        // not every job queued behind the concurrency limit.
+        let first = self.limiter.acquire().await;
         let reservation: Option<Reservation> = match (&self.budget, metered) {
             (Some(budget), true) => {
                 let Some(price) = price else {
@@ -679,7 +689,14 @@ impl Inner {
             }
             _ => None,
         };
-        let attempted = complete_with_retry(provider, request, &self.options.retry).await;
+        let attempted = complete_with_retry(
+            provider,
+            request,
+            &self.options.retry,
+            &self.limiter,
+            Some(first),
+        )
+        .await;
         let cost = match &attempted.result {
             Ok(reply) if metered => call_cost(price, &reply.usage),
             Ok(_) => None,
@@ -702,7 +719,12 @@ impl Inner {
                 },
                 (
                     UnscoredKind::Provider,
-                    format!("{e} (after {} attempt(s))", attempted.attempts),
+                    match &attempted.gave_up {
+                        Some(why) => {
+                            format!("{e} (after {} attempt(s): {why})", attempted.attempts)
+                        }
+                        None => format!("{e} (after {} attempt(s))", attempted.attempts),
+                    },
                 ),
             )),
         }

@@ -8,6 +8,7 @@
 pub mod anthropic;
 pub mod claude_cli;
 pub mod doctor;
+pub mod limiter;
 pub mod models;
 pub mod openai;
 pub mod retry;

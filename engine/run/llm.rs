@@ -432,10 +432,29 @@ pub fn run_llm(
     );
     result.run_id = run_id;
     result.provider = Some(kind.name().to_owned());
-    result.usage = Some(crate::run::result::usage_of(
-        &result.dimensions,
-        executor.spent(),
-    ));
+    let mut usage = crate::run::result::usage_of(&result.dimensions, executor.spent());
+    let limiter = executor.concurrency();
+    usage.concurrency = crate::run::result::Concurrency {
+        ceiling: opts.concurrency.max(1),
+        lowest: limiter.lowest,
+        at_end: limiter.limit,
+        cuts: limiter.cuts,
+    };
+    if limiter.cuts > 0 {
+        result.summary.problems.push(Problem {
+            dimension: None,
+            kind: "rate-limit".into(),
+            message: format!(
+                "the provider asked to slow down: concurrency was halved {} time(s), from {} \
+                 to as low as {} (ending at {})",
+                limiter.cuts,
+                opts.concurrency.max(1),
+                limiter.lowest,
+                limiter.limit
+            ),
+        });
+    }
+    result.usage = Some(usage);
     if models.len() > 1 {
         result.panel = Some(crate::run::panel::run_panel(
             &models,

@@ -122,6 +122,22 @@ pub struct Usage {
     pub cost_usd: f64,
     /// Cost per dimension.
     pub cost_by_dimension: indexmap::IndexMap<String, f64>,
+    /// What the adaptive concurrency limit did.
+    pub concurrency: Concurrency,
+}
+
+/// Requests in flight over a run: `--concurrency` is the ceiling, rate limits (429, 529)
+/// halve the limit and successes raise it back.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct Concurrency {
+    /// `--concurrency`.
+    pub ceiling: usize,
+    /// The lowest the limit went.
+    pub lowest: usize,
+    /// The limit when the run ended.
+    pub at_end: usize,
+    /// Times a rate-limit answer halved it.
+    pub cuts: u64,
 }
 
 /// Sums the calls of every verdict.

@@ -17,6 +17,7 @@ pub const KEY: &str = "sk-test-DO-NOT-LEAK-0123456789";
 pub fn fast_retry(max_attempts: u32) -> RetryPolicy {
     RetryPolicy {
         max_attempts,
+        max_rate_limited: 30,
         min_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
         max_total: Duration::from_secs(10),
