@@ -70,19 +70,29 @@ pub fn render(result: &RunResult, color: bool) -> String {
         "WEAK_PASS" => paint("1;33", &result.decision),
         other => paint("1;32", other),
     };
+    // A judge can score with some of its units (repos, panel members) missing: then the
+    // count of units says so, so the line never reads as complete when it is not.
+    let gate = &result.gate;
+    let units = if gate.scored_units < gate.units {
+        format!("; {} of {} units scored", gate.scored_units, gate.units)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "\n  weighted score {total} / 5  ->  {decision}   ({} of {} judges scored, {} passed)",
+        "\n  weighted score {total} / 5  ->  {decision}   ({} of {} judges scored, {} passed{units})",
         result.summary.scored, result.summary.judges, result.summary.passed
     );
     if let Some(u) = &result.usage {
         let _ = writeln!(
             out,
-            "  model {} via {}: {} verdicts ({} cached), {} input + {} output tokens, ${:.4}",
+            "  model {} via {}: {} of {} verdicts ({} cached), {} requests, {} input + {} output tokens, ${:.4}",
             result.model.as_deref().unwrap_or("-"),
             result.provider.as_deref().unwrap_or("-"),
+            u.verdicts,
             u.calls,
             u.cached,
+            u.requests,
             u.input_tokens,
             u.output_tokens,
             u.cost_usd

@@ -321,13 +321,14 @@ pub fn run_llm(
     let threshold = suite.pass_threshold();
     let mut dims = Vec::new();
     let mut panels = Vec::new();
+    let mut missing_members = Vec::new();
     for (j, plan) in suite.judges.iter().enumerate() {
         let format = format_of(plan);
         let mut scores: Vec<UnitScore> = Vec::new();
         let mut calls: Vec<CallInfo> = Vec::new();
         let mut per_model: Vec<Vec<Option<i64>>> = vec![Vec::new(); models.len()];
         let mut model_verdicts = Vec::new();
-        for (u, _unit) in units[j].iter().enumerate() {
+        for (u, unit) in units[j].iter().enumerate() {
             if let Some(reason) = prompt_errors.get(&(j, u)) {
                 scores.push(HeuristicOutcome::Unscored(reason.clone()));
                 for col in per_model.iter_mut() {
@@ -336,67 +337,34 @@ pub fn run_llm(
                 continue;
             }
             let outs = by_unit.get(&(j, u)).cloned().unwrap_or_default();
-            let mut verdicts: Vec<Scoring> = Vec::new();
-            let mut reasons = Vec::new();
-            for (m, o) in outs.iter().enumerate() {
-                match o.map(|o| &o.outcome) {
-                    Some(Outcome::Scored(s)) => {
-                        let scoring = scoring_from(&s.verdict, &format, &s.reply);
-                        per_model[m].push(Some(scoring.score));
-                        calls.push(CallInfo {
-                            model: models[m].clone(),
-                            input_tokens: s.usage.input_tokens,
-                            output_tokens: s.usage.output_tokens,
-                            cost_usd: s.cost_usd,
-                            cached: s.cached,
-                            attempts: s.attempts,
-                            reasked: s.reasked,
-                            scored: true,
-                            cache_problem: o.and_then(|o| o.cache_problem.clone()),
-                        });
-                        verdicts.push(scoring);
-                    }
-                    Some(Outcome::Unscored {
-                        reason,
-                        attempts,
-                        usage,
-                        cost_usd,
-                        ..
-                    }) => {
-                        per_model[m].push(None);
-                        // An unscored call still used what its replies used.
-                        calls.push(CallInfo {
-                            model: models[m].clone(),
-                            input_tokens: usage.input_tokens,
-                            output_tokens: usage.output_tokens,
-                            cost_usd: *cost_usd,
-                            attempts: *attempts,
-                            scored: false,
-                            cache_problem: o.and_then(|o| o.cache_problem.clone()),
-                            ..CallInfo::default()
-                        });
-                        reasons.push(format!("{}: {reason}", models[m]));
-                    }
-                    None => {
-                        per_model[m].push(None);
-                        reasons.push(format!("{}: no call was made", models[m]));
-                    }
-                }
+            let judged = judge_unit(&outs, &models, &format, unit.repo.as_ref());
+            for (col, rating) in per_model.iter_mut().zip(&judged.ratings) {
+                col.push(*rating);
             }
-            for (m, o) in outs.iter().enumerate() {
-                if let Some(Outcome::Scored(sc)) = o.map(|o| &o.outcome) {
-                    let scoring = scoring_from(&sc.verdict, &format, &sc.reply);
-                    model_verdicts.push(crate::verdict::types::ModelVerdict {
-                        model: models[m].clone(),
-                        repo: units[j][u].repo.clone(),
-                        score: scoring.score,
-                        confidence: scoring.confidence,
-                        reasoning: scoring.reasoning,
+            calls.extend(judged.calls);
+            model_verdicts.extend(judged.members);
+            // A consensus hides a member that gave no verdict: name it. (A unit no model
+            // answered is reported as unscored, with every model's reason.)
+            if models.len() > 1 && !judged.verdicts.is_empty() {
+                let at = unit
+                    .repo
+                    .as_ref()
+                    .map_or_else(String::new, |r| format!(" for repo {r}"));
+                for (model, reason) in &judged.missing {
+                    missing_members.push(Problem {
+                        dimension: Some(plan.spec.dimension.clone()),
+                        kind: "panel".into(),
+                        message: format!("model {model} gave no verdict{at}: {reason}"),
                     });
                 }
             }
+            let reasons: Vec<String> = judged
+                .missing
+                .iter()
+                .map(|(m, r)| format!("{m}: {r}"))
+                .collect();
             scores.push(crate::run::panel::consensus_scoring(
-                verdicts,
+                judged.verdicts,
                 &reasons,
                 suite.spec.consensus,
             ));
@@ -462,6 +430,7 @@ pub fn run_llm(
             suite.spec.kappa_target,
         ));
     }
+    result.summary.problems.extend(missing_members);
     // A refused entry that was asked again; one that left its unit unscored (replay)
     // is already reported with that unit.
     for (p, o) in planned.iter().zip(&outcomes) {
@@ -500,6 +469,93 @@ pub fn run_llm(
         });
     }
     Ok(result)
+}
+
+/// What the models asked about one unit said.
+struct UnitJudged {
+    /// The verdicts given, in model order.
+    verdicts: Vec<Scoring>,
+    /// Each model's 1-5 score, `None` where it gave none.
+    ratings: Vec<Option<i64>>,
+    /// One entry per call.
+    calls: Vec<CallInfo>,
+    /// Each answering member's own verdict (kept beside a panel's consensus).
+    members: Vec<crate::verdict::types::ModelVerdict>,
+    /// Models without a verdict, and why.
+    missing: Vec<(String, String)>,
+}
+
+/// Reads the outcomes of one unit's calls (one per model, `None` where no call was made).
+fn judge_unit(
+    outs: &[Option<&JobOutcome>],
+    models: &[String],
+    format: &VerdictFormat,
+    repo: Option<&String>,
+) -> UnitJudged {
+    let mut judged = UnitJudged {
+        verdicts: Vec::new(),
+        ratings: Vec::new(),
+        calls: Vec::new(),
+        members: Vec::new(),
+        missing: Vec::new(),
+    };
+    for (m, model) in models.iter().enumerate() {
+        let o = outs.get(m).copied().flatten();
+        let cache_problem = o.and_then(|o| o.cache_problem.clone());
+        match o.map(|o| &o.outcome) {
+            Some(Outcome::Scored(s)) => {
+                let scoring = scoring_from(&s.verdict, format, &s.reply);
+                judged.ratings.push(Some(scoring.score));
+                judged.calls.push(CallInfo {
+                    model: model.clone(),
+                    input_tokens: s.usage.input_tokens,
+                    output_tokens: s.usage.output_tokens,
+                    cost_usd: s.cost_usd,
+                    cached: s.cached,
+                    attempts: s.attempts,
+                    reasked: s.reasked,
+                    scored: true,
+                    cache_problem,
+                });
+                judged.members.push(crate::verdict::types::ModelVerdict {
+                    model: model.clone(),
+                    repo: repo.cloned(),
+                    score: scoring.score,
+                    confidence: scoring.confidence,
+                    reasoning: scoring.reasoning.clone(),
+                });
+                judged.verdicts.push(scoring);
+            }
+            Some(Outcome::Unscored {
+                reason,
+                attempts,
+                usage,
+                cost_usd,
+                ..
+            }) => {
+                judged.ratings.push(None);
+                // An unscored call still used what its replies used.
+                judged.calls.push(CallInfo {
+                    model: model.clone(),
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cost_usd: *cost_usd,
+                    attempts: *attempts,
+                    scored: false,
+                    cache_problem,
+                    ..CallInfo::default()
+                });
+                judged.missing.push((model.clone(), reason.clone()));
+            }
+            None => {
+                judged.ratings.push(None);
+                judged
+                    .missing
+                    .push((model.clone(), "no call was made".to_owned()));
+            }
+        }
+    }
+    judged
 }
 
 /// Adds the heuristic verdict beside the model's.

@@ -10,6 +10,7 @@ mod llm_cli;
 mod llm_doctor;
 mod llm_http;
 mod llm_judge_outputs;
+mod llm_panel;
 mod llm_rate_limit;
 mod llm_run;
 mod llm_server;
