@@ -20,6 +20,9 @@ pub enum Exit {
     Below = 1,
     /// Bad usage or bad input.
     Error = 2,
+    /// Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it); what was
+    /// received is kept for the next run.
+    Interrupted = 130,
 }
 
 impl From<Exit> for ExitCode {

@@ -10,7 +10,7 @@ use crate::diag::{render_text, tally};
 use crate::load::suite::load_suite;
 use crate::report;
 use crate::run::context::Overrides;
-use crate::run::llm::{LlmOptions, run_llm};
+use crate::run::llm::{LlmOptions, LlmRunError, run_llm};
 use crate::run::result::{FAIL, NO_SCORE, RunResult};
 use crate::run::{RunOptions, run_heuristic};
 
@@ -219,15 +219,20 @@ pub fn execute(args: RunArgs) -> Exit {
             run_id: Some(run_id),
             allow_errors: args.allow_errors,
         };
-        let r = run_llm(&env, &suite, &options);
-        if let Ok(result) = &r {
-            let args = RunArgs {
-                out: Some(out),
-                ..args
-            };
-            return finish(result, &args);
+        match run_llm(&env, &suite, &options) {
+            Ok(result) => {
+                let args = RunArgs {
+                    out: Some(out),
+                    ..args
+                };
+                return finish(&result, &args);
+            }
+            Err(LlmRunError::Interrupted(message)) => {
+                eprintln!("{message}");
+                return Exit::Interrupted;
+            }
+            Err(LlmRunError::Invalid(diags)) => Err(diags),
         }
-        r
     };
     let result = match outcome {
         Ok(r) => r,

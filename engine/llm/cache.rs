@@ -4,8 +4,9 @@
 //! id, system prompt, rendered prompt, generation parameters and the verdict
 //! format, and the endpoint the request went to (so a run pointed at another server
 //! never reports the first server's verdicts). One file per entry
-//! (`<dir>/<2 hex>/<64 hex>.json`), written to a temporary file and renamed into place,
-//! so a run killed halfway leaves only whole entries and a restart makes none of the
+//! (`<dir>/<2 hex>/<64 hex>.json`), written to a temporary file and renamed into place
+//! by the cache's own writer threads (off the request path: see [`super::writer`]), so
+//! a run killed halfway leaves only whole entries and a restart makes none of the
 //! finished calls again. Only replies that parsed into a verdict are stored.
 //!
 //! An entry is checked before it is used: its key and inputs must match the request,
@@ -13,9 +14,8 @@
 //! reply must still read as its stored verdict. A file that fails any check (torn,
 //! hand-edited, written by an older reader) is a miss that says why, never a score.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -23,6 +23,8 @@ use sha2::{Digest, Sha256};
 use crate::provider::Usage;
 use crate::spec::verdict_format::{NumberKind, VerdictFormat};
 use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
+
+use super::writer::{WRITER_THREADS, Writer};
 
 /// How the cache is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -270,9 +272,9 @@ fn opt(x: Option<f64>) -> String {
 pub struct Cache {
     dir: PathBuf,
     mode: CacheMode,
+    /// Started on the first write.
+    writer: OnceLock<Writer>,
 }
-
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Cache {
     /// A cache in `dir` (created on first write).
@@ -280,6 +282,7 @@ impl Cache {
         Cache {
             dir: dir.into(),
             mode,
+            writer: OnceLock::new(),
         }
     }
 
@@ -327,37 +330,27 @@ impl Cache {
         }
     }
 
-    /// Stores an entry if the mode writes: temp file in the same directory, then rename.
-    pub fn put(&self, entry: &CacheEntry) -> Result<(), CacheError> {
+    /// Stores an entry if the mode writes. The entry is queued for the cache's writer
+    /// threads (temporary file, fsync, rename: see [`Writer`]), so the caller never
+    /// waits on the disk; [`Cache::flush`] waits for every queued entry.
+    pub fn put(&self, entry: &CacheEntry) {
         if !self.mode.writes() {
-            return Ok(());
+            return;
         }
-        let path = self.path_of(&entry.key);
-        let dir = path.parent().unwrap_or(&self.dir).to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|source| CacheError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}-{}",
-            entry.key,
-            std::process::id(),
-            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
         let bytes = serde_json::to_vec_pretty(entry).unwrap_or_default();
-        let write = || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&tmp)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(|source| {
-            let _ = std::fs::remove_file(&tmp);
-            CacheError::Io {
-                path: path.clone(),
-                source,
-            }
-        })
+        let writer = self.writer.get_or_init(|| Writer::new(WRITER_THREADS));
+        writer.enqueue(self.path_of(&entry.key), bytes);
+    }
+
+    /// Entries this cache has written so far.
+    pub fn written(&self) -> u64 {
+        self.writer.get().map_or(0, Writer::written)
+    }
+
+    /// Waits until every stored entry is on disk, durably; returns the writes that
+    /// failed since the last flush.
+    pub fn flush(&self) -> Vec<CacheError> {
+        self.writer.get().map(Writer::flush).unwrap_or_default()
     }
 
     /// Says why `key` is not in the cache: the stored entry whose inputs share

@@ -321,6 +321,13 @@ impl Executor {
             }
         }
         bar.finish_and_clear();
+        // Durable when the run ends: wait for the cache's writer, off the runtime.
+        let inner = self.inner.clone();
+        if let Ok(errors) = tokio::task::spawn_blocking(move || inner.flush_cache()).await {
+            for e in errors {
+                eprintln!("warning: {e}");
+            }
+        }
         outcomes
             .into_iter()
             .zip(meta)
@@ -342,12 +349,79 @@ impl Executor {
             .collect()
     }
 
-    /// [`Executor::run`] on a fresh multi-threaded tokio runtime, for synchronous callers.
-    pub fn run_blocking(&self, jobs: Vec<Job>) -> std::io::Result<Vec<JobOutcome>> {
+    /// [`Executor::run`] on a fresh multi-threaded tokio runtime, for synchronous
+    /// callers. An interrupt (Ctrl-C, SIGTERM) stops the run: calls in flight are
+    /// dropped, and every verdict already received is on disk before this returns
+    /// [`RunError::Interrupted`], so the same command resumes where it stopped.
+    pub fn run_blocking(&self, jobs: Vec<Job>) -> Result<Vec<JobOutcome>, RunError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
-            .build()?;
-        Ok(runtime.block_on(self.run(jobs)))
+            .build()
+            .map_err(RunError::Runtime)?;
+        let outcome = runtime.block_on(async {
+            tokio::select! {
+                outcomes = self.run(jobs) => Ok(outcomes),
+                signal = interrupted() => Err(signal),
+            }
+        });
+        drop(runtime);
+        outcome.map_err(|signal| {
+            for e in self.inner.flush_cache() {
+                eprintln!("warning: {e}");
+            }
+            RunError::Interrupted {
+                signal,
+                saved: self.inner.options.cache.as_ref().map_or(0, Cache::written),
+            }
+        })
+    }
+}
+
+/// Why [`Executor::run_blocking`] returned no outcomes.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// A signal stopped the run; the verdicts received are in the cache.
+    #[error(
+        "interrupted by {signal}: {saved} verdict(s) received in this run are in the cache; \
+         the same command resumes without asking for them again"
+    )]
+    Interrupted {
+        /// `SIGINT` or `SIGTERM`.
+        signal: &'static str,
+        /// Verdicts written to the cache by this run.
+        saved: u64,
+    },
+}
+
+/// Resolves when the process is asked to stop (Ctrl-C, or SIGTERM on Unix); never
+/// resolves when the handlers cannot be installed.
+pub async fn interrupted() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut term) = signal(SignalKind::terminate()) else {
+            return match tokio::signal::ctrl_c().await {
+                Ok(()) => "SIGINT",
+                Err(_) => std::future::pending().await,
+            };
+        };
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => match r {
+                Ok(()) => "SIGINT",
+                Err(_) => { term.recv().await; "SIGTERM" }
+            },
+            _ = term.recv() => "SIGTERM",
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => "SIGINT",
+            Err(_) => std::future::pending().await,
+        }
     }
 }
 
@@ -412,6 +486,15 @@ impl Tally {
 }
 
 impl Inner {
+    /// Waits for the cache's queued writes (see [`Cache::flush`]).
+    fn flush_cache(&self) -> Vec<super::cache::CacheError> {
+        self.options
+            .cache
+            .as_ref()
+            .map(Cache::flush)
+            .unwrap_or_default()
+    }
+
     /// Runs one job; also returns the reason a cached entry for it was refused, if one was.
     async fn run_job(&self, job: &Job) -> (Outcome, Option<String>) {
         let mut cache_problem = None;
@@ -594,9 +677,7 @@ impl Inner {
                             reasked: ask == 2,
                             created: chrono::Utc::now().to_rfc3339(),
                         };
-                        if let Err(e) = cache.put(&entry) {
-                            eprintln!("warning: {e}");
-                        }
+                        cache.put(&entry);
                     }
                     return Outcome::Scored(Box::new(Scored {
                         verdict,

@@ -4,3 +4,4 @@ pub mod cache;
 pub mod cost;
 pub mod executor;
 pub mod log;
+pub mod writer;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::diag::{Code, Diagnostic};
 use crate::llm::cache::{Cache, CacheMode};
 use crate::llm::executor::{
-    Executor, ExecutorOptions, Job, JobOutcome, LlmRequest, Outcome, ProgressMode,
+    Executor, ExecutorOptions, Job, JobOutcome, LlmRequest, Outcome, ProgressMode, RunError,
 };
 use crate::llm::log::InteractionLog;
 use crate::load::judge::JudgePlan;
@@ -89,6 +89,31 @@ impl Default for LlmOptions {
             verbose: false,
             run_id: None,
             allow_errors: false,
+        }
+    }
+}
+
+/// Why an LLM run gave no result.
+#[derive(Debug)]
+pub enum LlmRunError {
+    /// The suite, its inputs or the provider cannot be used (exit 2).
+    Invalid(Vec<Diagnostic>),
+    /// A signal stopped the run; the sentence says what was kept for the next one.
+    Interrupted(String),
+}
+
+impl From<Vec<Diagnostic>> for LlmRunError {
+    fn from(d: Vec<Diagnostic>) -> Self {
+        LlmRunError::Invalid(d)
+    }
+}
+
+impl LlmRunError {
+    /// The diagnostics, if the run could not start (none for an interrupt).
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        match self {
+            LlmRunError::Invalid(d) => d,
+            LlmRunError::Interrupted(_) => Vec::new(),
         }
     }
 }
@@ -255,7 +280,7 @@ pub fn run_llm(
     env: &Environment<'static>,
     suite: &Suite,
     opts: &LlmOptions,
-) -> Result<RunResult, Vec<Diagnostic>> {
+) -> Result<RunResult, LlmRunError> {
     let started = Instant::now();
     let inputs = load_inputs(suite, &opts.overrides)?;
     let ctx = crate::run::shared_context(env, suite, &inputs)?;
@@ -302,11 +327,11 @@ pub fn run_llm(
             }
         }
     }
-    let outcomes: Vec<JobOutcome> = executor.run_blocking(jobs).map_err(|e| {
-        vec![Diagnostic::error(
-            Code::Io,
-            format!("cannot start the async runtime: {e}"),
-        )]
+    let outcomes: Vec<JobOutcome> = executor.run_blocking(jobs).map_err(|e| match e {
+        RunError::Interrupted { .. } => LlmRunError::Interrupted(e.to_string()),
+        RunError::Runtime(_) => {
+            LlmRunError::Invalid(vec![Diagnostic::error(Code::Io, e.to_string())])
+        }
     })?;
 
     // Per judge, per unit, per model: the outcome.

@@ -37,7 +37,7 @@ fn diagnostics_for(dir: &Path) -> Vec<Diagnostic> {
                 },
             )
         {
-            diags.extend(run_diags);
+            diags.extend(run_diags.into_diagnostics());
         }
         return diags;
     }

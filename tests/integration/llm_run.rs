@@ -292,3 +292,86 @@ async fn an_edited_cache_entry_is_refused_and_reported() {
     );
     assert!(stdout.contains("[cache]"), "{stdout}");
 }
+
+/// Ctrl-C during a run: the verdicts already received are on disk before caldera exits
+/// (130), and the same command asks only for the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_run_keeps_what_it_received() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // While `hang` is set, the first three requests are answered and the others hang.
+    let hang = Arc::new(AtomicBool::new(true));
+    let flag = hang.clone();
+    let server = MockServer::start(move |i, _| {
+        if i < 3 || !flag.load(Ordering::SeqCst) {
+            anthropic_text(VERDICT, "end_turn")
+        } else {
+            crate::llm_server::Step::Delay(
+                std::time::Duration::from_secs(60),
+                Box::new(anthropic_text(VERDICT, "end_turn")),
+            )
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("result.interactions.jsonl");
+    let child = Command::new(get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", &server.base)
+        .args(["run", "judges.d/trivy", "--timeout", "30", "--out"])
+        .arg(dir.path().join("result.json"))
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the three answers are read (one log line each) and the rest asked.
+    let answered = || {
+        std::fs::read_to_string(&log)
+            .map(|t| {
+                t.lines()
+                    .filter(|l| l.contains("\"status\":\"ok\""))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    while answered() < 3 || server.hits() < 7 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted by SIGINT: 3 verdict(s)"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("result.json").exists(),
+        "no result for a run that did not finish"
+    );
+    let entries = std::fs::read_dir(dir.path().join("cache"))
+        .unwrap()
+        .flat_map(|shard| std::fs::read_dir(shard.unwrap().path()).unwrap())
+        .count();
+    assert_eq!(entries, 3);
+    // The same command again: only the four missing verdicts are asked.
+    hang.store(false, Ordering::SeqCst);
+    let before = server.hits();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, _, result) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0));
+    assert_eq!(server.hits() - before, 4);
+    assert_eq!(result["usage"]["cached"], 3);
+}
