@@ -113,6 +113,11 @@ pub struct RunArgs {
     /// Answer only from the cache; a miss leaves the judge unscored (offline CI).
     #[arg(long, help_heading = "LLM mode")]
     pub replay: bool,
+    /// Send every uncached prompt through Anthropic's Message Batches API (half price,
+    /// answers within hours): the run waits for the batches, and an interrupted run
+    /// resumes by polling the same batches.
+    #[arg(long, help_heading = "LLM mode", conflicts_with = "replay")]
+    pub batch: bool,
     /// Stop before a call that could take the run's cost above this (USD).
     #[arg(long, value_name = "USD", help_heading = "LLM mode")]
     pub max_cost: Option<f64>,
@@ -218,6 +223,7 @@ pub fn execute(args: RunArgs) -> Exit {
             verbose: args.verbose,
             run_id: Some(run_id),
             allow_errors: args.allow_errors,
+            batch: args.batch,
         };
         match run_llm(&env, &suite, &options) {
             Ok(result) => {

@@ -217,21 +217,22 @@ pub fn new_run_id() -> String {
     )
 }
 
-struct Inner {
+/// What every job of a run shares (the batch path in [`super::batch`] reads it too).
+pub(super) struct Inner {
     /// Requests in flight: `--concurrency` at most, lowered by rate limits.
-    limiter: Limiter,
-    provider: Option<Provider>,
-    kind: ProviderKind,
+    pub(super) limiter: Limiter,
+    pub(super) provider: Option<Provider>,
+    pub(super) kind: ProviderKind,
     /// The provider's base URL, part of every cache key.
-    endpoint: String,
-    options: ExecutorOptions,
-    budget: Option<Budget>,
+    pub(super) endpoint: String,
+    pub(super) options: ExecutorOptions,
+    pub(super) budget: Option<Budget>,
 }
 
 /// Runs jobs. Cheap to clone; clones share the budget and log.
 #[derive(Clone)]
 pub struct Executor {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 impl Executor {
@@ -354,13 +355,24 @@ impl Executor {
     /// dropped, and every verdict already received is on disk before this returns
     /// [`RunError::Interrupted`], so the same command resumes where it stopped.
     pub fn run_blocking(&self, jobs: Vec<Job>) -> Result<Vec<JobOutcome>, RunError> {
+        self.block_on_interruptible(self.run(jobs), String::new)
+    }
+
+    /// Runs `future` on a fresh runtime until it ends or a signal stops it; on a signal,
+    /// waits for the cache's writes and says what was kept (and `pending`, what else
+    /// the next run picks up).
+    pub(super) fn block_on_interruptible<T>(
+        &self,
+        future: impl Future<Output = T>,
+        pending: impl FnOnce() -> String,
+    ) -> Result<T, RunError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .map_err(RunError::Runtime)?;
         let outcome = runtime.block_on(async {
             tokio::select! {
-                outcomes = self.run(jobs) => Ok(outcomes),
+                done = future => Ok(done),
                 signal = interrupted() => Err(signal),
             }
         });
@@ -372,6 +384,7 @@ impl Executor {
             RunError::Interrupted {
                 signal,
                 saved: self.inner.options.cache.as_ref().map_or(0, Cache::written),
+                pending: pending(),
             }
         })
     }
@@ -385,7 +398,7 @@ pub enum RunError {
     Runtime(std::io::Error),
     /// A signal stopped the run; the verdicts received are in the cache.
     #[error(
-        "interrupted by {signal}: {saved} verdict(s) received in this run are in the cache; \
+        "interrupted by {signal}: {saved} verdict(s) received in this run are in the cache{pending}; \
          the same command resumes without asking for them again"
     )]
     Interrupted {
@@ -393,6 +406,8 @@ pub enum RunError {
         signal: &'static str,
         /// Verdicts written to the cache by this run.
         saved: u64,
+        /// What else is kept for the next run (batches still running), as a clause.
+        pending: String,
     },
 }
 
@@ -439,22 +454,22 @@ fn progress_bar(mode: ProgressMode, total: u64) -> ProgressBar {
 }
 
 /// What one ask produced, for logging.
-struct Ask {
-    reply: Option<ProviderReply>,
-    tries: u32,
-    cost: Option<f64>,
+pub(super) struct Ask {
+    pub(super) reply: Option<ProviderReply>,
+    pub(super) tries: u32,
+    pub(super) cost: Option<f64>,
 }
 
 /// What a job has used so far: every provider attempt, and the tokens and cost of every
 /// reply that came back, readable or not, so an unscored job shows what it spent.
-struct Tally {
-    usage: Usage,
-    cost: Option<f64>,
-    attempts: u32,
+pub(super) struct Tally {
+    pub(super) usage: Usage,
+    pub(super) cost: Option<f64>,
+    pub(super) attempts: u32,
 }
 
 impl Tally {
-    fn new() -> Tally {
+    pub(super) fn new() -> Tally {
         Tally {
             usage: Usage::default(),
             cost: Some(0.0),
@@ -462,7 +477,7 @@ impl Tally {
         }
     }
 
-    fn add(&mut self, ask: &Ask) {
+    pub(super) fn add(&mut self, ask: &Ask) {
         self.attempts += ask.tries;
         if let Some(reply) = &ask.reply {
             self.usage.input_tokens += reply.usage.input_tokens;
@@ -474,7 +489,7 @@ impl Tally {
         };
     }
 
-    fn unscored(&self, kind: UnscoredKind, reason: String) -> Outcome {
+    pub(super) fn unscored(&self, kind: UnscoredKind, reason: String) -> Outcome {
         Outcome::Unscored {
             kind,
             reason,
@@ -487,12 +502,45 @@ impl Tally {
 
 impl Inner {
     /// Waits for the cache's queued writes (see [`Cache::flush`]).
-    fn flush_cache(&self) -> Vec<super::cache::CacheError> {
+    pub(super) fn flush_cache(&self) -> Vec<super::cache::CacheError> {
         self.options
             .cache
             .as_ref()
             .map(Cache::flush)
             .unwrap_or_default()
+    }
+
+    /// The cache key of a job whose model resolves to `resolved`.
+    pub(super) fn key_of(&self, job: &Job, resolved: &str) -> CacheKey {
+        CacheKey::new(&KeyInputs {
+            provider: self.kind.name(),
+            endpoint: &self.endpoint,
+            model: resolved,
+            system: job.request.system.as_deref(),
+            prompt: &job.request.prompt,
+            max_tokens: job.request.max_tokens,
+            temperature: job.request.temperature,
+            format: &job.format,
+        })
+    }
+
+    /// The request a job sends first: its prompt to its model (the alias itself for a
+    /// provider that takes aliases).
+    pub(super) fn first_request(&self, job: &Job, resolved: &str) -> ProviderRequest {
+        let model = match &self.provider {
+            Some(p) if p.wants_alias() => job.request.model.clone(),
+            _ => resolved.to_owned(),
+        };
+        ProviderRequest {
+            model,
+            system: job.request.system.clone(),
+            messages: vec![Message {
+                role: Role::User,
+                content: job.request.prompt.clone(),
+            }],
+            max_tokens: job.request.max_tokens,
+            temperature: job.request.temperature,
+        }
     }
 
     /// Runs one job; also returns the reason a cached entry for it was refused, if one was.
@@ -510,18 +558,8 @@ impl Inner {
                 return tally.unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"));
             }
         };
-        let models = &self.options.models;
-        let resolved = models.resolve(&job.request.model).to_string();
-        let key = CacheKey::new(&KeyInputs {
-            provider: self.kind.name(),
-            endpoint: &self.endpoint,
-            model: &resolved,
-            system: job.request.system.as_deref(),
-            prompt: &job.request.prompt,
-            max_tokens: job.request.max_tokens,
-            temperature: job.request.temperature,
-            format: &job.format,
-        });
+        let resolved = self.options.models.resolve(&job.request.model).to_string();
+        let key = self.key_of(job, &resolved);
         let started = chrono::Utc::now();
         let clock = Instant::now();
         if let Some(cache) = &self.options.cache {
@@ -602,21 +640,7 @@ impl Inner {
         let Some(provider) = &self.provider else {
             return tally.unscored(UnscoredKind::Provider, "no provider configured".into());
         };
-        let model_sent = if provider.wants_alias() {
-            job.request.model.clone()
-        } else {
-            resolved.clone()
-        };
-        let mut request = ProviderRequest {
-            model: model_sent,
-            system: job.request.system.clone(),
-            messages: vec![Message {
-                role: Role::User,
-                content: job.request.prompt.clone(),
-            }],
-            max_tokens: job.request.max_tokens,
-            temperature: job.request.temperature,
-        };
+        let mut request = self.first_request(job, &resolved);
         let mut first_error: Option<ReplyError> = None;
         for ask in 1..=2u32 {
             let started = chrono::Utc::now();
@@ -811,7 +835,7 @@ impl Inner {
         }
     }
 
-    fn log(
+    pub(super) fn log(
         &self,
         job: &Job,
         model: &str,
@@ -842,6 +866,7 @@ impl Inner {
             parsed_score: f.parsed_score,
             attempt: f.attempt,
             tries: f.tries,
+            batch: f.batch.map(str::to_string),
         };
         if let Err(e) = log.write(&record) {
             eprintln!(
@@ -853,15 +878,17 @@ impl Inner {
 }
 
 /// The per-call parts of a log record.
-struct LogFields<'a> {
-    reply: Option<&'a str>,
-    usage: Usage,
-    cost: Option<f64>,
-    status: CallStatus,
-    error: Option<&'a str>,
-    parsed_score: Option<f64>,
-    attempt: u32,
-    tries: u32,
+pub(super) struct LogFields<'a> {
+    pub(super) reply: Option<&'a str>,
+    pub(super) usage: Usage,
+    pub(super) cost: Option<f64>,
+    pub(super) status: CallStatus,
+    pub(super) error: Option<&'a str>,
+    pub(super) parsed_score: Option<f64>,
+    pub(super) attempt: u32,
+    pub(super) tries: u32,
+    /// The Message Batch the answer came from.
+    pub(super) batch: Option<&'a str>,
 }
 
 impl Default for LogFields<'_> {
@@ -875,6 +902,7 @@ impl Default for LogFields<'_> {
             parsed_score: None,
             attempt: 1,
             tries: 0,
+            batch: None,
         }
     }
 }

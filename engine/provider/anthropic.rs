@@ -88,21 +88,25 @@ impl AnthropicProvider {
         &self,
         request: &ProviderRequest,
     ) -> Result<ProviderReply, ProviderError> {
-        let mut body = json!({
-            "model": request.model,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "messages": request.messages,
-        });
-        if let Some(system) = &request.system {
-            body["system"] = json!(system);
-        }
-        let response = self
-            .client
-            .post(format!("{}/v1/messages", self.base_url))
+        let text = self
+            .send(
+                self.client
+                    .post(format!("{}/v1/messages", self.base_url))
+                    .json(&body(request)),
+            )
+            .await?;
+        reply_from_text(&text)
+    }
+
+    /// Sends a request to the API with the key and version headers; a non-success
+    /// status becomes [`ProviderError::Http`] (the key redacted from the message).
+    pub(crate) async fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<String, ProviderError> {
+        let response = builder
             .header("x-api-key", self.key.expose())
             .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(&body)
             .send()
             .await
             .map_err(|e| transport_error(NAME, self.timeout, &e))?;
@@ -120,26 +124,64 @@ impl AnthropicProvider {
                 retry_after: wait,
             });
         }
-        let parsed: MessagesResponse =
-            serde_json::from_str(&text).map_err(|e| ProviderError::InvalidResponse {
-                provider: NAME,
-                message: e.to_string(),
-            })?;
-        let reply: Vec<&str> = parsed
-            .content
-            .iter()
-            .filter(|b| b.kind == "text")
-            .filter_map(|b| b.text.as_deref())
-            .collect();
-        let usage = parsed.usage.map_or(Usage::default(), |u| Usage {
-            input_tokens: u.input_tokens,
-            output_tokens: u.output_tokens,
-        });
-        Ok(ProviderReply {
-            text: reply.join(""),
-            usage,
-            truncated: parsed.stop_reason.as_deref() == Some("max_tokens"),
-            model: parsed.model,
-        })
+        Ok(text)
+    }
+
+    /// The HTTP client (shared with the batch calls).
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+}
+
+/// The Messages API request body for `request` (also a batch item's `params`).
+pub fn body(request: &ProviderRequest) -> serde_json::Value {
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "messages": request.messages,
+    });
+    if let Some(system) = &request.system {
+        body["system"] = json!(system);
+    }
+    body
+}
+
+/// Reads a Messages API response from its text.
+pub fn reply_from_text(text: &str) -> Result<ProviderReply, ProviderError> {
+    let parsed: MessagesResponse =
+        serde_json::from_str(text).map_err(|e| ProviderError::InvalidResponse {
+            provider: NAME,
+            message: e.to_string(),
+        })?;
+    Ok(reply_from(parsed))
+}
+
+/// Reads a Messages API response already parsed as JSON (a batch item's `message`).
+pub fn reply_from_value(value: serde_json::Value) -> Result<ProviderReply, ProviderError> {
+    let parsed: MessagesResponse =
+        serde_json::from_value(value).map_err(|e| ProviderError::InvalidResponse {
+            provider: NAME,
+            message: e.to_string(),
+        })?;
+    Ok(reply_from(parsed))
+}
+
+fn reply_from(parsed: MessagesResponse) -> ProviderReply {
+    let reply: Vec<&str> = parsed
+        .content
+        .iter()
+        .filter(|b| b.kind == "text")
+        .filter_map(|b| b.text.as_deref())
+        .collect();
+    let usage = parsed.usage.map_or(Usage::default(), |u| Usage {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+    });
+    ProviderReply {
+        text: reply.join(""),
+        usage,
+        truncated: parsed.stop_reason.as_deref() == Some("max_tokens"),
+        model: parsed.model,
     }
 }

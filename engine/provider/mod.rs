@@ -6,6 +6,7 @@
 //! the set closed and lets `Debug` be written by hand so that no key ever prints.
 
 pub mod anthropic;
+pub mod batches;
 pub mod claude_cli;
 pub mod doctor;
 pub mod limiter;

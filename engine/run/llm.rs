@@ -11,6 +11,7 @@ use minijinja::Environment;
 use serde::Serialize;
 
 use crate::diag::{Code, Diagnostic};
+use crate::llm::batch::{BatchOptions, BatchReport};
 use crate::llm::cache::{Cache, CacheMode};
 use crate::llm::executor::{
     Executor, ExecutorOptions, Job, JobOutcome, LlmRequest, Outcome, ProgressMode, RunError,
@@ -70,6 +71,8 @@ pub struct LlmOptions {
     pub run_id: Option<String>,
     /// `--allow-errors`: a judge in error does not fail the run by itself.
     pub allow_errors: bool,
+    /// `--batch`: uncached prompts go through the Message Batches API.
+    pub batch: bool,
 }
 
 impl Default for LlmOptions {
@@ -89,6 +92,7 @@ impl Default for LlmOptions {
             verbose: false,
             run_id: None,
             allow_errors: false,
+            batch: false,
         }
     }
 }
@@ -261,11 +265,36 @@ pub fn executor(
         Diagnostic::error(Code::ProviderUnavailable, e.to_string())
             .help("run with --heuristic to score without an LLM, or `caldera doctor` to see what is missing")
     })?;
+    if opts.batch {
+        check_batch(&provider, opts)?;
+    }
     if opts.cache != CacheMode::Off {
         options.cache = Some(Cache::new(&opts.cache_dir, opts.cache));
     }
     let kind = provider.kind();
     Ok((Executor::new(provider, options), kind))
+}
+
+/// `--batch` needs the Anthropic API and a cache it can write its results to.
+fn check_batch(provider: &Provider, opts: &LlmOptions) -> Result<(), Diagnostic> {
+    if provider.kind() != ProviderKind::Anthropic {
+        return Err(Diagnostic::error(
+            Code::ProviderUnavailable,
+            format!(
+                "--batch sends prompts through Anthropic's Message Batches API, but the provider here is {}",
+                provider.kind().name()
+            ),
+        )
+        .help("set ANTHROPIC_API_KEY (or --provider anthropic), or drop --batch"));
+    }
+    if !opts.cache.writes() {
+        return Err(Diagnostic::error(
+            Code::ProviderUnavailable,
+            "--batch keeps its results and its batches' state in the cache, which this run does not write",
+        )
+        .help("use --cache on (the default) or --cache refresh with --batch"));
+    }
+    Ok(())
 }
 
 /// One scored or unscored job, per model, per unit.
@@ -327,12 +356,20 @@ pub fn run_llm(
             }
         }
     }
-    let outcomes: Vec<JobOutcome> = executor.run_blocking(jobs).map_err(|e| match e {
+    let run_error = |e: RunError| match e {
         RunError::Interrupted { .. } => LlmRunError::Interrupted(e.to_string()),
         RunError::Runtime(_) => {
             LlmRunError::Invalid(vec![Diagnostic::error(Code::Io, e.to_string())])
         }
-    })?;
+    };
+    let (outcomes, batch): (Vec<JobOutcome>, Option<BatchReport>) = if opts.batch {
+        let (outcomes, report) = executor
+            .run_batched_blocking(jobs, &BatchOptions::default())
+            .map_err(run_error)?;
+        (outcomes, Some(report))
+    } else {
+        (executor.run_blocking(jobs).map_err(run_error)?, None)
+    };
 
     // Per judge, per unit, per model: the outcome.
     let mut by_unit: IndexMap<(usize, usize), Vec<Option<&JobOutcome>>> = IndexMap::new();
@@ -447,6 +484,7 @@ pub fn run_llm(
             ),
         });
     }
+    usage.batch = batch;
     result.usage = Some(usage);
     if models.len() > 1 {
         result.panel = Some(crate::run::panel::run_panel(

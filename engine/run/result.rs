@@ -124,6 +124,9 @@ pub struct Usage {
     pub cost_by_dimension: indexmap::IndexMap<String, f64>,
     /// What the adaptive concurrency limit did.
     pub concurrency: Concurrency,
+    /// With `--batch`: the Message Batches created, resumed and their requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<crate::llm::batch::BatchReport>,
 }
 
 /// Requests in flight over a run: `--concurrency` is the ceiling, rate limits (429, 529)

@@ -5,6 +5,7 @@ mod cli;
 mod diagnostics;
 mod gates;
 mod llm_accounting;
+mod llm_batch;
 mod llm_cache;
 mod llm_cli;
 mod llm_doctor;
