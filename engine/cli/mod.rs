@@ -32,6 +32,9 @@ pub enum Exit {
     /// Judges were left without a score by the `--max-cost` budget or by replay misses:
     /// the run measured too little to pass or fail.
     Incomplete = 3,
+    /// Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it); what was
+    /// received is kept for the next run.
+    Interrupted = 130,
 }
 
 impl From<Exit> for ExitCode {

@@ -14,7 +14,7 @@ use crate::report;
 use crate::report::model::Report;
 use crate::report::{Format, Input};
 use crate::run::context::Overrides;
-use crate::run::llm::{LlmOptions, run_llm};
+use crate::run::llm::{LlmOptions, LlmRunError, run_llm};
 use crate::run::result::{FAIL, NO_SCORE, RunResult};
 use crate::run::{RunOptions, run_heuristic};
 
@@ -124,7 +124,8 @@ pub struct RunArgs {
     /// consensus is the median, and agreement (kappa, alpha) is reported.
     #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
     pub models: Vec<String>,
-    /// Model calls in flight at once.
+    /// Most model requests in flight at once; rate-limit answers (429) lower the limit
+    /// and successes raise it back.
     #[arg(long, default_value_t = 8, value_name = "N", help_heading = "LLM mode")]
     pub concurrency: usize,
     /// How the verdict cache is used.
@@ -153,6 +154,11 @@ pub struct RunArgs {
         help_heading = "LLM mode"
     )]
     pub repeat: u32,
+    /// Send every uncached prompt through Anthropic's Message Batches API (half price,
+    /// answers within hours): the run waits for the batches, and an interrupted run
+    /// resumes by polling the same batches.
+    #[arg(long, help_heading = "LLM mode", conflicts_with = "replay")]
+    pub batch: bool,
     /// Stop before a call that could take the run's cost above this (USD).
     #[arg(long, value_name = "USD", help_heading = "LLM mode", value_parser = parse_cost)]
     pub max_cost: Option<f64>,
@@ -298,16 +304,22 @@ pub fn execute(args: RunArgs) -> Exit {
             run_id: Some(run_id),
             allow_errors: args.allow_errors,
             repeat: args.repeat,
+            batch: args.batch,
         };
-        let r = run_llm(&env, &suite, &options);
-        if let Ok(result) = &r {
-            let args = RunArgs {
-                out: Some(args.out.clone().unwrap_or(out)),
-                ..args
-            };
-            return finish(result, &args);
+        match run_llm(&env, &suite, &options) {
+            Ok(result) => {
+                let args = RunArgs {
+                    out: Some(args.out.clone().unwrap_or(out)),
+                    ..args
+                };
+                return finish(&result, &args);
+            }
+            Err(LlmRunError::Interrupted(message)) => {
+                eprintln!("{message}");
+                return Exit::Interrupted;
+            }
+            Err(LlmRunError::Invalid(diags)) => Err(diags),
         }
-        r
     };
     let result = match outcome {
         Ok(r) => r,

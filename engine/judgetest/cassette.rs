@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::diag::{Code, Diagnostic};
-use crate::llm::cache::{Cache, CacheEntry, CacheMode};
+use crate::llm::cache::{Cache, CacheEntry, CacheMode, Lookup};
 use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
 use crate::run::context::Inputs;
@@ -132,6 +132,8 @@ pub fn seed(
 ) -> Vec<(usize, String)> {
     let (planned, _) = plan_calls(env, suite, units, models, 1);
     let table = model_table(suite);
+    // The endpoint a replay run keys its lookups by.
+    let endpoint = crate::provider::Provider::endpoint_from_env(ProviderKind::Anthropic);
     let cache = Cache::new(cache_dir, CacheMode::On);
     let mut files: indexmap::IndexMap<usize, Result<Option<CassetteFile>, String>> =
         indexmap::IndexMap::new();
@@ -146,26 +148,32 @@ pub fn seed(
             Ok(file) => find(file.as_ref(), call),
         };
         let problem = found.and_then(|c| {
-            let key = cache_key(ProviderKind::Anthropic, &table, &call.job);
+            let key = cache_key(ProviderKind::Anthropic, &endpoint, &table, &call.job);
             let verdict = CompiledFormat::new(&call.job.format)
                 .map_err(|e| e.to_string())
                 .and_then(|f| f.parse_reply(&c.reply, false).map_err(|e| e.to_string()))
                 .map_err(|e| format!("the cassette reply of {} cannot be read: {e}", who(call)))?;
-            cache
-                .put(&CacheEntry {
-                    key: key.hex,
-                    inputs: key.summary,
-                    reply: c.reply.clone(),
-                    verdict,
-                    usage: crate::provider::Usage::default(),
-                    reasked: false,
-                    created: chrono::Utc::now().to_rfc3339(),
-                })
-                .map_err(|e| e.to_string())
+            cache.put(&CacheEntry {
+                key: key.hex,
+                inputs: key.summary,
+                reply: c.reply.clone(),
+                verdict,
+                usage: crate::provider::Usage::default(),
+                reasked: false,
+                created: chrono::Utc::now().to_rfc3339(),
+            });
+            Ok(())
         });
         if let Err(message) = problem {
             issues.push((call.judge, message));
         }
+    }
+    // Entries are written by a background writer: on disk before the replay reads them.
+    for e in cache.flush() {
+        issues.push((
+            0,
+            format!("a cassette could not be placed in the cache: {e}"),
+        ));
     }
     issues
 }
@@ -248,16 +256,18 @@ pub fn record(
     let (planned, _) = plan_calls(env, suite, units, models, 1);
     let table = model_table(suite);
     let stored = Cache::new(scratch.path(), CacheMode::On);
+    let endpoint = crate::provider::Provider::endpoint_from_env(kind);
     let mut files: indexmap::IndexMap<usize, CassetteFile> = indexmap::IndexMap::new();
     for call in &planned {
-        let key = cache_key(kind, &table, &call.job);
+        let key = cache_key(kind, &endpoint, &table, &call.job);
         let dimension = &suite.judges[call.judge].spec.dimension;
         let file = files.entry(call.judge).or_insert_with(|| CassetteFile {
             judge: dimension.clone(),
             calls: Vec::new(),
         });
-        match stored.get(&key) {
-            Ok(Some(entry)) => file.calls.push(Cassette {
+        let format = CompiledFormat::new(&call.job.format);
+        match format.map(|f| stored.get(&key, &f)) {
+            Ok(Ok(Lookup::Hit(entry))) => file.calls.push(Cassette {
                 model: call.job.request.model.clone(),
                 repo: call.job.item.clone(),
                 prompt_sha256: sha256_hex(&call.job.request.prompt),

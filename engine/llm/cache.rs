@@ -2,21 +2,29 @@
 //!
 //! The key is the sha256 of everything that decides a reply: provider, model
 //! id, system prompt, rendered prompt, generation parameters and the verdict
-//! format. One file per entry (`<dir>/<2 hex>/<64 hex>.json`), written to a
-//! temporary file and renamed into place, so a run killed halfway leaves only
-//! whole entries and a restart makes none of the finished calls again. Only
-//! replies that parsed into a verdict are stored.
+//! format, and the endpoint the request went to (so a run pointed at another server
+//! never reports the first server's verdicts). One file per entry
+//! (`<dir>/<2 hex>/<64 hex>.json`), written to a temporary file and renamed into place
+//! by the cache's own writer threads (off the request path: see [`super::writer`]), so
+//! a run killed halfway leaves only whole entries and a restart makes none of the
+//! finished calls again. Only replies that parsed into a verdict are stored.
+//!
+//! An entry is checked before it is used: its key and inputs must match the request,
+//! its score must lie on the format's scale, its confidence in 0..1, and its stored
+//! reply must still read as its stored verdict. A file that fails any check (torn,
+//! hand-edited, written by an older reader) is a miss that says why, never a score.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::provider::Usage;
-use crate::spec::verdict_format::VerdictFormat;
-use crate::verdict::reply::ParsedVerdict;
+use crate::spec::verdict_format::{NumberKind, VerdictFormat};
+use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
+
+use super::writer::{WRITER_THREADS, Writer};
 
 /// How the cache is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -68,6 +76,8 @@ pub enum CacheError {
 pub struct KeyInputs<'a> {
     /// Provider kind name (`anthropic`, `openai`, `claude-cli`).
     pub provider: &'a str,
+    /// Where requests go: the provider's base URL (`cli` for the `claude` CLI).
+    pub endpoint: &'a str,
     /// Resolved model id.
     pub model: &'a str,
     /// System prompt.
@@ -95,6 +105,9 @@ fn is_zero(n: &u32) -> bool {
 pub struct KeySummary {
     /// Provider kind name.
     pub provider: String,
+    /// The provider's base URL (empty in entries written before endpoints were keyed).
+    #[serde(default)]
+    pub endpoint: String,
     /// Resolved model id.
     pub model: String,
     /// sha256 of the rendered prompt.
@@ -126,10 +139,11 @@ impl std::fmt::Display for CacheKey {
         let s = &self.summary;
         write!(
             f,
-            "{} (provider {}, model {}, prompt sha256 {}, system sha256 {}, max_tokens {}, \
-             temperature {}, format sha256 {})",
+            "{} (provider {} at {}, model {}, prompt sha256 {}, system sha256 {}, \
+             max_tokens {}, temperature {}, format sha256 {})",
             short(&self.hex),
             s.provider,
+            s.endpoint,
             s.model,
             short(&s.prompt_sha256),
             if s.system_sha256.is_empty() {
@@ -156,12 +170,14 @@ impl CacheKey {
     /// Hashes the inputs (a versioned, length-delimited JSON encoding, so no two
     /// different input sets can produce the same byte string).
     pub fn new(inputs: &KeyInputs<'_>) -> CacheKey {
-        let canonical = serde_json::json!({ "v": 1, "inputs": inputs }).to_string();
+        // v2: the endpoint joined the inputs; v1 entries are misses.
+        let canonical = serde_json::json!({ "v": 2, "inputs": inputs }).to_string();
         let format_json = serde_json::to_string(inputs.format).unwrap_or_default();
         CacheKey {
             hex: sha256_hex(canonical.as_bytes()),
             summary: KeySummary {
                 provider: inputs.provider.to_string(),
+                endpoint: inputs.endpoint.to_string(),
                 model: inputs.model.to_string(),
                 prompt_sha256: sha256_hex(inputs.prompt.as_bytes()),
                 system_sha256: inputs
@@ -196,14 +212,81 @@ pub struct CacheEntry {
     pub created: String,
 }
 
+/// What a lookup found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    /// A valid entry for the key.
+    Hit(Box<CacheEntry>),
+    /// Nothing stored (or the mode does not read).
+    Miss,
+    /// A file is stored under the key but cannot be trusted; the sentence says why.
+    Invalid(String),
+}
+
+/// Checks a stored entry against the request it would answer: the key and inputs
+/// match, the score lies on the format's scale (a whole number unless the format takes
+/// decimals), the confidence is in 0..1, sub-scores are finite, and the stored reply
+/// still reads as the stored verdict (so an edited verdict, or one read by an older,
+/// laxer reader, is never served).
+pub fn validate(entry: &CacheEntry, key: &CacheKey, format: &CompiledFormat) -> Result<(), String> {
+    if entry.key != key.hex {
+        return Err(format!(
+            "its key {} is not the key it is stored under ({})",
+            short(&entry.key),
+            short(&key.hex)
+        ));
+    }
+    let differ = differing(&key.summary, &entry.inputs);
+    if !differ.is_empty() {
+        return Err(format!(
+            "its recorded inputs differ from the request in: {}",
+            differ.join(", ")
+        ));
+    }
+    let v = &entry.verdict;
+    let [lo, hi] = format.spec().scale;
+    if !v.score.is_finite() || v.score < lo || v.score > hi {
+        return Err(format!(
+            "score {} is outside the scale {lo} to {hi}",
+            v.score
+        ));
+    }
+    if format.spec().numbers == NumberKind::Integer && v.score.fract() != 0.0 {
+        return Err(format!("score {} is not a whole number", v.score));
+    }
+    if let Some(c) = v.confidence
+        && !(c.is_finite() && (0.0..=1.0).contains(&c))
+    {
+        return Err(format!("confidence {c} is outside 0..1"));
+    }
+    if let Some((name, value)) = v.sub_scores.iter().find(|(_, x)| !x.is_finite()) {
+        return Err(format!("sub-score `{name}` is {value}, not a number"));
+    }
+    match format.parse(&entry.reply) {
+        Ok(reread) if reread == *v => Ok(()),
+        Ok(reread) => Err(format!(
+            "its stored reply reads as score {} and confidence {}, not the stored verdict's {} and {}",
+            reread.score,
+            opt(reread.confidence),
+            v.score,
+            opt(v.confidence)
+        )),
+        Err(e) => Err(format!("its stored reply does not read as a verdict: {e}")),
+    }
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map_or_else(|| "none".to_owned(), |x| x.to_string())
+}
+
 /// The on-disk cache.
 #[derive(Debug)]
 pub struct Cache {
     dir: PathBuf,
     mode: CacheMode,
+    /// Started on the first write.
+    writer: OnceLock<Writer>,
 }
-
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Cache {
     /// A cache in `dir` (created on first write).
@@ -211,6 +294,7 @@ impl Cache {
         Cache {
             dir: dir.into(),
             mode,
+            writer: OnceLock::new(),
         }
     }
 
@@ -230,53 +314,55 @@ impl Cache {
             .join(format!("{hex}.json"))
     }
 
-    /// The stored entry for `key`, if the mode reads and one exists.
-    pub fn get(&self, key: &CacheKey) -> Result<Option<CacheEntry>, CacheError> {
+    /// The stored entry for `key`, if the mode reads and one exists and holds up:
+    /// see [`validate`]. `format` is the format the request's reply is read with.
+    pub fn get(&self, key: &CacheKey, format: &CompiledFormat) -> Result<Lookup, CacheError> {
         if !self.mode.reads() {
-            return Ok(None);
+            return Ok(Lookup::Miss);
         }
         let path = self.path_of(&key.hex);
-        match std::fs::read(&path) {
-            // A torn or hand-edited file is treated as absent; the next write replaces it.
-            Ok(bytes) => Ok(serde_json::from_slice::<CacheEntry>(&bytes)
-                .ok()
-                .filter(|e| e.key == key.hex)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(CacheError::Io { path, source }),
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lookup::Miss),
+            Err(source) => return Err(CacheError::Io { path, source }),
+        };
+        let unusable = |why: String| {
+            Ok(Lookup::Invalid(format!(
+                "the cache entry {} is unusable: {why}",
+                path.display()
+            )))
+        };
+        let entry = match serde_json::from_slice::<CacheEntry>(&bytes) {
+            Ok(entry) => entry,
+            Err(e) => return unusable(format!("it is not a cache entry ({e})")),
+        };
+        match validate(&entry, key, format) {
+            Ok(()) => Ok(Lookup::Hit(Box::new(entry))),
+            Err(why) => unusable(why),
         }
     }
 
-    /// Stores an entry if the mode writes: temp file in the same directory, then rename.
-    pub fn put(&self, entry: &CacheEntry) -> Result<(), CacheError> {
+    /// Stores an entry if the mode writes. The entry is queued for the cache's writer
+    /// threads (temporary file, fsync, rename: see [`Writer`]), so the caller never
+    /// waits on the disk; [`Cache::flush`] waits for every queued entry.
+    pub fn put(&self, entry: &CacheEntry) {
         if !self.mode.writes() {
-            return Ok(());
+            return;
         }
-        let path = self.path_of(&entry.key);
-        let dir = path.parent().unwrap_or(&self.dir).to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|source| CacheError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}-{}",
-            entry.key,
-            std::process::id(),
-            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
         let bytes = serde_json::to_vec_pretty(entry).unwrap_or_default();
-        let write = || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&tmp)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(|source| {
-            let _ = std::fs::remove_file(&tmp);
-            CacheError::Io {
-                path: path.clone(),
-                source,
-            }
-        })
+        let writer = self.writer.get_or_init(|| Writer::new(WRITER_THREADS));
+        writer.enqueue(self.path_of(&entry.key), bytes);
+    }
+
+    /// Entries this cache has written so far.
+    pub fn written(&self) -> u64 {
+        self.writer.get().map_or(0, Writer::written)
+    }
+
+    /// Waits until every stored entry is on disk, durably; returns the writes that
+    /// failed since the last flush.
+    pub fn flush(&self) -> Vec<CacheError> {
+        self.writer.get().map(Writer::flush).unwrap_or_default()
     }
 
     /// Says why `key` is not in the cache: the stored entry whose inputs share
@@ -321,6 +407,9 @@ fn differing(a: &KeySummary, b: &KeySummary) -> Vec<&'static str> {
     let mut out = Vec::new();
     if a.provider != b.provider {
         out.push("provider");
+    }
+    if a.endpoint != b.endpoint {
+        out.push("endpoint");
     }
     if a.model != b.model {
         out.push("model");

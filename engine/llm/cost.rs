@@ -109,6 +109,13 @@ impl Budget {
         state.spent += actual;
     }
 
+    /// Records money spent without a reservation (a batch request sent by an earlier,
+    /// interrupted run).
+    pub fn record(&self, actual: f64) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.spent += actual;
+    }
+
     /// Dollars spent so far by finished calls.
     pub fn spent(&self) -> f64 {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).spent

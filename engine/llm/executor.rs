@@ -11,12 +11,12 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::cache::{Cache, CacheEntry, CacheKey, CacheMode, KeyInputs};
+use super::cache::{Cache, CacheEntry, CacheKey, CacheMode, KeyInputs, Lookup};
 use super::cost::{Budget, Reservation, call_cost, estimate_cost};
 use super::log::{CallStatus, InteractionLog, LogRecord};
+use crate::provider::limiter::{Limiter, LimiterStats};
 use crate::provider::models::ModelTable;
 use crate::provider::retry::{RetryPolicy, complete_with_retry};
 use crate::provider::{
@@ -109,6 +109,8 @@ pub enum UnscoredKind {
     Budget,
     /// Replay mode and the cache had no entry.
     ReplayMiss,
+    /// Replay mode and the cache's entry failed its checks (edited, torn, out of scale).
+    BadCacheEntry,
     /// The job's task failed unexpectedly.
     Internal,
 }
@@ -127,6 +129,11 @@ pub enum Outcome {
         reason: String,
         /// Provider attempts made before giving up.
         attempts: u32,
+        /// Tokens of every reply that came back before giving up (an unreadable reply
+        /// and its re-ask cost as much as a readable one).
+        usage: Usage,
+        /// USD those replies cost (`None` when no price is known).
+        cost_usd: Option<f64>,
     },
 }
 
@@ -151,6 +158,9 @@ pub struct JobOutcome {
     pub item: Option<String>,
     /// What happened.
     pub outcome: Outcome,
+    /// A cached entry for this job that could not be used (and why), when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_problem: Option<String>,
 }
 
 /// Whether to draw a progress bar.
@@ -166,7 +176,8 @@ pub enum ProgressMode {
 /// How the executor runs.
 #[derive(Debug)]
 pub struct ExecutorOptions {
-    /// Calls in flight at once (at least 1).
+    /// Requests in flight at once (at least 1): the ceiling of the adaptive limit, which
+    /// rate limits lower and successes raise back.
     pub concurrency: usize,
     /// Retry policy per call.
     pub retry: RetryPolicy,
@@ -214,47 +225,68 @@ pub fn new_run_id() -> String {
     )
 }
 
-struct Inner {
-    provider: Option<Provider>,
-    kind: ProviderKind,
-    options: ExecutorOptions,
-    budget: Option<Budget>,
+/// What every job of a run shares (the batch path in [`super::batch`] reads it too).
+pub(super) struct Inner {
+    /// Requests in flight: `--concurrency` at most, lowered by rate limits.
+    pub(super) limiter: Limiter,
+    pub(super) provider: Option<Provider>,
+    pub(super) kind: ProviderKind,
+    /// The provider's base URL, part of every cache key.
+    pub(super) endpoint: String,
+    pub(super) options: ExecutorOptions,
+    pub(super) budget: Option<Budget>,
 }
 
 /// Runs jobs. Cheap to clone; clones share the budget and log.
 #[derive(Clone)]
 pub struct Executor {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 impl Executor {
     /// An executor calling `provider`.
     pub fn new(provider: Provider, options: ExecutorOptions) -> Executor {
         let kind = provider.kind();
-        Executor::build(Some(provider), kind, options)
+        let endpoint = provider.endpoint();
+        Executor::build(Some(provider), kind, endpoint, options)
     }
 
-    /// An executor that only reads `cache` as if `kind` had answered: no call is
-    /// ever made, and a job without an entry is unscored (`replay-miss`).
+    /// An executor that only reads `cache` as if `kind` at `endpoint` had answered: no
+    /// call is ever made, and a job without a usable entry is unscored (`replay-miss`,
+    /// `bad-cache-entry`).
     pub fn replay(
         kind: ProviderKind,
+        endpoint: &str,
         cache_dir: impl Into<std::path::PathBuf>,
         mut options: ExecutorOptions,
     ) -> Executor {
         options.cache = Some(Cache::new(cache_dir, CacheMode::Replay));
-        Executor::build(None, kind, options)
+        Executor::build(None, kind, endpoint.to_owned(), options)
     }
 
-    fn build(provider: Option<Provider>, kind: ProviderKind, options: ExecutorOptions) -> Executor {
+    fn build(
+        provider: Option<Provider>,
+        kind: ProviderKind,
+        endpoint: String,
+        options: ExecutorOptions,
+    ) -> Executor {
         let budget = options.max_cost.map(Budget::new);
         Executor {
             inner: Arc::new(Inner {
+                limiter: Limiter::new(options.concurrency),
                 provider,
                 kind,
+                endpoint,
                 options,
                 budget,
             }),
         }
+    }
+
+    /// What the adaptive concurrency limit did: where it is, how low it went, how often
+    /// rate limits cut it.
+    pub fn concurrency(&self) -> LimiterStats {
+        self.inner.limiter.stats()
     }
 
     /// USD spent so far through this executor.
@@ -266,20 +298,17 @@ impl Executor {
     pub async fn run(&self, jobs: Vec<Job>) -> Vec<JobOutcome> {
         let total = jobs.len();
         let bar = progress_bar(self.inner.options.progress, total as u64);
-        let semaphore = Arc::new(Semaphore::new(self.inner.options.concurrency.max(1)));
         let mut set = JoinSet::new();
         let mut outcomes: Vec<Option<JobOutcome>> = vec![None; total];
         let mut meta = Vec::with_capacity(total);
         for (index, job) in jobs.into_iter().enumerate() {
             meta.push((job.id.clone(), job.judge.clone(), job.item.clone()));
             let inner = self.inner.clone();
-            let semaphore = semaphore.clone();
             let bar = bar.clone();
             set.spawn(async move {
-                // The semaphore is never closed, so acquire cannot fail; if it did,
-                // running without a permit is still correct, only less polite.
-                let _permit = semaphore.acquire_owned().await.ok();
-                let outcome = inner.run_job(&job).await;
+                // Each request waits for a slot under the adaptive limit (see
+                // `provider::limiter`); a job waiting on a retry holds none.
+                let (outcome, cache_problem) = inner.run_job(&job).await;
                 bar.inc(1);
                 (
                     index,
@@ -288,6 +317,7 @@ impl Executor {
                         judge: job.judge,
                         item: job.item,
                         outcome,
+                        cache_problem,
                     },
                 )
             });
@@ -300,6 +330,13 @@ impl Executor {
             }
         }
         bar.finish_and_clear();
+        // Durable when the run ends: wait for the cache's writer, off the runtime.
+        let inner = self.inner.clone();
+        if let Ok(errors) = tokio::task::spawn_blocking(move || inner.flush_cache()).await {
+            for e in errors {
+                eprintln!("warning: {e}");
+            }
+        }
         outcomes
             .into_iter()
             .zip(meta)
@@ -312,18 +349,102 @@ impl Executor {
                         kind: UnscoredKind::Internal,
                         reason: "the job's task panicked".into(),
                         attempts: 0,
+                        usage: Usage::default(),
+                        cost_usd: Some(0.0),
                     },
+                    cache_problem: None,
                 })
             })
             .collect()
     }
 
-    /// [`Executor::run`] on a fresh multi-threaded tokio runtime, for synchronous callers.
-    pub fn run_blocking(&self, jobs: Vec<Job>) -> std::io::Result<Vec<JobOutcome>> {
+    /// [`Executor::run`] on a fresh multi-threaded tokio runtime, for synchronous
+    /// callers. An interrupt (Ctrl-C, SIGTERM) stops the run: calls in flight are
+    /// dropped, and every verdict already received is on disk before this returns
+    /// [`RunError::Interrupted`], so the same command resumes where it stopped.
+    pub fn run_blocking(&self, jobs: Vec<Job>) -> Result<Vec<JobOutcome>, RunError> {
+        self.block_on_interruptible(self.run(jobs), String::new)
+    }
+
+    /// Runs `future` on a fresh runtime until it ends or a signal stops it; on a signal,
+    /// waits for the cache's writes and says what was kept (and `pending`, what else
+    /// the next run picks up).
+    pub(super) fn block_on_interruptible<T>(
+        &self,
+        future: impl Future<Output = T>,
+        pending: impl FnOnce() -> String,
+    ) -> Result<T, RunError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
-            .build()?;
-        Ok(runtime.block_on(self.run(jobs)))
+            .build()
+            .map_err(RunError::Runtime)?;
+        let outcome = runtime.block_on(async {
+            tokio::select! {
+                done = future => Ok(done),
+                signal = interrupted() => Err(signal),
+            }
+        });
+        drop(runtime);
+        outcome.map_err(|signal| {
+            for e in self.inner.flush_cache() {
+                eprintln!("warning: {e}");
+            }
+            RunError::Interrupted {
+                signal,
+                saved: self.inner.options.cache.as_ref().map_or(0, Cache::written),
+                pending: pending(),
+            }
+        })
+    }
+}
+
+/// Why [`Executor::run_blocking`] returned no outcomes.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// A signal stopped the run; the verdicts received are in the cache.
+    #[error(
+        "interrupted by {signal}: {saved} verdict(s) received in this run are in the cache{pending}; \
+         the same command resumes without asking for them again"
+    )]
+    Interrupted {
+        /// `SIGINT` or `SIGTERM`.
+        signal: &'static str,
+        /// Verdicts written to the cache by this run.
+        saved: u64,
+        /// What else is kept for the next run (batches still running), as a clause.
+        pending: String,
+    },
+}
+
+/// Resolves when the process is asked to stop (Ctrl-C, or SIGTERM on Unix); never
+/// resolves when the handlers cannot be installed.
+pub async fn interrupted() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut term) = signal(SignalKind::terminate()) else {
+            return match tokio::signal::ctrl_c().await {
+                Ok(()) => "SIGINT",
+                Err(_) => std::future::pending().await,
+            };
+        };
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => match r {
+                Ok(()) => "SIGINT",
+                Err(_) => { term.recv().await; "SIGTERM" }
+            },
+            _ = term.recv() => "SIGTERM",
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => "SIGINT",
+            Err(_) => std::future::pending().await,
+        }
     }
 }
 
@@ -341,40 +462,118 @@ fn progress_bar(mode: ProgressMode, total: u64) -> ProgressBar {
 }
 
 /// What one ask produced, for logging.
-struct Ask {
-    reply: Option<ProviderReply>,
-    tries: u32,
-    cost: Option<f64>,
+pub(super) struct Ask {
+    pub(super) reply: Option<ProviderReply>,
+    pub(super) tries: u32,
+    pub(super) cost: Option<f64>,
+}
+
+/// What a job has used so far: every provider attempt, and the tokens and cost of every
+/// reply that came back, readable or not, so an unscored job shows what it spent.
+pub(super) struct Tally {
+    pub(super) usage: Usage,
+    pub(super) cost: Option<f64>,
+    pub(super) attempts: u32,
+}
+
+impl Tally {
+    pub(super) fn new() -> Tally {
+        Tally {
+            usage: Usage::default(),
+            cost: Some(0.0),
+            attempts: 0,
+        }
+    }
+
+    pub(super) fn add(&mut self, ask: &Ask) {
+        self.attempts += ask.tries;
+        if let Some(reply) = &ask.reply {
+            self.usage.input_tokens += reply.usage.input_tokens;
+            self.usage.output_tokens += reply.usage.output_tokens;
+        }
+        self.cost = match (self.cost, ask.cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    pub(super) fn unscored(&self, kind: UnscoredKind, reason: String) -> Outcome {
+        Outcome::Unscored {
+            kind,
+            reason,
+            attempts: self.attempts,
+            usage: self.usage,
+            cost_usd: self.cost,
+        }
+    }
 }
 
 impl Inner {
-    async fn run_job(&self, job: &Job) -> Outcome {
-        let unscored = |kind, reason: String, attempts| Outcome::Unscored {
-            kind,
-            reason,
-            attempts,
-        };
-        let format = match CompiledFormat::new(&job.format) {
-            Ok(f) => f,
-            Err(e) => return unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"), 0),
-        };
-        let models = &self.options.models;
-        let resolved = models.resolve(&job.request.model).to_string();
-        let key = CacheKey::new(&KeyInputs {
+    /// Waits for the cache's queued writes (see [`Cache::flush`]).
+    pub(super) fn flush_cache(&self) -> Vec<super::cache::CacheError> {
+        self.options
+            .cache
+            .as_ref()
+            .map(Cache::flush)
+            .unwrap_or_default()
+    }
+
+    /// The cache key of a job whose model resolves to `resolved`.
+    pub(super) fn key_of(&self, job: &Job, resolved: &str) -> CacheKey {
+        CacheKey::new(&KeyInputs {
             provider: self.kind.name(),
-            model: &resolved,
+            endpoint: &self.endpoint,
+            model: resolved,
             system: job.request.system.as_deref(),
             prompt: &job.request.prompt,
             max_tokens: job.request.max_tokens,
             temperature: job.request.temperature,
             format: &job.format,
             repeat: job.request.repeat,
-        });
+        })
+    }
+
+    /// The request a job sends first: its prompt to its model (the alias itself for a
+    /// provider that takes aliases).
+    pub(super) fn first_request(&self, job: &Job, resolved: &str) -> ProviderRequest {
+        let model = match &self.provider {
+            Some(p) if p.wants_alias() => job.request.model.clone(),
+            _ => resolved.to_owned(),
+        };
+        ProviderRequest {
+            model,
+            system: job.request.system.clone(),
+            messages: vec![Message {
+                role: Role::User,
+                content: job.request.prompt.clone(),
+            }],
+            max_tokens: job.request.max_tokens,
+            temperature: job.request.temperature,
+        }
+    }
+
+    /// Runs one job; also returns the reason a cached entry for it was refused, if one was.
+    async fn run_job(&self, job: &Job) -> (Outcome, Option<String>) {
+        let mut cache_problem = None;
+        let outcome = self.run_job_noting(job, &mut cache_problem).await;
+        (outcome, cache_problem)
+    }
+
+    async fn run_job_noting(&self, job: &Job, cache_problem: &mut Option<String>) -> Outcome {
+        let mut tally = Tally::new();
+        let format = match CompiledFormat::new(&job.format) {
+            Ok(f) => f,
+            Err(e) => {
+                return tally.unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"));
+            }
+        };
+        let resolved = self.options.models.resolve(&job.request.model).to_string();
+        let key = self.key_of(job, &resolved);
         let started = chrono::Utc::now();
         let clock = Instant::now();
         if let Some(cache) = &self.options.cache {
-            match cache.get(&key) {
-                Ok(Some(entry)) => {
+            match cache.get(&key, &format) {
+                Ok(Lookup::Hit(entry)) => {
                     self.log(
                         job,
                         &resolved,
@@ -388,6 +587,7 @@ impl Inner {
                             ..LogFields::default()
                         },
                     );
+                    let entry = *entry;
                     return Outcome::Scored(Box::new(Scored {
                         verdict: entry.verdict,
                         reply: entry.reply,
@@ -398,7 +598,30 @@ impl Inner {
                         attempts: 0,
                     }));
                 }
-                Ok(None) if cache.mode() == CacheMode::Replay => {
+                Ok(Lookup::Invalid(why)) if cache.mode() == CacheMode::Replay => {
+                    let reason = format!("replay: {why}");
+                    self.log(
+                        job,
+                        &resolved,
+                        &job.request.prompt,
+                        started,
+                        clock,
+                        LogFields {
+                            status: CallStatus::ReplayMiss,
+                            error: Some(&reason),
+                            ..LogFields::default()
+                        },
+                    );
+                    *cache_problem = Some(why);
+                    return tally.unscored(UnscoredKind::BadCacheEntry, reason);
+                }
+                // A refused entry is a miss: the model is asked again (and, when the
+                // cache writes, the fresh verdict replaces the entry).
+                Ok(Lookup::Invalid(why)) => {
+                    eprintln!("warning [{}]: {why}; asking the model again", job.id);
+                    *cache_problem = Some(why);
+                }
+                Ok(Lookup::Miss) if cache.mode() == CacheMode::Replay => {
                     let reason = format!("replay: {}", cache.explain_miss(&key));
                     self.log(
                         job,
@@ -412,9 +635,9 @@ impl Inner {
                             ..LogFields::default()
                         },
                     );
-                    return unscored(UnscoredKind::ReplayMiss, reason, 0);
+                    return tally.unscored(UnscoredKind::ReplayMiss, reason);
                 }
-                Ok(None) => {
+                Ok(Lookup::Miss) => {
                     if self.options.explain_misses {
                         eprintln!("cache miss [{}]: {}", job.id, cache.explain_miss(&key));
                     }
@@ -424,26 +647,9 @@ impl Inner {
             }
         }
         let Some(provider) = &self.provider else {
-            return unscored(UnscoredKind::Provider, "no provider configured".into(), 0);
+            return tally.unscored(UnscoredKind::Provider, "no provider configured".into());
         };
-        let model_sent = if provider.wants_alias() {
-            job.request.model.clone()
-        } else {
-            resolved.clone()
-        };
-        let mut request = ProviderRequest {
-            model: model_sent,
-            system: job.request.system.clone(),
-            messages: vec![Message {
-                role: Role::User,
-                content: job.request.prompt.clone(),
-            }],
-            max_tokens: job.request.max_tokens,
-            temperature: job.request.temperature,
-        };
-        let mut usage = Usage::default();
-        let mut cost = Some(0.0);
-        let mut attempts = 0;
+        let mut request = self.first_request(job, &resolved);
         let mut first_error: Option<ReplyError> = None;
         for ask in 1..=2u32 {
             let started = chrono::Utc::now();
@@ -458,15 +664,7 @@ impl Inner {
                 Ok(a) => (a, None),
                 Err((a, e)) => (a, Some(e)),
             };
-            attempts += ask_result.tries;
-            if let Some(reply) = &ask_result.reply {
-                usage.input_tokens += reply.usage.input_tokens;
-                usage.output_tokens += reply.usage.output_tokens;
-            }
-            cost = match (cost, ask_result.cost) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
+            tally.add(&ask_result);
             let reply_text = ask_result.reply.as_ref().map(|r| r.text.clone());
             let mut fields = LogFields {
                 tries: ask_result.tries,
@@ -492,14 +690,10 @@ impl Inner {
                     Some(first) => format!("{message} (on the re-ask after: {first})"),
                     None => message.clone(),
                 };
-                return unscored(kind, reason, attempts);
+                return tally.unscored(kind, reason);
             }
             let Some(reply) = ask_result.reply else {
-                return unscored(
-                    UnscoredKind::Internal,
-                    "no reply and no error".into(),
-                    attempts,
-                );
+                return tally.unscored(UnscoredKind::Internal, "no reply and no error".into());
             };
             match format.parse_reply(&reply.text, reply.truncated) {
                 Ok(verdict) => {
@@ -512,22 +706,20 @@ impl Inner {
                             inputs: key.summary.clone(),
                             reply: reply.text.clone(),
                             verdict: verdict.clone(),
-                            usage,
+                            usage: tally.usage,
                             reasked: ask == 2,
                             created: chrono::Utc::now().to_rfc3339(),
                         };
-                        if let Err(e) = cache.put(&entry) {
-                            eprintln!("warning: {e}");
-                        }
+                        cache.put(&entry);
                     }
                     return Outcome::Scored(Box::new(Scored {
                         verdict,
                         reply: reply.text,
-                        usage,
-                        cost_usd: cost,
+                        usage: tally.usage,
+                        cost_usd: tally.cost,
                         cached: false,
                         reasked: ask == 2,
-                        attempts,
+                        attempts: tally.attempts,
                     }));
                 }
                 Err(parse_error) => {
@@ -542,7 +734,7 @@ impl Inner {
                             ),
                             None => format!("the reply could not be read: {parse_error}"),
                         };
-                        return unscored(UnscoredKind::Unreadable, reason, attempts);
+                        return tally.unscored(UnscoredKind::Unreadable, reason);
                     }
                     request.messages.push(Message {
                         role: Role::Assistant,
@@ -556,7 +748,7 @@ impl Inner {
                 }
             }
         }
-        unscored(UnscoredKind::Internal, "re-ask loop ended".into(), attempts)
+        tally.unscored(UnscoredKind::Internal, "re-ask loop ended".into())
     }
 
     /// One ask: reserve budget, call with retries, settle.
@@ -569,6 +761,9 @@ impl Inner {
         let price = self.options.models.price(model_id);
         // The CLI reports no tokens and is not billed per token, so no budget applies to it.
         let metered = provider.kind() != ProviderKind::ClaudeCli;
+        // The slot comes first: only calls about to start hold a budget reservation,
+        // not every job queued behind the concurrency limit.
+        let first = self.limiter.acquire().await;
         let reservation: Option<Reservation> = match (&self.budget, metered) {
             (Some(budget), true) => {
                 let Some(price) = price else {
@@ -608,7 +803,14 @@ impl Inner {
             }
             _ => None,
         };
-        let attempted = complete_with_retry(provider, request, &self.options.retry).await;
+        let attempted = complete_with_retry(
+            provider,
+            request,
+            &self.options.retry,
+            &self.limiter,
+            Some(first),
+        )
+        .await;
         let cost = match &attempted.result {
             Ok(reply) if metered => call_cost(price, &reply.usage),
             Ok(_) => None,
@@ -631,13 +833,18 @@ impl Inner {
                 },
                 (
                     UnscoredKind::Provider,
-                    format!("{e} (after {} attempt(s))", attempted.attempts),
+                    match &attempted.gave_up {
+                        Some(why) => {
+                            format!("{e} (after {} attempt(s): {why})", attempted.attempts)
+                        }
+                        None => format!("{e} (after {} attempt(s))", attempted.attempts),
+                    },
                 ),
             )),
         }
     }
 
-    fn log(
+    pub(super) fn log(
         &self,
         job: &Job,
         model: &str,
@@ -668,6 +875,7 @@ impl Inner {
             parsed_score: f.parsed_score,
             attempt: f.attempt,
             tries: f.tries,
+            batch: f.batch.map(str::to_string),
         };
         if let Err(e) = log.write(&record) {
             eprintln!(
@@ -679,15 +887,17 @@ impl Inner {
 }
 
 /// The per-call parts of a log record.
-struct LogFields<'a> {
-    reply: Option<&'a str>,
-    usage: Usage,
-    cost: Option<f64>,
-    status: CallStatus,
-    error: Option<&'a str>,
-    parsed_score: Option<f64>,
-    attempt: u32,
-    tries: u32,
+pub(super) struct LogFields<'a> {
+    pub(super) reply: Option<&'a str>,
+    pub(super) usage: Usage,
+    pub(super) cost: Option<f64>,
+    pub(super) status: CallStatus,
+    pub(super) error: Option<&'a str>,
+    pub(super) parsed_score: Option<f64>,
+    pub(super) attempt: u32,
+    pub(super) tries: u32,
+    /// The Message Batch the answer came from.
+    pub(super) batch: Option<&'a str>,
 }
 
 impl Default for LogFields<'_> {
@@ -701,6 +911,7 @@ impl Default for LogFields<'_> {
             parsed_score: None,
             attempt: 1,
             tries: 0,
+            batch: None,
         }
     }
 }

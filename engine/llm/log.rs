@@ -70,8 +70,11 @@ pub struct LogRecord {
     pub parsed_score: Option<f64>,
     /// 1 for the first ask, 2 for the re-ask after an unreadable reply.
     pub attempt: u32,
-    /// HTTP/CLI attempts this ask took, retries included.
+    /// HTTP/CLI attempts this ask took, retries included (batch submissions, for `--batch`).
     pub tries: u32,
+    /// The Message Batch the answer came from (`--batch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
 }
 
 /// An append-only JSONL file.

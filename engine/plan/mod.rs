@@ -21,12 +21,13 @@ use minijinja::Environment;
 use serde::Serialize;
 
 use crate::diag::Diagnostic;
-use crate::llm::cache::{Cache, CacheMode};
+use crate::llm::cache::{Cache, CacheMode, Lookup};
 use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
 use crate::provider::models::{ModelTable, Price};
 use crate::run::context::{Overrides, load_inputs};
 use crate::run::llm::{PlannedCall, cache_key, model_table, models_for, plan_calls};
+use crate::verdict::reply::CompiledFormat;
 
 /// How a plan is made.
 #[derive(Debug, Clone)]
@@ -200,6 +201,8 @@ pub fn plan(
     let repeat = opts.repeat.max(1);
     let (calls, prompt_errors) = plan_calls(env, suite, &units, &models, repeat);
     let kind = provider_kind(opts.provider);
+    // The endpoint a run would key its cache entries by.
+    let endpoint = crate::provider::Provider::endpoint_from_env(kind);
     let mut table = model_table(suite);
     table.extend(&IndexMap::new(), &opts.prices);
     let mut notes = Vec::new();
@@ -233,9 +236,11 @@ pub fn plan(
             cost: Some(CostRange::default()),
             ..Row::default()
         });
-        let hit = cache
-            .as_ref()
-            .is_some_and(|c| matches!(c.get(&cache_key(kind, &table, &call.job)), Ok(Some(_))));
+        let key = cache_key(kind, &endpoint, &table, &call.job);
+        let hit = cache.as_ref().is_some_and(|c| {
+            CompiledFormat::new(&call.job.format)
+                .is_ok_and(|f| matches!(c.get(&key, &f), Ok(Lookup::Hit(_))))
+        });
         add_call(row, call, hit, counted.as_ref(), &table, metered);
     }
     let rows: Vec<Row> = rows.into_values().collect();

@@ -88,21 +88,42 @@ impl AnthropicProvider {
         &self,
         request: &ProviderRequest,
     ) -> Result<ProviderReply, ProviderError> {
-        let mut body = json!({
-            "model": request.model,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "messages": request.messages,
-        });
-        if let Some(system) = &request.system {
-            body["system"] = json!(system);
-        }
-        let response = self
-            .client
-            .post(format!("{}/v1/messages", self.base_url))
+        let text = self
+            .send(
+                self.client
+                    .post(format!("{}/v1/messages", self.base_url))
+                    .json(&body(request)),
+            )
+            .await?;
+        reply_from_text(&text).map(|r| self.redacted(r))
+    }
+
+    /// `reply` with the key redacted: a key echoed back must not reach the result, the
+    /// log or the cache (batch results pass through here too).
+    pub(crate) fn redacted(&self, mut reply: ProviderReply) -> ProviderReply {
+        reply.text = self.key.redact(&reply.text);
+        reply
+    }
+
+    /// Sends a request to the API with the key and version headers; a non-success
+    /// status becomes [`ProviderError::Http`] (the key redacted from the message).
+    pub(crate) async fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<String, ProviderError> {
+        self.send_capped(builder, super::MAX_BODY_BYTES).await
+    }
+
+    /// [`Self::send`] with its own limit on the body read (a batch's results hold many
+    /// replies).
+    pub(crate) async fn send_capped(
+        &self,
+        builder: reqwest::RequestBuilder,
+        cap: usize,
+    ) -> Result<String, ProviderError> {
+        let response = builder
             .header("x-api-key", self.key.expose())
             .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(&body)
             .send()
             .await
             .map_err(|e| transport_error(NAME, self.timeout, &e))?;
@@ -111,7 +132,7 @@ impl AnthropicProvider {
             return Err(e);
         }
         let wait = retry_after(response.headers());
-        let text = read_capped(NAME, self.timeout, response).await?;
+        let text = read_capped(NAME, self.timeout, response, cap).await?;
         if !status.is_success() {
             return Err(ProviderError::Http {
                 provider: NAME,
@@ -120,28 +141,65 @@ impl AnthropicProvider {
                 retry_after: wait,
             });
         }
-        let parsed: MessagesResponse =
-            serde_json::from_str(&text).map_err(|e| ProviderError::InvalidResponse {
-                provider: NAME,
-                message: e.to_string(),
-            })?;
-        let reply: Vec<&str> = parsed
-            .content
-            .iter()
-            .filter(|b| b.kind == "text")
-            .filter_map(|b| b.text.as_deref())
-            .collect();
-        let usage = parsed.usage.map_or(Usage::default(), |u| Usage {
-            input_tokens: u.input_tokens,
-            output_tokens: u.output_tokens,
-        });
-        Ok(ProviderReply {
-            // A key echoed back must not reach the result, the log or the cache.
-            text: self.key.redact(&reply.join("")),
-            usage,
-            truncated: parsed.stop_reason.as_deref() == Some("max_tokens"),
-            model: parsed.model,
-        })
+        Ok(text)
+    }
+
+    /// The HTTP client (shared with the batch calls).
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+}
+
+/// The Messages API request body for `request` (also a batch item's `params`).
+pub fn body(request: &ProviderRequest) -> serde_json::Value {
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "messages": request.messages,
+    });
+    if let Some(system) = &request.system {
+        body["system"] = json!(system);
+    }
+    body
+}
+
+/// Reads a Messages API response from its text.
+pub fn reply_from_text(text: &str) -> Result<ProviderReply, ProviderError> {
+    let parsed: MessagesResponse =
+        serde_json::from_str(text).map_err(|e| ProviderError::InvalidResponse {
+            provider: NAME,
+            message: e.to_string(),
+        })?;
+    Ok(reply_from(parsed))
+}
+
+/// Reads a Messages API response already parsed as JSON (a batch item's `message`).
+pub fn reply_from_value(value: serde_json::Value) -> Result<ProviderReply, ProviderError> {
+    let parsed: MessagesResponse =
+        serde_json::from_value(value).map_err(|e| ProviderError::InvalidResponse {
+            provider: NAME,
+            message: e.to_string(),
+        })?;
+    Ok(reply_from(parsed))
+}
+
+fn reply_from(parsed: MessagesResponse) -> ProviderReply {
+    let reply: Vec<&str> = parsed
+        .content
+        .iter()
+        .filter(|b| b.kind == "text")
+        .filter_map(|b| b.text.as_deref())
+        .collect();
+    let usage = parsed.usage.map_or(Usage::default(), |u| Usage {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+    });
+    ProviderReply {
+        text: reply.join(""),
+        usage,
+        truncated: parsed.stop_reason.as_deref() == Some("max_tokens"),
+        model: parsed.model,
     }
 }
 

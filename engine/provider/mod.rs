@@ -6,8 +6,10 @@
 //! the set closed and lets `Debug` be written by hand so that no key ever prints.
 
 pub mod anthropic;
+pub mod batches;
 pub mod claude_cli;
 pub mod doctor;
+pub mod limiter;
 pub mod models;
 pub mod openai;
 pub mod retry;
@@ -207,6 +209,9 @@ impl ProviderKind {
     }
 }
 
+/// The endpoint name of the `claude` CLI in cache keys.
+pub const CLI_ENDPOINT: &str = "cli";
+
 /// A configured provider.
 #[derive(Debug, Clone)]
 pub enum Provider {
@@ -240,12 +245,30 @@ impl Provider {
         }
     }
 
-    /// Where requests go (a base URL or the CLI's path), for logs and cache keys.
+    /// Where requests go, for logs and cache keys: the base URL of an API, `cli` for the
+    /// `claude` CLI (which always talks to Anthropic, wherever the binary lives).
     pub fn endpoint(&self) -> String {
         match self {
             Provider::Anthropic(p) => p.base_url().to_string(),
             Provider::Openai(p) => p.base_url().to_string(),
-            Provider::ClaudeCli(p) => p.program().display().to_string(),
+            Provider::ClaudeCli(_) => CLI_ENDPOINT.to_string(),
+        }
+    }
+
+    /// The endpoint a provider of `kind` built from the environment would use, without
+    /// building it (no key needed): what `--replay` keys its lookups by, so a replay
+    /// reads the verdicts of the server the same command would call.
+    pub fn endpoint_from_env(kind: ProviderKind) -> String {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        match kind {
+            ProviderKind::Anthropic => base_url(
+                env("ANTHROPIC_BASE_URL").as_deref(),
+                anthropic::DEFAULT_BASE_URL,
+            ),
+            ProviderKind::Openai => {
+                base_url(env("OPENAI_BASE_URL").as_deref(), openai::DEFAULT_BASE_URL)
+            }
+            ProviderKind::ClaudeCli => CLI_ENDPOINT.to_string(),
         }
     }
 
@@ -369,22 +392,23 @@ pub(crate) fn redirect_refused(
 /// for the envelope. A server streaming more is cut off instead of filling memory.
 pub const MAX_BODY_BYTES: usize = 2 * crate::verdict::reply::MAX_REPLY_BYTES + (64 << 10);
 
-/// Reads a response body, refusing one longer than [`MAX_BODY_BYTES`] before it is held
-/// in memory whole.
+/// Reads a response body, refusing one longer than `cap` bytes (usually
+/// [`MAX_BODY_BYTES`]) before it is held in memory whole.
 pub(crate) async fn read_capped(
     provider: &'static str,
     timeout: Duration,
     mut response: reqwest::Response,
+    cap: usize,
 ) -> Result<String, ProviderError> {
     let too_long = |n: u64| ProviderError::InvalidResponse {
         provider,
         message: format!(
-            "the response body is {n} bytes or more, above the {MAX_BODY_BYTES}-byte limit; \
+            "the response body is {n} bytes or more, above the {cap}-byte limit; \
              it was not read"
         ),
     };
     if let Some(n) = response.content_length()
-        && n > MAX_BODY_BYTES as u64
+        && n > cap as u64
     {
         return Err(too_long(n));
     }
@@ -394,7 +418,7 @@ pub(crate) async fn read_capped(
         .await
         .map_err(|e| transport_error(provider, timeout, &e))?
     {
-        if body.len() + chunk.len() > MAX_BODY_BYTES {
+        if body.len() + chunk.len() > cap {
             return Err(too_long((body.len() + chunk.len()) as u64));
         }
         body.extend_from_slice(&chunk);

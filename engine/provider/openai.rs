@@ -124,7 +124,7 @@ impl OpenAiProvider {
             return Err(e);
         }
         let wait = retry_after(response.headers());
-        let text = read_capped(NAME, self.timeout, response).await?;
+        let text = read_capped(NAME, self.timeout, response, super::MAX_BODY_BYTES).await?;
         if !status.is_success() {
             let message = error_message(&text);
             return Err(ProviderError::Http {

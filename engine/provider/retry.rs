@@ -1,29 +1,37 @@
-//! Retrying provider calls: exponential backoff with jitter, honouring the
-//! server's `retry-after`, bounded in attempts and in total time.
+//! Retrying provider calls: exponential backoff with jitter, honouring the server's
+//! `retry-after`, bounded in attempts and in time, each attempt under the run's
+//! adaptive concurrency limit ([`Limiter`]).
 //!
-//! Built on `backon`: its `ExponentialBuilder` gives the jittered schedule, and
-//! its `adjust` hook swaps in the server's requested delay and enforces the
-//! overall deadline (a server asking for more time than is left ends the retries
-//! now rather than sleeping past the deadline).
+//! Two kinds of trouble are told apart. A failure (a 500, a timeout, a dropped
+//! connection) counts against `max_attempts`. A "slow down" answer (429, 529) is not a
+//! failure of the request but a sign of too many requests: it lowers the limit, and the
+//! request waits its turn again, bounded by `max_rate_limited` answers and, above all,
+//! by `max_total`, the time the request may spend on its retries. Time spent queued
+//! behind the run's own limit is not counted: that wait is ours, not the server's.
+//! `backon`'s `ExponentialBuilder` gives the jittered delays; a server asking for more
+//! time than is left ends the retries at once rather than sleeping past the budget.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use backon::{ExponentialBuilder, Retryable};
+use backon::{BackoffBuilder, ExponentialBuilder};
 
+use super::limiter::{Limiter, Permit, Signal};
 use super::{Provider, ProviderError, ProviderReply, ProviderRequest};
 
 /// How hard to try.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
-    /// Attempts in all, including the first (at least 1).
+    /// Attempts in all for failures (server errors, timeouts, dropped connections),
+    /// the first included (at least 1).
     pub max_attempts: u32,
+    /// "Slow down" answers (429, 529) a request may get before it gives up.
+    pub max_rate_limited: u32,
     /// First backoff delay.
     pub min_delay: Duration,
     /// Largest backoff delay (a `retry-after` may ask for more, within `max_total`).
     pub max_delay: Duration,
-    /// No retry is started after this much time since the first attempt.
+    /// Time a request may spend on attempts and waits between them (not counting the
+    /// queue for a slot under the concurrency limit); no retry starts past it.
     pub max_total: Duration,
     /// Random jitter on each delay, so parallel calls do not retry in lockstep.
     pub jitter: bool,
@@ -33,6 +41,7 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
             max_attempts: 5,
+            max_rate_limited: 30,
             min_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
             max_total: Duration::from_secs(180),
@@ -46,6 +55,7 @@ impl RetryPolicy {
     pub fn none() -> Self {
         RetryPolicy {
             max_attempts: 1,
+            max_rate_limited: 1,
             ..RetryPolicy::default()
         }
     }
@@ -53,34 +63,54 @@ impl RetryPolicy {
 
 /// The result of a retried call and how many attempts it took.
 #[derive(Debug)]
-pub struct Attempted {
+pub struct Attempted<T = ProviderReply> {
     /// The final result.
-    pub result: Result<ProviderReply, ProviderError>,
+    pub result: Result<T, ProviderError>,
     /// Attempts made (1 = no retry).
     pub attempts: u32,
+    /// Why the retries stopped, when they stopped on an error that could have been
+    /// retried (the attempt count or the time budget ran out).
+    pub gave_up: Option<String>,
 }
 
 /// Calls `provider` until it succeeds, fails permanently, or the policy gives up.
+/// `first` is a slot already taken for the first attempt, if the caller holds one.
 pub async fn complete_with_retry(
     provider: &Provider,
     request: &ProviderRequest,
     policy: &RetryPolicy,
+    limiter: &Limiter,
+    first: Option<Permit<'_>>,
 ) -> Attempted {
-    let attempts = Arc::new(AtomicU32::new(0));
-    let counter = attempts.clone();
-    let call = || {
-        counter.fetch_add(1, Ordering::Relaxed);
-        provider.complete(request)
-    };
-    let result = retry(call, policy).await;
-    Attempted {
-        result,
-        attempts: attempts.load(Ordering::Relaxed),
+    retry_with(|| provider.complete(request), policy, limiter, first).await
+}
+
+/// Whether an error asks the client to send less (429 rate limit, 529 overloaded).
+pub fn is_slow_down(err: &ProviderError) -> bool {
+    matches!(
+        err,
+        ProviderError::Http {
+            status: 429 | 529,
+            ..
+        }
+    )
+}
+
+fn signal_of<T>(result: &Result<T, ProviderError>) -> Signal {
+    match result {
+        Ok(_) => Signal::Success,
+        Err(e) if is_slow_down(e) => Signal::RateLimited,
+        Err(_) => Signal::Neutral,
     }
 }
 
-/// The retry loop over any fallible async call, for callers with their own call.
-pub async fn retry<F, Fut, T>(call: F, policy: &RetryPolicy) -> Result<T, ProviderError>
+/// The retry loop over any fallible async call, each attempt under `limiter`.
+pub async fn retry_with<F, Fut, T>(
+    mut call: F,
+    policy: &RetryPolicy,
+    limiter: &Limiter,
+    mut first: Option<Permit<'_>>,
+) -> Attempted<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, ProviderError>>,
@@ -88,23 +118,68 @@ where
     let mut backoff = ExponentialBuilder::default()
         .with_min_delay(policy.min_delay)
         .with_max_delay(policy.max_delay)
-        .with_max_times(policy.max_attempts.saturating_sub(1) as usize);
+        .without_max_times();
     if policy.jitter {
         backoff = backoff.with_jitter();
     }
-    let start = Instant::now();
-    let max_total = policy.max_total;
-    call.retry(backoff)
-        .sleep(tokio::time::sleep)
-        .when(ProviderError::is_retryable)
-        .adjust(move |err: &ProviderError, next: Option<Duration>| {
-            let next = next?;
-            let wait = err.retry_after().map_or(next, |asked| {
-                asked.max(next.min(asked + Duration::from_millis(250)))
-            });
-            (start.elapsed() + wait <= max_total).then_some(wait)
-        })
-        .await
+    let mut delays = backoff.build();
+    let (mut attempts, mut failures, mut slow_downs) = (0u32, 0u32, 0u32);
+    let mut spent = Duration::ZERO;
+    loop {
+        let permit = match first.take() {
+            Some(p) => p,
+            None => limiter.acquire().await,
+        };
+        let clock = Instant::now();
+        attempts += 1;
+        let result = call().await;
+        permit.finish(signal_of(&result));
+        spent += clock.elapsed();
+        let err = match result {
+            Ok(v) => return done(Ok(v), attempts, None),
+            Err(e) if !e.is_retryable() => return done(Err(e), attempts, None),
+            Err(e) => e,
+        };
+        if is_slow_down(&err) {
+            slow_downs += 1;
+            if slow_downs >= policy.max_rate_limited.max(1) {
+                let why = format!("{slow_downs} rate-limit answers, the most a request takes");
+                return done(Err(err), attempts, Some(why));
+            }
+        } else {
+            failures += 1;
+            if failures >= policy.max_attempts.max(1) {
+                let why = format!("{failures} failed attempts, the most a request makes");
+                return done(Err(err), attempts, Some(why));
+            }
+        }
+        let next = delays.next().unwrap_or(policy.max_delay);
+        let wait = err.retry_after().map_or(next, |asked| {
+            asked.max(next.min(asked + Duration::from_millis(250)))
+        });
+        if spent + wait > policy.max_total {
+            let why = format!(
+                "waiting {:.1}s more would pass the {:.0}s retry budget",
+                wait.as_secs_f64(),
+                policy.max_total.as_secs_f64()
+            );
+            return done(Err(err), attempts, Some(why));
+        }
+        tokio::time::sleep(wait).await;
+        spent += wait;
+    }
+}
+
+fn done<T>(
+    result: Result<T, ProviderError>,
+    attempts: u32,
+    gave_up: Option<String>,
+) -> Attempted<T> {
+    Attempted {
+        result,
+        attempts,
+        gave_up,
+    }
 }
 
 #[cfg(test)]
@@ -123,6 +198,7 @@ mod tests {
     fn fast(max_attempts: u32) -> RetryPolicy {
         RetryPolicy {
             max_attempts,
+            max_rate_limited: 4,
             min_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(5),
             max_total: Duration::from_secs(5),
@@ -130,72 +206,77 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn retries_transient_errors_then_gives_up() {
+    async fn run<T>(
+        policy: &RetryPolicy,
+        mut answer: impl FnMut(u32) -> Result<T, ProviderError>,
+    ) -> Attempted<T> {
+        let limiter = Limiter::new(2);
         let mut n = 0;
-        let r: Result<(), _> = retry(
+        retry_with(
             || {
                 n += 1;
-                async { Err(http(503, None)) }
+                std::future::ready(answer(n))
             },
-            &fast(3),
+            policy,
+            &limiter,
+            None,
         )
-        .await;
-        assert!(r.is_err());
-        assert_eq!(n, 3);
+        .await
+    }
+
+    #[tokio::test]
+    async fn retries_transient_errors_then_gives_up() {
+        let r: Attempted<()> = run(&fast(3), |_| Err(http(503, None))).await;
+        assert!(r.result.is_err());
+        assert_eq!(r.attempts, 3);
+        assert!(r.gave_up.unwrap().contains("3 failed attempts"));
     }
 
     #[tokio::test]
     async fn does_not_retry_client_errors() {
-        let mut n = 0;
-        let r: Result<(), _> = retry(
-            || {
-                n += 1;
-                async { Err(http(400, None)) }
-            },
-            &fast(3),
-        )
-        .await;
-        assert!(r.is_err());
-        assert_eq!(n, 1);
+        let r: Attempted<()> = run(&fast(3), |_| Err(http(400, None))).await;
+        assert!(r.result.is_err());
+        assert_eq!((r.attempts, r.gave_up), (1, None));
     }
 
     #[tokio::test]
-    async fn honours_retry_after_and_the_total_deadline() {
-        let t = Instant::now();
-        let mut n = 0;
-        let r = retry(
-            || {
-                n += 1;
-                let first = n == 1;
-                async move {
-                    if first {
-                        Err(http(429, Some(Duration::from_millis(120))))
-                    } else {
-                        Ok(7)
-                    }
-                }
-            },
-            &fast(3),
-        )
+    async fn rate_limits_do_not_use_up_the_failure_attempts() {
+        // Two failures allowed, four rate-limit answers: a 429 run of three then a
+        // success is fine, and failures and 429s are counted apart.
+        let r = run(&fast(2), |n| match n {
+            1..=3 => Err(http(429, Some(Duration::ZERO))),
+            4 => Err(http(500, None)),
+            _ => Ok(n),
+        })
         .await;
-        assert_eq!(r, Ok(7));
+        assert_eq!(r.result, Ok(5));
+        assert_eq!(r.attempts, 5);
+        let r: Attempted<()> = run(&fast(2), |_| Err(http(429, Some(Duration::ZERO)))).await;
+        assert_eq!(r.attempts, 4);
+        assert!(r.gave_up.unwrap().contains("4 rate-limit answers"));
+    }
+
+    #[tokio::test]
+    async fn honours_retry_after_and_the_time_budget() {
+        let t = Instant::now();
+        let r = run(&fast(3), |n| {
+            if n == 1 {
+                Err(http(429, Some(Duration::from_millis(120))))
+            } else {
+                Ok(7)
+            }
+        })
+        .await;
+        assert_eq!(r.result, Ok(7));
         assert!(t.elapsed() >= Duration::from_millis(120));
         // A retry-after longer than the whole budget ends the retries at once.
         let policy = RetryPolicy {
             max_total: Duration::from_millis(50),
             ..fast(5)
         };
-        let mut calls = 0;
-        let r: Result<(), _> = retry(
-            || {
-                calls += 1;
-                async { Err(http(429, Some(Duration::from_secs(60)))) }
-            },
-            &policy,
-        )
-        .await;
-        assert!(r.is_err());
-        assert_eq!(calls, 1, "no retry is scheduled past the deadline");
+        let r: Attempted<()> =
+            run(&policy, |_| Err(http(429, Some(Duration::from_secs(60))))).await;
+        assert_eq!(r.attempts, 1);
+        assert!(r.gave_up.unwrap().contains("retry budget"));
     }
 }

@@ -307,8 +307,12 @@ pub struct RunPanelView {
 pub struct UsageView {
     /// Verdicts asked for.
     pub calls: usize,
+    /// Of those, the ones that ended with a verdict.
+    pub verdicts: usize,
     /// Answered from the cache.
     pub cached: usize,
+    /// Requests that reached a provider, retries and re-asks included.
+    pub requests: u64,
     /// Input tokens.
     pub input_tokens: u64,
     /// Output tokens.
@@ -325,6 +329,10 @@ pub struct GateView {
     pub decision_score: Option<f64>,
     /// Share of units with a score.
     pub coverage: Option<f64>,
+    /// Units asked for.
+    pub units: usize,
+    /// Units with a score.
+    pub scored_units: usize,
     /// True when a gate failed the run whatever its score.
     pub blocked: bool,
     /// One line: why the decision is what it is.

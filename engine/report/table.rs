@@ -96,9 +96,17 @@ fn run_table(out: &mut String, r: &Report, per_repo: bool) {
         "WEAK_PASS" => paint(YELLOW.bold(), &r.decision),
         other => paint(GREEN.bold(), other),
     };
+    // A judge can score with some of its units (repos, panel members) missing: then the
+    // count of units says so, so the line never reads as complete when it is not.
+    let units = match r.gate.as_ref() {
+        Some(g) if g.scored_units < g.units => {
+            format!("; {} of {} units scored", g.scored_units, g.units)
+        }
+        _ => String::new(),
+    };
     let _ = writeln!(
         out,
-        "\n  weighted score {total} / 5  ->  {decision}   ({} of {} judges scored, {} passed)",
+        "\n  weighted score {total} / 5  ->  {decision}   ({} of {} judges scored, {} passed{units})",
         r.summary.scored, r.summary.judges, r.summary.passed
     );
     usage_and_panel(out, r);
@@ -189,11 +197,13 @@ fn usage_and_panel(out: &mut String, r: &Report) {
     if let Some(u) = &r.usage {
         let _ = writeln!(
             out,
-            "  model {} via {}: {} verdicts ({} cached), {} input + {} output tokens, ${:.4}",
+            "  model {} via {}: {} of {} verdicts ({} cached), {} requests, {} input + {} output tokens, ${:.4}",
             r.model.as_deref().unwrap_or("-"),
             r.provider.as_deref().unwrap_or("-"),
+            u.verdicts,
             u.calls,
             u.cached,
+            u.requests,
             u.input_tokens,
             u.output_tokens,
             u.cost_usd

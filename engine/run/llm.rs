@@ -11,9 +11,10 @@ use minijinja::Environment;
 use serde::Serialize;
 
 use crate::diag::{Code, Diagnostic};
+use crate::llm::batch::{BatchOptions, BatchReport};
 use crate::llm::cache::{Cache, CacheKey, CacheMode, KeyInputs};
 use crate::llm::executor::{
-    Executor, ExecutorOptions, Job, JobOutcome, LlmRequest, Outcome, ProgressMode,
+    Executor, ExecutorOptions, Job, JobOutcome, LlmRequest, Outcome, ProgressMode, RunError,
 };
 use crate::llm::log::InteractionLog;
 use crate::load::judge::JudgePlan;
@@ -73,6 +74,8 @@ pub struct LlmOptions {
     pub allow_errors: bool,
     /// `--repeat N`: asks of every model per unit (1 without repeats).
     pub repeat: u32,
+    /// `--batch`: uncached prompts go through the Message Batches API.
+    pub batch: bool,
 }
 
 impl Default for LlmOptions {
@@ -93,6 +96,42 @@ impl Default for LlmOptions {
             run_id: None,
             allow_errors: false,
             repeat: 1,
+            batch: false,
+        }
+    }
+}
+
+/// Why an LLM run gave no result.
+#[derive(Debug)]
+pub enum LlmRunError {
+    /// The suite, its inputs or the provider cannot be used (exit 2).
+    Invalid(Vec<Diagnostic>),
+    /// A signal stopped the run; the sentence says what was kept for the next one.
+    Interrupted(String),
+}
+
+impl From<Vec<Diagnostic>> for LlmRunError {
+    fn from(d: Vec<Diagnostic>) -> Self {
+        LlmRunError::Invalid(d)
+    }
+}
+
+impl From<LlmRunError> for Vec<Diagnostic> {
+    /// For callers that report any failure as diagnostics (`caldera test`, `calibrate`).
+    fn from(e: LlmRunError) -> Self {
+        match e {
+            LlmRunError::Invalid(d) => d,
+            LlmRunError::Interrupted(message) => vec![Diagnostic::error(Code::Io, message)],
+        }
+    }
+}
+
+impl LlmRunError {
+    /// The diagnostics, if the run could not start (none for an interrupt).
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        match self {
+            LlmRunError::Invalid(d) => d,
+            LlmRunError::Interrupted(_) => Vec::new(),
         }
     }
 }
@@ -110,10 +149,15 @@ pub struct CallInfo {
     pub cost_usd: Option<f64>,
     /// Served from the cache.
     pub cached: bool,
-    /// Provider attempts.
+    /// Provider requests made (retries and the re-ask included); zero for a cache hit.
     pub attempts: u32,
     /// Whether the reply had to be re-asked.
     pub reasked: bool,
+    /// Whether the call ended with a verdict.
+    pub scored: bool,
+    /// A cached verdict for this call that was refused, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_problem: Option<String>,
 }
 
 /// The models a run uses: `--model`/`--models`, else the suite's, else `sonnet`.
@@ -225,17 +269,46 @@ pub fn executor(
     }
     if opts.replay {
         let kind = opts.provider.unwrap_or(ProviderKind::Anthropic);
-        return Ok((Executor::replay(kind, &opts.cache_dir, options), kind));
+        let endpoint = Provider::endpoint_from_env(kind);
+        return Ok((
+            Executor::replay(kind, &endpoint, &opts.cache_dir, options),
+            kind,
+        ));
     }
     let provider = Provider::from_env(opts.provider, opts.timeout).map_err(|e| {
         Diagnostic::error(Code::ProviderUnavailable, e.to_string())
             .help("run with --heuristic to score without an LLM, or `caldera doctor` to see what is missing")
     })?;
+    if opts.batch {
+        check_batch(&provider, opts)?;
+    }
     if opts.cache != CacheMode::Off {
         options.cache = Some(Cache::new(&opts.cache_dir, opts.cache));
     }
     let kind = provider.kind();
     Ok((Executor::new(provider, options), kind))
+}
+
+/// `--batch` needs the Anthropic API and a cache it can write its results to.
+fn check_batch(provider: &Provider, opts: &LlmOptions) -> Result<(), Diagnostic> {
+    if provider.kind() != ProviderKind::Anthropic {
+        return Err(Diagnostic::error(
+            Code::ProviderUnavailable,
+            format!(
+                "--batch sends prompts through Anthropic's Message Batches API, but the provider here is {}",
+                provider.kind().name()
+            ),
+        )
+        .help("set ANTHROPIC_API_KEY (or --provider anthropic), or drop --batch"));
+    }
+    if !opts.cache.writes() {
+        return Err(Diagnostic::error(
+            Code::ProviderUnavailable,
+            "--batch keeps its results and its batches' state in the cache, which this run does not write",
+        )
+        .help("use --cache on (the default) or --cache refresh with --batch"));
+    }
+    Ok(())
 }
 
 /// One call an LLM run makes: a judge's unit asked of one model, once per repeat.
@@ -318,9 +391,10 @@ pub fn plan_calls(
 /// executor hashes, so a lookup here finds what a run stored. (`caldera plan` counts
 /// cached calls with it and `caldera test` seeds replays with it; both are checked end
 /// to end against real runs.)
-pub fn cache_key(kind: ProviderKind, table: &ModelTable, job: &Job) -> CacheKey {
+pub fn cache_key(kind: ProviderKind, endpoint: &str, table: &ModelTable, job: &Job) -> CacheKey {
     CacheKey::new(&KeyInputs {
         provider: kind.name(),
+        endpoint,
         model: table.resolve(&job.request.model),
         system: job.request.system.as_deref(),
         prompt: &job.request.prompt,
@@ -336,7 +410,7 @@ pub fn run_llm(
     env: &Environment<'static>,
     suite: &Suite,
     opts: &LlmOptions,
-) -> Result<RunResult, Vec<Diagnostic>> {
+) -> Result<RunResult, LlmRunError> {
     let inputs = load_inputs(suite, &opts.overrides)?;
     run_llm_on(env, suite, &inputs, opts)
 }
@@ -347,7 +421,7 @@ pub fn run_llm_on(
     suite: &Suite,
     inputs: &crate::run::context::Inputs,
     opts: &LlmOptions,
-) -> Result<RunResult, Vec<Diagnostic>> {
+) -> Result<RunResult, LlmRunError> {
     let started = Instant::now();
     let ctx = crate::run::shared_context(env, suite, inputs)?;
     let run_id = opts.run_id.clone().unwrap_or_else(crate::run::new_run_id);
@@ -358,12 +432,20 @@ pub fn run_llm_on(
     let units: Vec<Vec<Unit>> = crate::run::prepare_all(env, suite, &ctx);
     let (planned, prompt_errors) = plan_calls(env, suite, &units, &models, repeats);
     let jobs: Vec<Job> = planned.iter().map(|p| p.job.clone()).collect();
-    let outcomes: Vec<JobOutcome> = executor.run_blocking(jobs).map_err(|e| {
-        vec![Diagnostic::error(
-            Code::Io,
-            format!("cannot start the async runtime: {e}"),
-        )]
-    })?;
+    let run_error = |e: RunError| match e {
+        RunError::Interrupted { .. } => LlmRunError::Interrupted(e.to_string()),
+        RunError::Runtime(_) => {
+            LlmRunError::Invalid(vec![Diagnostic::error(Code::Io, e.to_string())])
+        }
+    };
+    let (outcomes, batch): (Vec<JobOutcome>, Option<BatchReport>) = if opts.batch {
+        let (outcomes, report) = executor
+            .run_batched_blocking(jobs, &BatchOptions::default())
+            .map_err(run_error)?;
+        (outcomes, Some(report))
+    } else {
+        (executor.run_blocking(jobs).map_err(run_error)?, None)
+    };
 
     // Per judge, per unit: the outcomes by model, then by repeat.
     let mut by_unit: IndexMap<(usize, usize), Vec<Vec<Option<&JobOutcome>>>> = IndexMap::new();
@@ -378,6 +460,7 @@ pub fn run_llm_on(
     let threshold = suite.pass_threshold();
     let mut dims = Vec::new();
     let mut panels = Vec::new();
+    let mut missing_members = Vec::new();
     for (j, plan) in suite.judges.iter().enumerate() {
         let format = format_of(plan);
         let mut scores: Vec<UnitScore> = Vec::new();
@@ -396,6 +479,7 @@ pub fn run_llm_on(
             let outs = by_unit.get(&(j, u)).cloned().unwrap_or_default();
             let mut verdicts: Vec<Scoring> = Vec::new();
             let mut reasons = Vec::new();
+            let mut missing: Vec<(String, String)> = Vec::new();
             for (m, model) in models.iter().enumerate() {
                 let asks = outs.get(m).cloned().unwrap_or_default();
                 let (per_ask, failures) = read_asks(model, &asks, &format, &mut calls);
@@ -414,6 +498,14 @@ pub fn run_llm_on(
                 };
                 let Some(scoring) = one else {
                     per_model[m].push(None);
+                    // Each failure names its model (and repeat); the problem names the
+                    // model already.
+                    let prefix = format!("{model}: ");
+                    let why: Vec<&str> = failures
+                        .iter()
+                        .map(|f| f.strip_prefix(&prefix).unwrap_or(f))
+                        .collect();
+                    missing.push((model.clone(), why.join("; ")));
                     reasons.extend(failures);
                     continue;
                 };
@@ -426,6 +518,21 @@ pub fn run_llm_on(
                     reasoning: scoring.reasoning.clone(),
                 });
                 verdicts.push(scoring);
+            }
+            // A consensus hides a member that gave no verdict: name it. (A unit no model
+            // answered is reported as unscored, with every model's reason.)
+            if models.len() > 1 && !verdicts.is_empty() {
+                let at = unit
+                    .repo
+                    .as_ref()
+                    .map_or_else(String::new, |r| format!(" for repo {r}"));
+                for (model, reason) in &missing {
+                    missing_members.push(Problem {
+                        dimension: Some(plan.spec.dimension.clone()),
+                        kind: "panel".into(),
+                        message: format!("model {model} gave no verdict{at}: {reason}"),
+                    });
+                }
             }
             scores.push(crate::run::panel::consensus_scoring(
                 verdicts,
@@ -467,16 +574,53 @@ pub fn run_llm_on(
     );
     result.run_id = run_id;
     result.provider = Some(kind.name().to_owned());
-    result.usage = Some(crate::run::result::usage_of(
-        &result.dimensions,
-        executor.spent(),
-    ));
+    let mut usage = crate::run::result::usage_of(&result.dimensions, executor.spent());
+    let limiter = executor.concurrency();
+    usage.concurrency = crate::run::result::Concurrency {
+        ceiling: opts.concurrency.max(1),
+        lowest: limiter.lowest,
+        at_end: limiter.limit,
+        cuts: limiter.cuts,
+    };
+    if limiter.cuts > 0 {
+        result.summary.problems.push(Problem {
+            dimension: None,
+            kind: "rate-limit".into(),
+            message: format!(
+                "the provider asked to slow down: concurrency was halved {} time(s), from {} \
+                 to as low as {} (ending at {})",
+                limiter.cuts,
+                opts.concurrency.max(1),
+                limiter.lowest,
+                limiter.limit
+            ),
+        });
+    }
+    usage.batch = batch;
+    result.usage = Some(usage);
+
     if models.len() > 1 {
         result.panel = Some(crate::run::panel::run_panel(
             &models,
             &panels,
             suite.spec.kappa_target,
         ));
+    }
+    result.summary.problems.extend(missing_members);
+    // A refused entry that was asked again; one that left its unit unscored (replay)
+    // is already reported with that unit.
+    for (p, o) in planned.iter().zip(&outcomes) {
+        if let (Some(why), Outcome::Scored(_)) = (&o.cache_problem, &o.outcome) {
+            let unit = units[p.judge][p.unit]
+                .repo
+                .as_ref()
+                .map_or_else(String::new, |r| format!(", repo {r}"));
+            result.summary.problems.push(Problem {
+                dimension: Some(suite.judges[p.judge].spec.dimension.clone()),
+                kind: "cache".into(),
+                message: format!("model {}{unit}: {why}", models[p.model]),
+            });
+        }
     }
     for d in &result.dimensions {
         if let (Some(llm), Some(h)) = (d.score, d.heuristic.as_ref().and_then(|h| h.score))
@@ -530,6 +674,7 @@ fn read_asks(
     let mut scorings = Vec::with_capacity(asks.len());
     let mut failures = Vec::new();
     for (r, ask) in asks.iter().enumerate() {
+        let cache_problem = ask.and_then(|o| o.cache_problem.clone());
         match ask.map(|o| &o.outcome) {
             Some(Outcome::Scored(s)) => {
                 calls.push(CallInfo {
@@ -540,15 +685,27 @@ fn read_asks(
                     cached: s.cached,
                     attempts: s.attempts,
                     reasked: s.reasked,
+                    scored: true,
+                    cache_problem,
                 });
                 scorings.push(Some(scoring_from(&s.verdict, format, &s.reply)));
             }
             Some(Outcome::Unscored {
-                reason, attempts, ..
+                reason,
+                attempts,
+                usage,
+                cost_usd,
+                ..
             }) => {
+                // An unscored call still used what its replies used.
                 calls.push(CallInfo {
                     model: model.to_owned(),
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cost_usd: *cost_usd,
                     attempts: *attempts,
+                    scored: false,
+                    cache_problem,
                     ..CallInfo::default()
                 });
                 failures.push(format!("{}: {reason}", label(r)));

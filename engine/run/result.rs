@@ -108,8 +108,12 @@ pub struct RunResult {
 pub struct Usage {
     /// Verdicts asked for (model x unit).
     pub calls: usize,
+    /// Of those, the ones that ended with a verdict.
+    pub verdicts: usize,
     /// Of those, answered from the cache.
     pub cached: usize,
+    /// Requests that reached a provider: every attempt, retries and re-asks included.
+    pub requests: u64,
     /// Input tokens.
     pub input_tokens: u64,
     /// Output tokens.
@@ -118,6 +122,25 @@ pub struct Usage {
     pub cost_usd: f64,
     /// Cost per dimension.
     pub cost_by_dimension: indexmap::IndexMap<String, f64>,
+    /// What the adaptive concurrency limit did.
+    pub concurrency: Concurrency,
+    /// With `--batch`: the Message Batches created, resumed and their requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<crate::llm::batch::BatchReport>,
+}
+
+/// Requests in flight over a run: `--concurrency` is the ceiling, rate limits (429, 529)
+/// halve the limit and successes raise it back.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct Concurrency {
+    /// `--concurrency`.
+    pub ceiling: usize,
+    /// The lowest the limit went.
+    pub lowest: usize,
+    /// The limit when the run ended.
+    pub at_end: usize,
+    /// Times a rate-limit answer halved it.
+    pub cuts: u64,
 }
 
 /// Sums the calls of every verdict.
@@ -127,6 +150,8 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> Usage {
         let mut dim_cost = 0.0;
         for c in &d.llm_calls {
             u.calls += 1;
+            u.verdicts += usize::from(c.scored);
+            u.requests += u64::from(c.attempts);
             if c.cached {
                 u.cached += 1;
             } else {

@@ -374,6 +374,12 @@ impl CompiledFormat {
 
     /// The follow-up message for the one re-ask after an unreadable reply.
     pub fn reask_message(&self, error: &ReplyError) -> String {
+        self.reask_message_text(&error.to_string())
+    }
+
+    /// [`CompiledFormat::reask_message`] from the error's text (a re-ask rebuilt from
+    /// a batch's saved state).
+    pub fn reask_message_text(&self, error: &str) -> String {
         format!(
             "Your previous reply could not be read as a verdict: {error}.\n{}",
             self.instructions()

@@ -54,7 +54,7 @@ fn diagnostics_for(dir: &Path) -> Vec<Diagnostic> {
                 },
             )
         {
-            diags.extend(run_diags);
+            diags.extend(run_diags.into_diagnostics());
         }
         return diags;
     }

@@ -108,17 +108,27 @@ async fn unreadable_replies_are_not_cached() {
 #[tokio::test]
 async fn replay_misses_are_errors_that_say_why() {
     let dir = tempfile::tempdir().unwrap();
-    let replay = Executor::replay(ProviderKind::Anthropic, dir.path(), options(1));
+    let server = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
+    let replay = Executor::replay(
+        ProviderKind::Anthropic,
+        &server.base,
+        dir.path(),
+        options(1),
+    );
     let out = replay.run(jobs(1)).await;
     match &out[0].outcome {
         Outcome::Unscored {
             kind: UnscoredKind::ReplayMiss,
             reason,
             attempts: 0,
+            ..
         } => {
             assert!(reason.contains("no entry for key"), "{reason}");
             assert!(
-                reason.contains("provider anthropic, model claude-sonnet-4-5-20250929"),
+                reason.contains(&format!(
+                    "provider anthropic at {}, model claude-sonnet-4-5-20250929",
+                    server.base
+                )),
                 "{reason}"
             );
             assert!(reason.contains("is empty"), "{reason}");
@@ -126,7 +136,6 @@ async fn replay_misses_are_errors_that_say_why() {
         other => panic!("{other:?}"),
     }
     // Fill the cache, then replay: hits are served, a changed prompt names what differs.
-    let server = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
     run(&server, dir.path(), CacheMode::On, jobs(2)).await;
     let out = replay.run(jobs(2)).await;
     assert!(
@@ -150,4 +159,136 @@ async fn replay_misses_are_errors_that_say_why() {
         other => panic!("{other:?}"),
     }
     assert_eq!(server.hits(), 2);
+}
+
+/// The one cache file of a cache folder that holds a single entry.
+fn only_entry(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut files = Vec::new();
+    for shard in std::fs::read_dir(dir).unwrap() {
+        for file in std::fs::read_dir(shard.unwrap().path()).unwrap() {
+            files.push(file.unwrap().path());
+        }
+    }
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.remove(0)
+}
+
+fn edit(path: &std::path::Path, change: impl Fn(&mut serde_json::Value)) {
+    let mut entry: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    change(&mut entry);
+    std::fs::write(path, entry.to_string()).unwrap();
+}
+
+/// A change made to a stored entry.
+type Edit = dyn Fn(&mut serde_json::Value);
+
+/// An edited or torn entry is never served: live, it is a miss that says why (and the
+/// fresh verdict replaces it); under replay, the job is unscored with that reason.
+#[tokio::test]
+async fn entries_are_checked_before_use() {
+    let server = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
+    let replay = |dir: &std::path::Path| {
+        Executor::replay(ProviderKind::Anthropic, &server.base, dir, options(1))
+    };
+    let cases: Vec<(&str, Box<Edit>)> = vec![
+        (
+            "score 9.5 is outside the scale 1 to 5",
+            Box::new(|e| {
+                e["verdict"]["score"] = 9.5.into();
+                e["verdict"]["confidence"] = 7.into();
+            }),
+        ),
+        (
+            "confidence 7 is outside 0..1",
+            Box::new(|e| e["verdict"]["confidence"] = 7.into()),
+        ),
+        (
+            "score 3.5 is not a whole number",
+            Box::new(|e| e["verdict"]["score"] = 3.5.into()),
+        ),
+        (
+            "it is not a cache entry",
+            Box::new(|e| e["verdict"]["sub_scores"] = serde_json::json!({"depth": "x"})),
+        ),
+        (
+            "its stored reply reads as score 4 and confidence 0.9, not the stored verdict's 2 and 0.9",
+            Box::new(|e| e["verdict"]["score"] = 2.into()),
+        ),
+        ("its key", Box::new(|e| e["key"] = "0".repeat(64).into())),
+        (
+            "its recorded inputs differ from the request in: model",
+            Box::new(|e| e["inputs"]["model"] = "another-model".into()),
+        ),
+    ];
+    for (expected, change) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+        let path = only_entry(dir.path());
+        edit(&path, change);
+        let out = replay(dir.path()).run(jobs(1)).await;
+        match &out[0].outcome {
+            Outcome::Unscored {
+                kind: UnscoredKind::BadCacheEntry,
+                reason,
+                ..
+            } => {
+                assert!(reason.contains(expected), "{expected}: {reason}");
+                assert!(reason.contains(&path.display().to_string()), "{reason}");
+            }
+            other => panic!("{expected}: {other:?}"),
+        }
+        assert!(out[0].cache_problem.as_deref().unwrap().contains(expected));
+        // Live: asked again, the problem kept beside the fresh verdict, the entry replaced.
+        let hits = server.hits();
+        let mut opts = options(1);
+        opts.cache = Some(Cache::new(dir.path(), CacheMode::On));
+        let out = Executor::new(anthropic(&server, Duration::from_secs(5)), opts)
+            .run(jobs(1))
+            .await;
+        let scored = out[0].outcome.scored().expect("asked again");
+        assert!(!scored.cached);
+        assert_eq!(scored.verdict.confidence, Some(0.9));
+        assert_eq!(server.hits(), hits + 1);
+        assert!(out[0].cache_problem.as_deref().unwrap().contains(expected));
+        let again = replay(dir.path()).run(jobs(1)).await;
+        assert!(again[0].outcome.scored().is_some_and(|s| s.cached));
+        assert!(again[0].cache_problem.is_none());
+    }
+    // A torn file is a reported miss too.
+    let dir = tempfile::tempdir().unwrap();
+    run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+    let path = only_entry(dir.path());
+    std::fs::write(&path, "{\"key\": \"ab").unwrap();
+    let out = replay(dir.path()).run(jobs(1)).await;
+    assert!(
+        matches!(&out[0].outcome, Outcome::Unscored { kind: UnscoredKind::BadCacheEntry, reason, .. } if reason.contains("not a cache entry")),
+        "{out:?}"
+    );
+}
+
+/// Verdicts are keyed by the endpoint too: another server's entries are misses.
+#[tokio::test]
+async fn entries_are_keyed_by_endpoint() {
+    let first = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
+    let second = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    run(&first, dir.path(), CacheMode::On, jobs(2)).await;
+    let out = run(&second, dir.path(), CacheMode::On, jobs(2)).await;
+    assert!(out.iter().all(|o| o.scored().is_some_and(|s| !s.cached)));
+    assert_eq!(second.hits(), 2, "the second server is asked");
+    let replay = Executor::replay(
+        ProviderKind::Anthropic,
+        "http://127.0.0.1:9",
+        dir.path(),
+        options(1),
+    );
+    match &replay.run(jobs(1)).await[0].outcome {
+        Outcome::Unscored {
+            kind: UnscoredKind::ReplayMiss,
+            reason,
+            ..
+        } => assert!(reason.contains("differs in: endpoint"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
 }

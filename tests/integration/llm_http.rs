@@ -17,6 +17,7 @@ pub const KEY: &str = "sk-test-DO-NOT-LEAK-0123456789";
 pub fn fast_retry(max_attempts: u32) -> RetryPolicy {
     RetryPolicy {
         max_attempts,
+        max_rate_limited: 30,
         min_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
         max_total: Duration::from_secs(10),
@@ -217,6 +218,7 @@ async fn server_errors_until_giving_up() {
             kind,
             reason,
             attempts,
+            ..
         } => {
             assert_eq!(kind, UnscoredKind::Provider);
             assert_eq!(attempts, 3);
@@ -253,6 +255,7 @@ async fn a_slow_server_times_out() {
             kind,
             reason,
             attempts,
+            ..
         } => {
             assert_eq!(kind, UnscoredKind::Provider);
             assert_eq!(attempts, 2);
@@ -345,6 +348,7 @@ async fn truncated_replies_twice_leave_the_job_unscored() {
             kind,
             reason,
             attempts,
+            ..
         } => {
             assert_eq!(kind, UnscoredKind::Unreadable);
             assert_eq!(attempts, 2);

@@ -9,9 +9,9 @@ use insta_cmd::get_cargo_bin;
 
 use crate::llm_server::{MockServer, anthropic_text, error};
 
-const VERDICT: &str = r#"{"score": 4, "confidence": 0.9, "reasoning": "solid", "evidence_cited": ["x"], "recommendations": [], "sub_scores": {}}"#;
+pub const VERDICT: &str = r#"{"score": 4, "confidence": 0.9, "reasoning": "solid", "evidence_cited": ["x"], "recommendations": [], "sub_scores": {}}"#;
 
-fn prompt_of(seen: &crate::llm_server::Seen) -> String {
+pub fn prompt_of(seen: &crate::llm_server::Seen) -> String {
     seen.body["messages"]
         .as_array()
         .into_iter()
@@ -22,7 +22,7 @@ fn prompt_of(seen: &crate::llm_server::Seen) -> String {
 }
 
 /// Runs the binary in LLM mode against `base`; returns (exit code, stdout, result JSON).
-fn run(base: &str, dir: &Path, extra: &[&str]) -> (Option<i32>, String, serde_json::Value) {
+pub fn run(base: &str, dir: &Path, extra: &[&str]) -> (Option<i32>, String, serde_json::Value) {
     let out = dir.join("result.json");
     let mut cmd = Command::new(get_cargo_bin("caldera"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -151,13 +151,37 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     assert_eq!(server.hits(), calls, "a warm cache makes zero calls");
     assert_eq!(first["total_score"], second["total_score"]);
     assert_eq!(second["usage"]["cached"], 7);
-    // Replay needs no server at all.
+    // Replay makes no call: it reads the verdicts of the server the command names.
+    let base = server.base.clone();
     let d = dir.path().to_path_buf();
-    let (_, _, replayed) =
+    let (_, _, replayed) = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
+        .await
+        .unwrap();
+    assert_eq!(server.hits(), calls, "replay makes zero calls");
+    assert_eq!(replayed["total_score"], first["total_score"]);
+    // Entries are keyed by endpoint: pointed at another server, nothing is served from
+    // the first one's verdicts, live or replayed.
+    let d = dir.path().to_path_buf();
+    let (_, _, elsewhere) =
         tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
             .await
             .unwrap();
-    assert_eq!(replayed["total_score"], first["total_score"]);
+    assert!(elsewhere["total_score"].is_null(), "{elsewhere:#}");
+    let reason = elsewhere["dimensions"][0]["unscored_reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(reason.contains("differs in: endpoint"), "{reason}");
+    let other = MockServer::start(|_, _| error(400, vec![])).await;
+    let base = other.base.clone();
+    let d = dir.path().to_path_buf();
+    let (code, _, live) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(1));
+    assert_eq!(other.hits(), 7, "every judge asks the other server");
+    assert_eq!(live["usage"]["cached"], 0, "{:#}", live["usage"]);
+    assert!(live["total_score"].is_null());
     // Replay with an empty cache: every judge unscored with the reason.
     let empty = tempfile::tempdir().unwrap();
     let d = empty.path().to_path_buf();
@@ -193,4 +217,161 @@ fn without_any_provider_the_run_says_so_and_suggests_heuristic_mode() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--heuristic"), "{err}");
+}
+
+/// A cache entry edited to score 9.5 and confidence 7 never reaches the result: under
+/// `--replay` its judge is unscored with the reason, live it is asked again and the
+/// run summary says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_cache_entry_is_refused_and_reported() {
+    let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    let entry = std::fs::read_dir(dir.path().join("cache"))
+        .unwrap()
+        .flat_map(|shard| std::fs::read_dir(shard.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .next()
+        .unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
+    doc["verdict"]["score"] = 9.5.into();
+    doc["verdict"]["confidence"] = 7.into();
+    std::fs::write(&entry, doc.to_string()).unwrap();
+
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, _, replayed) = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        code,
+        Some(3),
+        "a judge left without a score by replay makes the run incomplete (exit 3)"
+    );
+    let unscored: Vec<&serde_json::Value> = replayed["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["status"] != "scored")
+        .collect();
+    assert_eq!(unscored.len(), 1);
+    let reason = unscored[0]["unscored_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("score 9.5 is outside the scale 1 to 5"),
+        "{reason}"
+    );
+    assert!(
+        replayed["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["confidence"].as_f64().is_none_or(|c| c <= 1.0))
+    );
+
+    let hits = server.hits();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, stdout, live) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    assert_eq!(
+        server.hits(),
+        hits + 1,
+        "only the refused entry is asked again"
+    );
+    assert_eq!(code, Some(0), "{stdout}");
+    let problems = live["summary"]["problems"].as_array().unwrap();
+    let cache: Vec<_> = problems.iter().filter(|p| p["kind"] == "cache").collect();
+    assert_eq!(cache.len(), 1, "{problems:#?}");
+    let message = cache[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("score 9.5 is outside the scale 1 to 5"),
+        "{message}"
+    );
+    assert!(stdout.contains("[cache]"), "{stdout}");
+}
+
+/// Ctrl-C during a run: the verdicts already received are on disk before caldera exits
+/// (130), and the same command asks only for the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_run_keeps_what_it_received() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // While `hang` is set, the first three requests are answered and the others hang.
+    let hang = Arc::new(AtomicBool::new(true));
+    let flag = hang.clone();
+    let server = MockServer::start(move |i, _| {
+        if i < 3 || !flag.load(Ordering::SeqCst) {
+            anthropic_text(VERDICT, "end_turn")
+        } else {
+            crate::llm_server::Step::Delay(
+                std::time::Duration::from_secs(60),
+                Box::new(anthropic_text(VERDICT, "end_turn")),
+            )
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("result.interactions.jsonl");
+    let child = Command::new(get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", &server.base)
+        .args(["run", "judges.d/trivy", "--timeout", "30", "--out"])
+        .arg(dir.path().join("result.json"))
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the three answers are read (one log line each) and the rest asked.
+    let answered = || {
+        std::fs::read_to_string(&log)
+            .map(|t| {
+                t.lines()
+                    .filter(|l| l.contains("\"status\":\"ok\""))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    while answered() < 3 || server.hits() < 7 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted by SIGINT: 3 verdict(s)"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("result.json").exists(),
+        "no result for a run that did not finish"
+    );
+    let entries = std::fs::read_dir(dir.path().join("cache"))
+        .unwrap()
+        .flat_map(|shard| std::fs::read_dir(shard.unwrap().path()).unwrap())
+        .count();
+    assert_eq!(entries, 3);
+    // The same command again: only the four missing verdicts are asked.
+    hang.store(false, Ordering::SeqCst);
+    let before = server.hits();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, _, result) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0));
+    assert_eq!(server.hits() - before, 4);
+    assert_eq!(result["usage"]["cached"], 3);
 }

@@ -17,6 +17,8 @@ pub struct Seen {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: serde_json::Value,
+    /// Requests being answered when this one arrived, this one included.
+    pub in_flight: usize,
 }
 
 impl Seen {
@@ -148,16 +150,22 @@ async fn serve(
         let body = serde_json::from_slice(&buf[head_end..head_end + len])
             .unwrap_or(serde_json::Value::Null);
         buf.drain(..head_end + len);
+        let now = flight.now.fetch_add(1, Ordering::SeqCst) + 1;
+        flight.peak.fetch_max(now, Ordering::SeqCst);
         let request = Seen {
             path,
             headers,
             body,
+            in_flight: now,
         };
-        let index = hits.fetch_add(1, Ordering::SeqCst);
-        seen.lock().unwrap().push(request.clone());
-        let now = flight.now.fetch_add(1, Ordering::SeqCst) + 1;
-        flight.peak.fetch_max(now, Ordering::SeqCst);
-        let mut step = script(index, &request);
+        let mut step = {
+            // Numbered, recorded and scripted under one lock, so the order of `seen` is
+            // the order of the script's decisions.
+            let mut seen = seen.lock().unwrap();
+            let index = hits.fetch_add(1, Ordering::SeqCst);
+            seen.push(request.clone());
+            script(index, &request)
+        };
         let answered = loop {
             match step {
                 Step::Delay(d, next) => {

@@ -127,12 +127,13 @@ async fn a_warm_cache_plans_nothing_to_spend_and_a_cold_one_every_call() {
         serde_json::json!({"low": 0.0, "high": 0.0})
     );
 
-    // The table says the same, without any server configured.
+    // The table says the same without a key. Cache entries are keyed by endpoint, so the
+    // plan names the one the run used; it sends nothing there (the hit count is unchanged).
     let table = Command::new(get_cargo_bin("caldera"))
         .current_dir(&here)
         .env("NO_COLOR", "1")
         .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL")
+        .env("ANTHROPIC_BASE_URL", &server.base)
         .args([
             "plan",
             "judges.d/trivy",

@@ -1,0 +1,906 @@
+//! `--batch`: every prompt the cache cannot answer goes through the Anthropic Message
+//! Batches API, at half the list price, for nightly and large runs.
+//!
+//! The requests are split at the API's limits (100,000 requests or 256 MB per batch).
+//! Each batch is recorded, as soon as the API has accepted it, in a state file under
+//! the cache (`<cache>/batches/<batch id>.json`: the endpoint, and per request its cache
+//! key, which is also its `custom_id`). A run stopped while it waits (Ctrl-C, a lost
+//! terminal, `kill -9`) is resumed by the same command: it finds the unanswered
+//! requests in those files and polls the same batches instead of sending them again.
+//! Results go into the cache like direct answers and are costed at batch prices. An
+//! errored or expired request is sent again in a follow-up batch, up to
+//! [`BatchOptions::max_submissions`] times; an unreadable reply is re-asked once, in a
+//! follow-up batch, as a direct call would be.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use super::cache::{CacheEntry, CacheKey, Lookup};
+use super::cost::{Reservation, estimate_cost};
+use super::executor::{
+    Ask, Executor, Inner, Job, JobOutcome, LogFields, Outcome, RunError, Scored, Tally,
+    UnscoredKind,
+};
+use super::log::CallStatus;
+use super::writer::write_file;
+use crate::provider::batches::{BatchItem, BatchStatus, ItemResult, MAX_BYTES, MAX_REQUESTS};
+use crate::provider::retry::retry_with;
+use crate::provider::{AnthropicProvider, Message, Provider, ProviderRequest, Role, Usage};
+use crate::verdict::reply::CompiledFormat;
+
+/// Batch prices are half the list prices, input and output alike.
+pub const BATCH_PRICE_FACTOR: f64 = 0.5;
+
+/// How batches are made and waited for.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// Most requests per batch.
+    pub max_requests: usize,
+    /// Largest request body per batch, in bytes.
+    pub max_bytes: usize,
+    /// First wait between two looks at a batch; it grows by half each time, up to
+    /// `poll_max`, and starts again when a batch ends.
+    pub poll_min: Duration,
+    /// Longest wait between two looks.
+    pub poll_max: Duration,
+    /// Times one request may be sent (the first time included): errored and expired
+    /// requests are sent again until then.
+    pub max_submissions: u32,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        BatchOptions {
+            max_requests: MAX_REQUESTS,
+            max_bytes: MAX_BYTES,
+            poll_min: Duration::from_secs(1),
+            poll_max: Duration::from_secs(60),
+            max_submissions: 3,
+        }
+    }
+}
+
+/// What the batch path did.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct BatchReport {
+    /// Batches this run created.
+    pub created: usize,
+    /// Requests sent in them, follow-ups included.
+    pub submitted: usize,
+    /// Of those, requests sent again: errored or expired ones, and re-asks.
+    pub resubmitted: usize,
+    /// Batches of an earlier, interrupted run that this run polled instead of sending
+    /// their requests again.
+    pub resumed: usize,
+    /// Requests this run found waiting in those batches.
+    pub resumed_requests: usize,
+    /// Every batch this run read, resumed ones first.
+    pub batch_ids: Vec<String>,
+}
+
+/// The state file of one batch in flight.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct BatchState {
+    version: u32,
+    batch_id: String,
+    /// The base URL the batch was sent to; another endpoint's batches are left alone.
+    endpoint: String,
+    created: String,
+    /// The requests not yet read back.
+    items: Vec<StateItem>,
+}
+
+/// One request of a batch in flight.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StateItem {
+    /// The cache key of the job, also the request's `custom_id`.
+    key: String,
+    /// 1 for the prompt, 2 for the re-ask after an unreadable reply.
+    ask: u32,
+    /// Times this request has been sent, this batch included.
+    submission: u32,
+    /// Tokens of earlier replies to this job (the unreadable first reply of a re-ask).
+    prior: Usage,
+    /// What those replies cost.
+    prior_cost: Option<f64>,
+    /// Requests made for this job before this one.
+    prior_attempts: u32,
+    /// The unreadable first reply and why it could not be read (re-asks only), so a
+    /// resumed run can send the re-ask again if it errs.
+    first_reply: Option<String>,
+    first_error: Option<String>,
+}
+
+const STATE_VERSION: u32 = 1;
+
+/// A job (or several asking the same thing) waiting for a verdict.
+struct Item {
+    jobs: Vec<usize>,
+    key: CacheKey,
+    format: CompiledFormat,
+    /// What to send: the prompt, or the re-ask conversation.
+    request: ProviderRequest,
+    resolved: String,
+    ask: u32,
+    submission: u32,
+    tally: Tally,
+    first_reply: Option<String>,
+    first_error: Option<String>,
+    cache_problem: Option<String>,
+    reservation: Option<Reservation>,
+    /// In a batch now.
+    in_flight: bool,
+    done: bool,
+}
+
+/// A batch being waited for.
+struct Tracked {
+    id: String,
+    state_path: PathBuf,
+    /// Its requests this run reads (by cache key).
+    keys: Vec<String>,
+    counts_seen: Option<(u64, u64)>,
+    failures: u32,
+    done: bool,
+}
+
+/// Looks at a batch that cannot be read this many times in a row before its requests
+/// are given up.
+const MAX_POLL_FAILURES: u32 = 10;
+
+impl Executor {
+    /// Runs `jobs` through Message Batches on a fresh runtime; see the module docs. An
+    /// interrupt leaves the batches running and their state on disk, and says so.
+    pub fn run_batched_blocking(
+        &self,
+        jobs: Vec<Job>,
+        options: &BatchOptions,
+    ) -> Result<(Vec<JobOutcome>, BatchReport), RunError> {
+        let running = Arc::new(Mutex::new(BTreeSet::new()));
+        let watch = running.clone();
+        self.block_on_interruptible(self.run_batched(jobs, options, running), move || {
+            let ids = watch.lock().map(|r| r.clone()).unwrap_or_default();
+            if ids.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", and {} Message Batch(es) are still running ({})",
+                    ids.len(),
+                    ids.into_iter().collect::<Vec<_>>().join(", ")
+                )
+            }
+        })
+    }
+
+    /// Runs `jobs` through Message Batches; outcomes come back in job order.
+    /// `running` holds the ids of the batches being waited for, for an interrupt's
+    /// message.
+    pub async fn run_batched(
+        &self,
+        jobs: Vec<Job>,
+        options: &BatchOptions,
+        running: Arc<Mutex<BTreeSet<String>>>,
+    ) -> (Vec<JobOutcome>, BatchReport) {
+        let mut run = BatchRun {
+            inner: &self.inner,
+            jobs: &jobs,
+            options,
+            outcomes: (0..jobs.len()).map(|_| None).collect(),
+            items: IndexMap::new(),
+            tracked: Vec::new(),
+            report: BatchReport::default(),
+            running,
+        };
+        run.go().await;
+        for e in self.inner.flush_cache() {
+            eprintln!("warning: {e}");
+        }
+        let BatchRun {
+            outcomes, report, ..
+        } = run;
+        let outcomes = jobs
+            .iter()
+            .zip(outcomes)
+            .map(|(job, o)| {
+                let (outcome, cache_problem) = o.unwrap_or_else(|| {
+                    (
+                        Tally::new().unscored(
+                            UnscoredKind::Internal,
+                            "the batch run ended without an answer for this job".into(),
+                        ),
+                        None,
+                    )
+                });
+                JobOutcome {
+                    id: job.id.clone(),
+                    judge: job.judge.clone(),
+                    item: job.item.clone(),
+                    outcome,
+                    cache_problem,
+                }
+            })
+            .collect();
+        (outcomes, report)
+    }
+}
+
+/// One `--batch` run in progress.
+struct BatchRun<'a> {
+    inner: &'a Inner,
+    jobs: &'a [Job],
+    options: &'a BatchOptions,
+    outcomes: Vec<Option<(Outcome, Option<String>)>>,
+    /// By cache key.
+    items: IndexMap<String, Item>,
+    tracked: Vec<Tracked>,
+    report: BatchReport,
+    running: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl BatchRun<'_> {
+    async fn go(&mut self) {
+        let Some(Provider::Anthropic(api)) = &self.inner.provider else {
+            return self.fail_all("--batch needs the Anthropic API (Message Batches)");
+        };
+        let Some(cache) = self
+            .inner
+            .options
+            .cache
+            .as_ref()
+            .filter(|c| c.mode().writes())
+        else {
+            return self.fail_all("--batch keeps its results in the cache, which must be writable");
+        };
+        let state_dir = cache.dir().join("batches");
+        self.plan();
+        self.resume(&state_dir);
+        let fresh: Vec<String> = self.waiting();
+        self.submit(api, &state_dir, fresh).await;
+        self.wait(api, &state_dir).await;
+    }
+
+    fn fail_all(&mut self, reason: &str) {
+        for slot in &mut self.outcomes {
+            *slot = Some((
+                Tally::new().unscored(UnscoredKind::Provider, reason.to_owned()),
+                None,
+            ));
+        }
+    }
+
+    /// Answers what the cache can; groups the rest by cache key.
+    fn plan(&mut self) {
+        let inner = self.inner;
+        for (index, job) in self.jobs.iter().enumerate() {
+            let format = match CompiledFormat::new(&job.format) {
+                Ok(f) => f,
+                Err(e) => {
+                    let outcome = Tally::new()
+                        .unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"));
+                    self.outcomes[index] = Some((outcome, None));
+                    continue;
+                }
+            };
+            let resolved = inner.options.models.resolve(&job.request.model).to_string();
+            let key = inner.key_of(job, &resolved);
+            if let Some(item) = self.items.get_mut(&key.hex) {
+                item.jobs.push(index);
+                continue;
+            }
+            let mut cache_problem = None;
+            if let Some(cache) = &inner.options.cache {
+                match cache.get(&key, &format) {
+                    Ok(Lookup::Hit(entry)) => {
+                        let entry = *entry;
+                        let outcome = Outcome::Scored(Box::new(Scored {
+                            verdict: entry.verdict,
+                            reply: entry.reply,
+                            usage: Usage::default(),
+                            cost_usd: Some(0.0),
+                            cached: true,
+                            reasked: entry.reasked,
+                            attempts: 0,
+                        }));
+                        self.outcomes[index] = Some((outcome, None));
+                        continue;
+                    }
+                    Ok(Lookup::Invalid(why)) => {
+                        eprintln!("warning [{}]: {why}; asking the model again", job.id);
+                        cache_problem = Some(why);
+                    }
+                    Ok(Lookup::Miss) => {}
+                    Err(e) => eprintln!("warning: {e}"),
+                }
+            }
+            let request = inner.first_request(job, &resolved);
+            self.items.insert(
+                key.hex.clone(),
+                Item {
+                    jobs: vec![index],
+                    key,
+                    format,
+                    request,
+                    resolved,
+                    ask: 1,
+                    submission: 0,
+                    tally: Tally::new(),
+                    first_reply: None,
+                    first_error: None,
+                    cache_problem,
+                    reservation: None,
+                    in_flight: false,
+                    done: false,
+                },
+            );
+        }
+    }
+
+    /// Finds requests of this run in batches an earlier run left running: they are
+    /// polled, never sent again.
+    fn resume(&mut self, state_dir: &Path) {
+        for (path, state) in read_states(state_dir) {
+            if state.endpoint != self.inner.endpoint {
+                continue;
+            }
+            let mut keys = Vec::new();
+            for saved in &state.items {
+                let Some(item) = self.items.get_mut(&saved.key) else {
+                    continue;
+                };
+                if item.in_flight {
+                    continue;
+                }
+                item.in_flight = true;
+                item.ask = saved.ask;
+                item.submission = saved.submission;
+                item.tally.usage = saved.prior;
+                item.tally.cost = saved.prior_cost;
+                item.tally.attempts = saved.prior_attempts;
+                item.first_error = saved.first_error.clone();
+                item.first_reply = saved.first_reply.clone();
+                if let (Some(reply), Some(error)) = (&saved.first_reply, &saved.first_error) {
+                    reask(&mut item.request, reply, &item.format, error);
+                }
+                keys.push(saved.key.clone());
+            }
+            if keys.is_empty() {
+                continue;
+            }
+            self.report.resumed += 1;
+            self.report.resumed_requests += keys.len();
+            self.report.batch_ids.push(state.batch_id.clone());
+            self.track(state.batch_id, path, keys);
+        }
+    }
+
+    fn track(&mut self, id: String, state_path: PathBuf, keys: Vec<String>) {
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(id.clone());
+        }
+        self.tracked.push(Tracked {
+            id,
+            state_path,
+            keys,
+            counts_seen: None,
+            failures: 0,
+            done: false,
+        });
+    }
+
+    /// Keys with no verdict, not in a batch now.
+    fn waiting(&self) -> Vec<String> {
+        self.items
+            .iter()
+            .filter(|(_, i)| !i.done && !i.in_flight)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Sends `keys` in as few batches as the limits allow, recording each batch's state
+    /// as soon as the API has accepted it.
+    async fn submit(&mut self, api: &AnthropicProvider, state_dir: &Path, keys: Vec<String>) {
+        let mut chunk: Vec<(String, BatchItem)> = Vec::new();
+        let mut bytes = 0usize;
+        for key in keys {
+            let Some(item) = self.items.get_mut(&key) else {
+                continue;
+            };
+            if let Err(reason) = reserve(self.inner, item) {
+                let outcome = item.tally.unscored(UnscoredKind::Budget, reason);
+                self.finish(&key, outcome);
+                continue;
+            }
+            let entry = BatchItem {
+                custom_id: key.clone(),
+                params: crate::provider::anthropic::body(&item.request),
+            };
+            let size = serde_json::to_vec(&entry).map_or(0, |v| v.len()) + 1;
+            if !chunk.is_empty()
+                && (chunk.len() >= self.options.max_requests
+                    || bytes + size > self.options.max_bytes)
+            {
+                let full = std::mem::take(&mut chunk);
+                self.create(api, state_dir, full).await;
+                bytes = 0;
+            }
+            bytes += size;
+            chunk.push((key, entry));
+        }
+        if !chunk.is_empty() {
+            self.create(api, state_dir, chunk).await;
+        }
+    }
+
+    async fn create(
+        &mut self,
+        api: &AnthropicProvider,
+        state_dir: &Path,
+        chunk: Vec<(String, BatchItem)>,
+    ) {
+        let requests: Vec<BatchItem> = chunk.iter().map(|(_, b)| b.clone()).collect();
+        let attempted = retry_with(
+            || api.create_batch(&requests),
+            &self.inner.options.retry,
+            &self.inner.limiter,
+            None,
+        )
+        .await;
+        let keys: Vec<String> = chunk.into_iter().map(|(k, _)| k).collect();
+        let status = match attempted.result {
+            Ok(status) => status,
+            Err(e) => {
+                let reason = format!(
+                    "the Message Batch could not be created: {e} (after {} attempt(s))",
+                    attempted.attempts
+                );
+                for key in &keys {
+                    if let Some(item) = self.items.get_mut(key) {
+                        release(self.inner, item, 0.0);
+                        let outcome = item.tally.unscored(UnscoredKind::Provider, reason.clone());
+                        self.finish(key, outcome);
+                    }
+                }
+                return;
+            }
+        };
+        let mut saved = Vec::new();
+        for key in &keys {
+            if let Some(item) = self.items.get_mut(key) {
+                item.submission += 1;
+                item.in_flight = true;
+                if item.submission > 1 || item.ask > 1 {
+                    self.report.resubmitted += 1;
+                }
+                saved.push(state_item(item));
+            }
+        }
+        let state = BatchState {
+            version: STATE_VERSION,
+            batch_id: status.id.clone(),
+            endpoint: self.inner.endpoint.clone(),
+            created: chrono::Utc::now().to_rfc3339(),
+            items: saved,
+        };
+        let path = state_dir.join(format!("{}.json", safe_name(&status.id)));
+        if let Err(e) = write_state(&path, &state) {
+            eprintln!(
+                "warning: cannot record batch {} ({e}); an interrupted run would send its requests again",
+                status.id
+            );
+        }
+        self.report.created += 1;
+        self.report.submitted += keys.len();
+        self.report.batch_ids.push(status.id.clone());
+        self.progress(&format!(
+            "batch {}: {} request(s) sent",
+            status.id,
+            keys.len()
+        ));
+        self.track(status.id, path, keys);
+    }
+
+    /// Polls every tracked batch until all have ended and been read; sends follow-ups.
+    async fn wait(&mut self, api: &AnthropicProvider, state_dir: &Path) {
+        let mut delay = self.options.poll_min;
+        while self.tracked.iter().any(|t| !t.done) {
+            let mut ended_any = false;
+            for t in 0..self.tracked.len() {
+                if self.tracked[t].done {
+                    continue;
+                }
+                if self.poll(api, t).await {
+                    ended_any = true;
+                }
+            }
+            let again = self.waiting();
+            if !again.is_empty() {
+                self.submit(api, state_dir, again).await;
+            }
+            if ended_any {
+                delay = self.options.poll_min;
+                continue;
+            }
+            if self.tracked.iter().any(|t| !t.done) {
+                tokio::time::sleep(delay).await;
+                delay = delay.mul_f64(1.5).min(self.options.poll_max);
+            }
+        }
+    }
+
+    /// Looks at one batch; reads its results once it has ended. Returns whether it ended.
+    async fn poll(&mut self, api: &AnthropicProvider, t: usize) -> bool {
+        let id = self.tracked[t].id.clone();
+        let policy = &self.inner.options.retry;
+        let status = retry_with(|| api.batch_status(&id), policy, &self.inner.limiter, None).await;
+        let status: BatchStatus = match status.result {
+            Ok(s) => s,
+            Err(e) => {
+                self.tracked[t].failures += 1;
+                let gone = matches!(e, crate::provider::ProviderError::Http { status: 404, .. });
+                if gone || self.tracked[t].failures >= MAX_POLL_FAILURES {
+                    // The batch is unknown (or unreadable): its requests are sent anew.
+                    eprintln!(
+                        "warning: batch {id} cannot be read ({e}); its requests are sent again"
+                    );
+                    self.abandon(t);
+                    return true;
+                }
+                eprintln!("warning: batch {id}: {e}; trying again");
+                return false;
+            }
+        };
+        self.tracked[t].failures = 0;
+        let c = &status.request_counts;
+        let done = c.succeeded + c.errored + c.canceled + c.expired;
+        let total = done + c.processing;
+        if self.tracked[t].counts_seen != Some((done, total)) {
+            self.tracked[t].counts_seen = Some((done, total));
+            self.progress(&format!(
+                "batch {id}: {done} of {total} done ({} succeeded, {} errored, {} expired), {}",
+                c.succeeded, c.errored, c.expired, status.processing_status
+            ));
+        }
+        if !status.ended() {
+            return false;
+        }
+        let results =
+            retry_with(|| api.batch_results(&id), policy, &self.inner.limiter, None).await;
+        match results.result {
+            Ok(results) => self.read_results(t, results),
+            Err(e) => {
+                self.tracked[t].failures += 1;
+                eprintln!("warning: results of batch {id}: {e}; trying again");
+                if self.tracked[t].failures >= MAX_POLL_FAILURES {
+                    self.abandon(t);
+                    return true;
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Gives up on a batch: its requests wait for the next submission (their
+    /// submission count bounds how often).
+    fn abandon(&mut self, t: usize) {
+        let keys = std::mem::take(&mut self.tracked[t].keys);
+        for key in keys {
+            if let Some(item) = self.items.get_mut(&key)
+                && !item.done
+            {
+                item.in_flight = false;
+                if item.submission >= self.options.max_submissions {
+                    let reason = format!(
+                        "its Message Batch could not be read after {} submission(s)",
+                        item.submission
+                    );
+                    let outcome = item.tally.unscored(UnscoredKind::Provider, reason);
+                    self.finish(&key, outcome);
+                }
+            }
+        }
+        self.close(t);
+    }
+
+    fn close(&mut self, t: usize) {
+        let tracked = &mut self.tracked[t];
+        tracked.done = true;
+        let _ = std::fs::remove_file(&tracked.state_path);
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(&tracked.id);
+        }
+    }
+
+    /// Reads an ended batch's results into verdicts (and the cache), then retires its
+    /// state file.
+    fn read_results(&mut self, t: usize, results: Vec<(String, ItemResult)>) {
+        let id = self.tracked[t].id.clone();
+        let ours: BTreeSet<String> = self.tracked[t].keys.iter().cloned().collect();
+        let mut seen = BTreeSet::new();
+        for (key, result) in results {
+            if !ours.contains(&key) || !seen.insert(key.clone()) {
+                continue;
+            }
+            self.settle(&key, result, &id);
+        }
+        // A request the results leave out is treated as errored.
+        for key in ours.difference(&seen) {
+            let missing = ItemResult::Errored {
+                kind: "api_error".into(),
+                message: "missing from the batch's results".into(),
+            };
+            self.settle(key, missing, &id);
+        }
+        self.retire_state(t);
+    }
+
+    /// Rewrites a batch's state without the requests this run has read; removes the
+    /// file when none is left (requests of other runs stay recorded).
+    fn retire_state(&mut self, t: usize) {
+        let path = self.tracked[t].state_path.clone();
+        let ours: BTreeSet<String> = self.tracked[t].keys.iter().cloned().collect();
+        if let Some(mut state) = read_state(&path) {
+            state.items.retain(|i| !ours.contains(&i.key));
+            if !state.items.is_empty() {
+                if let Err(e) = write_state(&path, &state) {
+                    eprintln!("warning: cannot update {}: {e}", path.display());
+                }
+                self.tracked[t].done = true;
+                if let Ok(mut running) = self.running.lock() {
+                    running.remove(&self.tracked[t].id);
+                }
+                return;
+            }
+        }
+        self.close(t);
+    }
+
+    /// What one request's result means for its job.
+    fn settle(&mut self, key: &str, result: ItemResult, batch_id: &str) {
+        let inner = self.inner;
+        let max_submissions = self.options.max_submissions;
+        let Some(item) = self.items.get_mut(key) else {
+            return;
+        };
+        item.in_flight = false;
+        let job = &self.jobs[item.jobs[0]];
+        let prompt = item
+            .request
+            .messages
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let (started, clock) = (chrono::Utc::now(), Instant::now());
+        let reply = match result {
+            ItemResult::Succeeded(reply) => reply,
+            other => {
+                let (message, retry) = match &other {
+                    ItemResult::Errored { kind, message } => (
+                        format!("the batch request failed: {kind}: {message}"),
+                        other.retryable(),
+                    ),
+                    ItemResult::Expired => {
+                        ("the batch expired before the request ran".to_owned(), true)
+                    }
+                    ItemResult::Canceled => ("the batch request was canceled".to_owned(), false),
+                    ItemResult::Succeeded(_) => unreachable!("handled above"),
+                };
+                item.tally.attempts += 1;
+                inner.log(
+                    job,
+                    &item.request.model,
+                    &prompt,
+                    started,
+                    clock,
+                    LogFields {
+                        status: CallStatus::Error,
+                        error: Some(&message),
+                        attempt: item.ask,
+                        tries: 1,
+                        batch: Some(batch_id),
+                        ..LogFields::default()
+                    },
+                );
+                if retry && item.submission < max_submissions {
+                    return;
+                }
+                release(inner, item, 0.0);
+                let reason = format!("{message} (after {} submission(s))", item.submission);
+                let outcome = item.tally.unscored(UnscoredKind::Provider, reason);
+                return self.finish(key, outcome);
+            }
+        };
+        let cost = inner.options.models.price(&item.resolved).map(|p| {
+            p.cost(reply.usage.input_tokens, reply.usage.output_tokens) * BATCH_PRICE_FACTOR
+        });
+        item.tally.add(&Ask {
+            reply: Some(reply.clone()),
+            tries: 1,
+            cost,
+        });
+        release(inner, item, cost.unwrap_or(0.0));
+        let mut fields = LogFields {
+            reply: Some(&reply.text),
+            usage: reply.usage,
+            cost,
+            attempt: item.ask,
+            tries: 1,
+            batch: Some(batch_id),
+            ..LogFields::default()
+        };
+        match item.format.parse_reply(&reply.text, reply.truncated) {
+            Ok(verdict) => {
+                fields.status = CallStatus::Ok;
+                fields.parsed_score = Some(verdict.score);
+                inner.log(job, &item.request.model, &prompt, started, clock, fields);
+                if let Some(cache) = &inner.options.cache {
+                    cache.put(&CacheEntry {
+                        key: item.key.hex.clone(),
+                        inputs: item.key.summary.clone(),
+                        reply: reply.text.clone(),
+                        verdict: verdict.clone(),
+                        usage: item.tally.usage,
+                        reasked: item.ask == 2,
+                        created: chrono::Utc::now().to_rfc3339(),
+                    });
+                }
+                let outcome = Outcome::Scored(Box::new(Scored {
+                    verdict,
+                    reply: reply.text,
+                    usage: item.tally.usage,
+                    cost_usd: item.tally.cost,
+                    cached: false,
+                    reasked: item.ask == 2,
+                    attempts: item.tally.attempts,
+                }));
+                self.finish(key, outcome);
+            }
+            Err(error) => {
+                let message = error.to_string();
+                fields.status = CallStatus::Unreadable;
+                fields.error = Some(&message);
+                inner.log(job, &item.request.model, &prompt, started, clock, fields);
+                if item.ask == 1 && inner.options.reask {
+                    // The one re-ask, in the next batch: a fresh request, not a retry.
+                    reask(&mut item.request, &reply.text, &item.format, &message);
+                    item.ask = 2;
+                    item.submission = 0;
+                    item.first_reply = Some(reply.text);
+                    item.first_error = Some(message);
+                    return;
+                }
+                let reason = match &item.first_error {
+                    Some(first) => format!(
+                        "the reply could not be read after one re-ask: {message} (first reply: {first})"
+                    ),
+                    None => format!("the reply could not be read: {message}"),
+                };
+                let outcome = item.tally.unscored(UnscoredKind::Unreadable, reason);
+                self.finish(key, outcome);
+            }
+        }
+    }
+
+    /// Records the outcome for every job asking `key`.
+    fn finish(&mut self, key: &str, outcome: Outcome) {
+        let Some(item) = self.items.get_mut(key) else {
+            return;
+        };
+        item.done = true;
+        item.in_flight = false;
+        let note = item.cache_problem.clone();
+        for &index in &item.jobs {
+            self.outcomes[index] = Some((outcome.clone(), note.clone()));
+        }
+    }
+
+    fn progress(&self, line: &str) {
+        if self.inner.options.progress != super::executor::ProgressMode::Hidden {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Extends `request` with the unreadable reply and the correction, as a direct re-ask.
+fn reask(request: &mut ProviderRequest, reply: &str, format: &CompiledFormat, error: &str) {
+    request.messages.truncate(1);
+    request.messages.push(Message {
+        role: Role::Assistant,
+        content: reply.to_owned(),
+    });
+    request.messages.push(Message {
+        role: Role::User,
+        content: format.reask_message_text(error),
+    });
+}
+
+/// Sets aside the most the request can cost at batch prices, under `--max-cost`.
+fn reserve(inner: &Inner, item: &mut Item) -> Result<(), String> {
+    let Some(budget) = &inner.budget else {
+        return Ok(());
+    };
+    let Some(price) = inner.options.models.price(&item.resolved) else {
+        return Err(super::cost::BudgetError::UnknownPrice {
+            model: item.resolved.clone(),
+        }
+        .to_string());
+    };
+    let mut texts: Vec<&str> = item
+        .request
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    if let Some(system) = &item.request.system {
+        texts.push(system);
+    }
+    let estimate = estimate_cost(&price, &texts, item.request.max_tokens) * BATCH_PRICE_FACTOR;
+    item.reservation = Some(budget.reserve(estimate).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+/// Settles the request's reservation (or, for a resumed request, records its cost).
+fn release(inner: &Inner, item: &mut Item, actual: f64) {
+    let Some(budget) = &inner.budget else { return };
+    match item.reservation.take() {
+        Some(r) => budget.settle(r, actual),
+        None => budget.record(actual),
+    }
+}
+
+fn state_item(item: &Item) -> StateItem {
+    StateItem {
+        key: item.key.hex.clone(),
+        ask: item.ask,
+        submission: item.submission,
+        prior: item.tally.usage,
+        prior_cost: item.tally.cost,
+        prior_attempts: item.tally.attempts,
+        first_reply: item.first_reply.clone(),
+        first_error: item.first_error.clone(),
+    }
+}
+
+/// A batch id as a file name (ids are `[A-Za-z0-9_-]`; anything else is replaced).
+fn safe_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn write_state(path: &Path, state: &BatchState) -> Result<(), super::cache::CacheError> {
+    let bytes = serde_json::to_vec_pretty(state).unwrap_or_default();
+    write_file(path, &bytes)
+}
+
+fn read_state(path: &Path) -> Option<BatchState> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice::<BatchState>(&bytes)
+        .ok()
+        .filter(|s| s.version == STATE_VERSION)
+}
+
+/// Every readable state file, oldest batch first.
+fn read_states(dir: &Path) -> Vec<(PathBuf, BatchState)> {
+    let mut states: Vec<(PathBuf, BatchState)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| read_state(&p).map(|s| (p, s)))
+        .collect();
+    states.sort_by(|a, b| a.1.created.cmp(&b.1.created));
+    states
+}

@@ -1,0 +1,389 @@
+//! `--batch` against the shared fake server (`../shared/bench/mock_llm.py`), which serves
+//! the Message Batches endpoints with the same verdicts and fault draws as direct calls:
+//! batch prices, results in the cache, splitting at the limits, follow-up batches for
+//! errored requests and re-asks, and a run killed while it waits that resumes by polling
+//! the same batch, sending nothing twice.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use caldera::llm::batch::BatchOptions;
+use caldera::llm::cache::{Cache, CacheMode};
+use caldera::llm::executor::{Executor, ExecutorOptions, ProgressMode};
+use caldera::provider::{AnthropicProvider, Provider, Secret};
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
+
+use crate::llm_http::job;
+
+/// The shared fake server, on a free loopback port, logging every request.
+struct Mock {
+    child: Child,
+    base: String,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Mock {
+    fn start(args: &[&str]) -> Option<Mock> {
+        let script = crate::shared::shared_path("bench/mock_llm.py", "the Message Batches tests")?;
+        let dir = tempfile::tempdir().unwrap();
+        let port_file = dir.path().join("port");
+        let log = dir.path().join("requests.jsonl");
+        let child = Command::new("python3")
+            .arg(script)
+            .args(["--port", "0", "--max-lifetime-s", "300"])
+            .arg("--port-file")
+            .arg(&port_file)
+            .arg("--log")
+            .arg(&log)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 runs the fake server");
+        let started = Instant::now();
+        let port = loop {
+            let text = std::fs::read_to_string(&port_file).unwrap_or_default();
+            if !text.trim().is_empty() {
+                break text.trim().to_owned();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "mock did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Some(Mock {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            log,
+            _dir: dir,
+        })
+    }
+
+    /// Every line the server logged.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn count(&self, field: &str, value: &str) -> usize {
+        self.requests().iter().filter(|r| r[field] == value).count()
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `caldera run judges.d/trivy --batch` against `mock`, caching into `dir/cache`.
+fn caldera(mock: &Mock, dir: &Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(get_cargo_bin("caldera"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", &mock.base)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--batch",
+            "--timeout",
+            "10",
+            "--out",
+        ])
+        .arg(dir.join("result.json"))
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .args(extra);
+    cmd
+}
+
+fn result(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
+}
+
+/// The recorded batch states: `*.json` only, so a state still being written (its temp
+/// file, renamed into place when complete) is not taken for one.
+fn state_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir.join("cache/batches"))
+        .into_iter()
+        .flatten()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect()
+}
+
+#[test]
+fn a_batch_run_costs_half_and_fills_the_cache() {
+    let Some(mock) = Mock::start(&["--batch-delay-s", "1"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = caldera(&mock, dir.path(), &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let r = result(dir.path());
+    let usage = &r["usage"];
+    assert_eq!(usage["verdicts"], 7, "{usage:#}");
+    assert_eq!(usage["batch"]["created"], 1);
+    assert_eq!(usage["batch"]["submitted"], 7);
+    // One batch, seven answers through it, not one direct call.
+    assert_eq!(mock.count("kind", "batch_created"), 1);
+    assert_eq!(mock.count("path", "batch-item"), 7);
+    assert_eq!(mock.count("path", "/v1/messages"), 0);
+    // Batch prices: half of sonnet's $3 / $15 per million tokens.
+    let (input, output) = (
+        usage["input_tokens"].as_f64().unwrap(),
+        usage["output_tokens"].as_f64().unwrap(),
+    );
+    let list = (input * 3.0 + output * 15.0) / 1e6;
+    let cost = usage["cost_usd"].as_f64().unwrap();
+    assert!((cost - list / 2.0).abs() < 2e-6, "{cost} vs {}", list / 2.0);
+    // Progress on stderr, and no state left once the results are read.
+    assert!(stderr.contains("7 of 7 done"), "{stderr}");
+    assert!(state_files(dir.path()).is_empty());
+    // The results are in the cache: a direct run asks nothing.
+    let before = mock.requests().len();
+    let again = caldera(&mock, dir.path(), &[]).output().unwrap();
+    assert!(matches!(again.status.code(), Some(0 | 1)));
+    assert_eq!(mock.requests().len(), before, "a warm cache sends nothing");
+    assert_eq!(result(dir.path())["usage"]["cached"], 7);
+}
+
+/// The run is killed (SIGKILL) while it waits for its batch; the same command polls the
+/// same batch and sends no request twice.
+#[test]
+fn a_run_killed_while_waiting_resumes_without_resubmitting() {
+    let Some(mock) = Mock::start(&["--batch-delay-s", "4"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = caldera(&mock, dir.path(), &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while state_files(dir.path()).is_empty() || mock.count("kind", "batch_created") == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no batch was created"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(!dir.path().join("result.json").exists());
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_files(dir.path())[0]).unwrap())
+            .unwrap();
+    assert_eq!(state["items"].as_array().unwrap().len(), 7);
+    assert_eq!(state["endpoint"], mock.base.as_str());
+
+    let out = caldera(&mock, dir.path(), &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let r = result(dir.path());
+    let batch = &r["usage"]["batch"];
+    assert_eq!(batch["resumed"], 1, "{batch:#}");
+    assert_eq!(batch["resumed_requests"], 7);
+    assert_eq!(batch["created"], 0);
+    assert_eq!(batch["submitted"], 0, "zero resubmitted requests");
+    assert_eq!(batch["batch_ids"][0], state["batch_id"]);
+    assert_eq!(mock.count("kind", "batch_created"), 1, "one batch in all");
+    assert_eq!(mock.count("path", "batch-item"), 7, "seven requests in all");
+    assert_eq!(mock.count("path", "/v1/messages"), 0);
+    assert_eq!(r["gate"]["scored_units"], 7);
+    assert!(state_files(dir.path()).is_empty());
+}
+
+/// Ctrl-C while waiting: exit 130, the batch named as still running, its state kept.
+#[test]
+fn an_interrupt_while_waiting_names_the_running_batch() {
+    let Some(mock) = Mock::start(&["--batch-delay-s", "30"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let child = caldera(&mock, dir.path(), &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while state_files(dir.path()).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no batch was created"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("1 Message Batch(es) are still running (msgbatch_"),
+        "{stderr}"
+    );
+    assert_eq!(state_files(dir.path()).len(), 1);
+}
+
+/// Errored requests (HTTP 500 draws) go again in follow-up batches, at most three
+/// times; unreadable replies are re-asked once, in a follow-up batch too. Every judge
+/// ends scored, or unscored with the reason.
+#[test]
+fn errored_and_unreadable_requests_go_again_in_follow_up_batches() {
+    let Some(mock) = Mock::start(&[
+        "--batch-delay-s",
+        "0.2",
+        "--fail-rate",
+        "0.4",
+        "--malformed-rate",
+        "0.3",
+        "--seed",
+        "11",
+    ]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = caldera(&mock, dir.path(), &["--models", "sonnet,haiku,opus"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let r = result(dir.path());
+    let batch = &r["usage"]["batch"];
+    assert!(batch["created"].as_u64().unwrap() >= 2, "{batch:#}");
+    assert!(batch["resubmitted"].as_u64().unwrap() >= 1, "{batch:#}");
+    // Each request (custom id) went at most three times per ask, six with the re-ask.
+    let items = mock.requests();
+    let mut per_id = std::collections::BTreeMap::<String, usize>::new();
+    for i in items.iter().filter(|r| r["path"] == "batch-item") {
+        *per_id
+            .entry(i["custom_id"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(per_id.len(), 21);
+    assert!(per_id.values().all(|n| *n <= 6), "{per_id:?}");
+    assert!(per_id.values().any(|n| *n >= 2), "{per_id:?}");
+    // Every verdict asked for is accounted for: scored, or missing with a reason.
+    let usage = &r["usage"];
+    assert_eq!(usage["calls"], 21);
+    let problems = r["summary"]["problems"].to_string();
+    for d in r["dimensions"].as_array().unwrap() {
+        for call in d["llm_calls"].as_array().unwrap() {
+            if call["scored"] == false {
+                assert!(problems.contains(d["name"].as_str().unwrap()), "{problems}");
+            }
+        }
+    }
+    assert_eq!(
+        usage["requests"].as_u64().unwrap() as usize,
+        items.iter().filter(|r| r["path"] == "batch-item").count(),
+        "every batch request counted"
+    );
+    assert!(state_files(dir.path()).is_empty());
+}
+
+/// Requests are split at the batch limits: by count, and by size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_split_at_the_limits() {
+    let Some(mock) = Mock::start(&["--batch-delay-s", "0.2"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let executor = |cache: &Path| {
+        let provider = Provider::Anthropic(
+            AnthropicProvider::new(Some(&mock.base), Secret::new("k"), Duration::from_secs(10))
+                .unwrap(),
+        );
+        Executor::new(
+            provider,
+            ExecutorOptions {
+                cache: Some(Cache::new(cache, CacheMode::On)),
+                progress: ProgressMode::Hidden,
+                ..ExecutorOptions::default()
+            },
+        )
+    };
+    let jobs = |n: usize, tag: &str| {
+        (0..n)
+            .map(|i| job(&i.to_string(), &format!("{tag} prompt {i}")))
+            .collect::<Vec<_>>()
+    };
+    let options = BatchOptions {
+        max_requests: 3,
+        poll_min: Duration::from_millis(100),
+        ..BatchOptions::default()
+    };
+    let running = Default::default();
+    let (out, report) = executor(&dir.path().join("a"))
+        .run_batched(jobs(7, "count"), &options, running)
+        .await;
+    assert!(out.iter().all(|o| o.outcome.scored().is_some()), "{out:?}");
+    assert_eq!((report.created, report.submitted), (3, 7), "3 + 3 + 1");
+    let sizes: Vec<u64> = mock
+        .requests()
+        .iter()
+        .filter(|r| r["kind"] == "batch_created")
+        .map(|r| r["batch_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [3, 3, 1]);
+    // A size limit below any request's body: one request per batch.
+    let options = BatchOptions {
+        max_bytes: 1,
+        poll_min: Duration::from_millis(100),
+        ..BatchOptions::default()
+    };
+    let (out, report) = executor(&dir.path().join("b"))
+        .run_batched(jobs(3, "size"), &options, Default::default())
+        .await;
+    assert!(out.iter().all(|o| o.outcome.scored().is_some()));
+    assert_eq!(report.created, 3);
+}
+
+#[test]
+fn batch_needs_the_anthropic_api_and_a_writable_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |env: &[(&str, &str)], extra: &[&str]| {
+        let mut cmd = Command::new(get_cargo_bin("caldera"));
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("NO_COLOR", "1")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .args(["run", "judges.d/trivy", "--batch", "--out"])
+            .arg(dir.path().join("r.json"))
+            .args(extra);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let openai = run(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")], &[]);
+    assert_eq!(openai.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&openai.stderr).contains("Message Batches API"));
+    let off = run(&[("ANTHROPIC_API_KEY", "k")], &["--cache", "off"]);
+    assert_eq!(off.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&off.stderr).contains("--cache on"));
+    let replay = run(&[("ANTHROPIC_API_KEY", "k")], &["--replay"]);
+    assert_eq!(
+        replay.status.code(),
+        Some(2),
+        "--batch and --replay conflict"
+    );
+}
