@@ -106,6 +106,9 @@ codes! {
     VerdictFormat = "verdict-format",
     /// LLM mode was asked for but no provider can be used here.
     ProviderUnavailable = "provider-unavailable",
+    /// A regular expression that does not compile (or needs what a linear-time engine
+    /// cannot do: look-around, backreferences).
+    RegexSyntax = "regex-syntax",
 }
 
 impl std::fmt::Display for Code {

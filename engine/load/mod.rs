@@ -4,5 +4,6 @@
 pub mod documents;
 pub mod judge;
 pub mod names;
+pub mod patterns;
 pub mod suite;
 pub mod yaml;

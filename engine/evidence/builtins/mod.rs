@@ -27,6 +27,7 @@ mod grouping;
 mod matching;
 mod ordering;
 mod path;
+pub mod pattern;
 mod ranges;
 mod rounding;
 mod stats;
@@ -122,6 +123,11 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
         detection::corroboration_rate,
     ),
     ("match_findings", FUNCTION_ONLY, findings::match_findings),
+    ("matching", TEST_AND_FUNCTION, pattern::matching),
+    ("regex_search", FUNCTION_AND_FILTER, pattern::regex_search),
+    ("regex_findall", FUNCTION_AND_FILTER, pattern::regex_findall),
+    ("regex_replace", FUNCTION_AND_FILTER, pattern::regex_replace),
+    ("regex_split", FUNCTION_AND_FILTER, pattern::regex_split),
 ];
 
 /// Registers every built-in on `env` in each of its roles.
@@ -236,6 +242,44 @@ mod tests {
             count += 1;
         }
         assert!(count >= names().count(), "only {count} examples");
+    }
+
+    #[test]
+    fn runnable_doc_examples_give_their_result() {
+        // A line `<< expr >>  # -> json` in a fenced block is run, in the engine's own
+        // environment, and must give that result.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/functions.md");
+        let doc = std::fs::read_to_string(&path).expect("docs/functions.md exists");
+        let env = crate::render::environment();
+        let mut inside = false;
+        let mut count = 0;
+        for line in doc.lines() {
+            if line.starts_with("```") {
+                inside = !inside;
+                continue;
+            }
+            let Some((code, expected)) = line.split_once("  # -> ") else {
+                continue;
+            };
+            if !inside {
+                continue;
+            }
+            let expr = code
+                .trim()
+                .strip_prefix("<<")
+                .and_then(|c| c.strip_suffix(">>"))
+                .unwrap_or_else(|| panic!("not an expression: {code}"));
+            let got = env
+                .compile_expression(expr)
+                .and_then(|e| e.eval(()))
+                .unwrap_or_else(|e| panic!("<< {expr} >> fails: {e:#}"));
+            let got = crate::doc::Doc::from_value(&got).to_json();
+            let want: serde_json::Value = serde_json::from_str(expected)
+                .unwrap_or_else(|e| panic!("expected result of << {expr} >> is not JSON: {e}"));
+            assert_eq!(got, want, "<< {expr} >>");
+            count += 1;
+        }
+        assert!(count >= 10, "only {count} runnable examples");
     }
 
     #[test]

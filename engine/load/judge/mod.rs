@@ -12,9 +12,11 @@ use minijinja::Environment;
 
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
+use crate::evidence::builtins::pattern::{PATTERN_ARG, compile};
 use crate::evidence::plan::{RecordsPlan, TextKind, ValuePlan, classify, condition_source};
 use crate::evidence::select::Selector;
 use crate::load::names::{Known, Uses, scan, template_code};
+use crate::load::patterns::{calls, literal_string};
 use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
 use crate::spec::judge::{EvidenceValue, JudgeSpec, Scope};
@@ -379,7 +381,8 @@ impl<'a> JudgeCx<'a> {
                 let mut free: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
                 free.sort();
                 let uses = scan(src, free);
-                self.check_uses(&uses, path, scope)
+                let literals_ok = self.check_literals(src, path);
+                self.check_uses(&uses, path, scope) && literals_ok
             }
             Err(e) => {
                 let d = Diagnostic::error(
@@ -404,8 +407,10 @@ impl<'a> JudgeCx<'a> {
             Ok(t) => {
                 let mut free: Vec<String> = t.undeclared_variables(false).into_iter().collect();
                 free.sort();
-                let uses = scan(&template_code(src), free);
-                self.check_uses(&uses, path, scope)
+                let code = template_code(src);
+                let uses = scan(&code, free);
+                let literals_ok = self.check_literals(&code, path);
+                self.check_uses(&uses, path, scope) && literals_ok
             }
             Err(e) => {
                 let d = Diagnostic::error(
@@ -484,6 +489,132 @@ impl<'a> JudgeCx<'a> {
             ok = false;
         }
         ok
+    }
+
+    /// Checks the literal arguments of built-in calls: regular expressions are compiled
+    /// now (and kept compiled for the run), and tests or filters named by a string
+    /// (`select('odd')`, `selectattr('a', 'eq', 1)`, `map('upper')`) must exist. True
+    /// when every literal is usable.
+    fn check_literals(&mut self, code: &str, path: &str) -> bool {
+        let mut names: Vec<&str> = PATTERN_ARG.iter().map(|(n, _)| *n).collect();
+        names.extend(NAMED_CALLEE.iter().map(|(n, ..)| *n));
+        let mut ok = true;
+        for call in calls(code, &names) {
+            if let Some(&(_, at, test)) = NAMED_CALLEE.iter().find(|(n, ..)| *n == call.name) {
+                // `map(attribute=...)` names no filter.
+                if call.name == "map" && call.keywords.iter().any(|(k, _)| *k == "attribute") {
+                    continue;
+                }
+                let Some(named) = call
+                    .positional
+                    .get(at)
+                    .and_then(|a| literal_string(self.checker.env, a))
+                else {
+                    continue;
+                };
+                ok &= self.check_named_callee(&call, &named, test, path);
+                if let Some(&(_, p)) = PATTERN_ARG.iter().find(|(n, _)| *n == named)
+                    && let Some(arg) = call.positional.get(at + p)
+                {
+                    ok &= self.check_pattern(&named, arg, false, path);
+                }
+                continue;
+            }
+            let index = PATTERN_ARG
+                .iter()
+                .find(|(n, _)| *n == call.name)
+                .map_or(1, |(_, i)| *i);
+            let Some(arg) = call.arg(index, "pattern") else {
+                continue;
+            };
+            let ignore_case = call.keywords.contains(&("ignore_case", "true"));
+            ok &= self.check_pattern(call.name, arg, ignore_case, path);
+        }
+        ok
+    }
+
+    /// A test or filter named by a string argument must exist.
+    fn check_named_callee(
+        &mut self,
+        call: &crate::load::patterns::Call<'_>,
+        named: &str,
+        test: bool,
+        path: &str,
+    ) -> bool {
+        let known = self.checker.known;
+        let (exists, kind, candidates) = if test {
+            (known.is_test(named), "test", known.test_candidates())
+        } else {
+            (known.is_filter(named), "filter", known.filter_candidates())
+        };
+        if exists {
+            return true;
+        }
+        let help = did_you_mean_help(named, candidates.iter().copied()).or_else(|| {
+            (call.name == "select" || call.name == "reject").then(|| {
+                format!(
+                    "`{}('x')` takes a test name; to keep items whose attribute `x` is true, write `{}attr('x')`",
+                    call.name, call.name
+                )
+            })
+        });
+        let d = Diagnostic::error(
+            Code::UnknownFunction,
+            format!("unknown {kind} `{named}` (named in `{}`)", call.name),
+        )
+        .maybe_help(help)
+        .note(format!(
+            "`{}` looks the {kind} up by name only when it runs; caldera checks it now",
+            call.name
+        ));
+        let d = self.at_text(d, path, named);
+        self.push(d);
+        false
+    }
+
+    /// A literal pattern must compile; it stays compiled for the run.
+    fn check_pattern(&mut self, name: &str, arg: &str, ignore_case: bool, path: &str) -> bool {
+        let Some(pattern) = literal_string(self.checker.env, arg) else {
+            return true;
+        };
+        if pattern.contains('\u{8}') {
+            let d = Diagnostic::warning(
+                Code::RegexSyntax,
+                format!("the pattern given to `{name}` holds a backspace character"),
+            )
+            .note("in a string literal `\\b` is a backspace, as in a Python string without `r`")
+            .help("write `\\\\b` for a word boundary");
+            let d = self.at_text(d, path, arg);
+            self.push(d);
+        }
+        let Err(e) = compile(&pattern, ignore_case) else {
+            return true;
+        };
+        let d = Diagnostic::error(
+            Code::RegexSyntax,
+            format!("the pattern given to `{name}` does not compile: {e}"),
+        )
+        .note(format!("pattern: {pattern}"))
+        .help("patterns follow Python's `re` syntax without look-around or backreferences (the `regex` crate)");
+        let d = self.at_text(d, path, arg);
+        self.push(d);
+        false
+    }
+
+    /// Locates `d` at the first occurrence of `text` inside the value at `path`.
+    fn at_text(&self, d: Diagnostic, path: &str, text: &str) -> Diagnostic {
+        let span = self.index.value_span(path).and_then(|span| {
+            let value = self.source.get(span.start..span.end)?;
+            let at = value.find(text)?;
+            Some(Span::from_offsets(
+                self.source,
+                span.start + at,
+                span.start + at + text.len(),
+            ))
+        });
+        d.in_file(self.file)
+            .at(span.or(self.index.value_span(path)))
+            .key(path)
     }
 
     // ------------------------------------------------------------------ heuristic
@@ -600,6 +731,16 @@ impl<'a> JudgeCx<'a> {
 
     // ------------------------------------------------------------------ prompt
 }
+
+/// Built-ins that take the name of a test (`true`) or filter (`false`) as a string, and
+/// the position of that name among their arguments in filter form.
+const NAMED_CALLEE: &[(&str, usize, bool)] = &[
+    ("select", 0, true),
+    ("reject", 0, true),
+    ("selectattr", 1, true),
+    ("rejectattr", 1, true),
+    ("map", 0, false),
+];
 
 /// Byte offset of `word` in `text` as a whole word.
 fn find_word(text: &str, word: &str) -> Option<usize> {
