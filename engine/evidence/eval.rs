@@ -266,10 +266,11 @@ fn eval_records(
         .min(items.len() / PARALLEL_MIN_ITEMS)
         .max(1);
     if workers == 1 {
-        return eval_items(env, rec, scope, &items, 0, path, &filter_path).map(Doc::from);
+        let entries = eval_items(env, rec, scope, &items, 0, path, &filter_path)?;
+        return assemble(rec, entries, path);
     }
     let chunk = items.len().div_ceil(workers);
-    let parts: Vec<Result<Vec<Doc>, EvalError>> = std::thread::scope(|s| {
+    let parts: Vec<Result<Vec<Entry>, EvalError>> = std::thread::scope(|s| {
         let handles: Vec<_> = items
             .chunks(chunk)
             .enumerate()
@@ -295,7 +296,58 @@ fn eval_records(
     for part in parts {
         out.extend(part?);
     }
-    Ok(Doc::from(out))
+    assemble(rec, out, path)
+}
+
+/// One computed item of a record list: its key (when the list is a map), its value
+/// (the record, or `value:`), and a label for messages.
+struct Entry {
+    key: Option<std::sync::Arc<str>>,
+    value: Doc,
+    label: String,
+}
+
+/// The list of values, or with `key:` the map of them (two items with one key are an
+/// error: a map that silently kept one of them would hide the other from the score).
+fn assemble(rec: &RecordsPlan, entries: Vec<Entry>, path: &str) -> Result<Doc, EvalError> {
+    if rec.key.is_none() {
+        return Ok(Doc::from(
+            entries.into_iter().map(|e| e.value).collect::<Vec<_>>(),
+        ));
+    }
+    let mut map: IndexMap<std::sync::Arc<str>, (Doc, String)> =
+        IndexMap::with_capacity(entries.len());
+    for e in entries {
+        let key = e.key.unwrap_or_else(|| std::sync::Arc::from(""));
+        if let Some((_, first)) = map.get(&key) {
+            return Err(EvalError {
+                key_path: format!("{path}.key"),
+                item: Some(e.label.clone()),
+                message: format!(
+                    "two items have the key `{key}` (items {first} and {}); keys of a map must be unique",
+                    e.label
+                ),
+            });
+        }
+        map.insert(key, (e.value, e.label));
+    }
+    Ok(Doc::object(map.into_iter().map(|(k, (v, _))| (k, v))))
+}
+
+/// A map key from a computed value: a string, or an integer written as one.
+fn entry_key(value: Doc, path: &str, label: &str) -> Result<std::sync::Arc<str>, EvalError> {
+    match value {
+        Doc::Str(s) => Ok(s),
+        Doc::Int(i) => Ok(std::sync::Arc::from(i.to_string())),
+        other => Err(EvalError {
+            key_path: path.to_owned(),
+            item: Some(label.to_owned()),
+            message: format!(
+                "a map key must be a string or an integer, got {} ({other})",
+                other.type_name()
+            ),
+        }),
+    }
 }
 
 /// Record lists shorter than this are evaluated on one thread.
@@ -330,7 +382,7 @@ fn eval_items(
     offset: usize,
     path: &str,
     filter_path: &str,
-) -> Result<Vec<Doc>, EvalError> {
+) -> Result<Vec<Entry>, EvalError> {
     let filter = rec
         .filter
         .as_deref()
@@ -352,6 +404,18 @@ fn eval_items(
         })
         .collect::<Result<_, _>>()?;
     let item_key: std::sync::Arc<str> = std::sync::Arc::from("item");
+    let key_path = format!("{path}.key");
+    let value_path = format!("{path}.value");
+    let key_c = rec
+        .key
+        .as_ref()
+        .map(|p| Compiled::new(env, p, &key_path))
+        .transpose()?;
+    let value_c = rec
+        .value
+        .as_ref()
+        .map(|p| Compiled::new(env, p, &value_path))
+        .transpose()?;
 
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -389,7 +453,19 @@ fn eval_items(
             }
             record.push((name.clone(), value));
         }
-        out.push(Doc::object(record));
+        let label = item_label(item, offset + i);
+        let key = match &key_c {
+            Some(c) => {
+                let k = c.eval(&item_value, item, &key_path, Some(&label))?;
+                Some(entry_key(k, &key_path, &label)?)
+            }
+            None => None,
+        };
+        let value = match &value_c {
+            Some(c) => c.eval(&item_value, item, &value_path, Some(&label))?,
+            None => Doc::object(record),
+        };
+        out.push(Entry { key, value, label });
     }
     Ok(out)
 }
@@ -432,6 +508,8 @@ mod tests {
                         ),
                         ("ok".to_owned(), ValuePlan::Expr("found >= truth.n".into())),
                     ],
+                    key: None,
+                    value: None,
                 })),
             ),
             (
@@ -452,6 +530,46 @@ mod tests {
         assert_eq!(ev["msg"], Doc::from("3 found"));
     }
 
+    fn keyed(key: &str, value: Option<&str>) -> Vec<(String, ValuePlan)> {
+        vec![(
+            "m".to_owned(),
+            ValuePlan::Records(Box::new(RecordsPlan {
+                for_each: ValuePlan::Select(Selector::parse("$.repos[*]").unwrap()),
+                filter: None,
+                fields: vec![("n".to_owned(), ValuePlan::Expr("result.v | length".into()))],
+                key: Some(ValuePlan::Expr(key.into())),
+                value: value.map(|v| ValuePlan::Expr(v.into())),
+            })),
+        )]
+    }
+
+    #[test]
+    fn a_key_makes_a_map_in_item_order() {
+        let env = crate::render::environment();
+        let ev = evaluate(&env, &keyed("id", None), &ctx()).unwrap();
+        assert_eq!(ev["m"].to_string(), r#"{"a":{"n":3},"b":{"n":0}}"#);
+        let ev = evaluate(&env, &keyed("id", Some("n * 2")), &ctx()).unwrap();
+        assert_eq!(ev["m"].to_string(), r#"{"a":6,"b":0}"#);
+    }
+
+    #[test]
+    fn duplicate_and_unusable_keys_are_errors() {
+        let env = crate::render::environment();
+        let err = evaluate(&env, &keyed("'same'", None), &ctx()).unwrap_err();
+        assert_eq!(err.key_path, "evidence.m.key");
+        assert!(
+            err.message.contains("two items have the key `same`"),
+            "{}",
+            err.message
+        );
+        let err = evaluate(&env, &keyed("truth", None), &ctx()).unwrap_err();
+        assert!(
+            err.message.contains("must be a string or an integer"),
+            "{}",
+            err.message
+        );
+    }
+
     #[test]
     fn errors_name_the_key_and_item() {
         let env = crate::render::environment();
@@ -461,6 +579,8 @@ mod tests {
                 for_each: ValuePlan::Select(Selector::parse("$.repos[*]").unwrap()),
                 filter: None,
                 fields: vec![("bad".to_owned(), ValuePlan::Expr("truth.n + 1".into()))],
+                key: None,
+                value: None,
             })),
         )];
         let err = evaluate(&env, &plan, &ctx()).unwrap_err();

@@ -28,6 +28,10 @@ pub struct RecordsPlan {
     pub filter: Option<String>,
     /// The fields, in order.
     pub fields: Vec<(String, ValuePlan)>,
+    /// Each entry's key, when the list is a map.
+    pub key: Option<ValuePlan>,
+    /// Each entry's value, instead of the record.
+    pub value: Option<ValuePlan>,
 }
 
 /// What a piece of text in a judge file is.

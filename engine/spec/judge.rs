@@ -110,9 +110,25 @@ pub struct RecordsSpec {
     #[schemars(example = &"<< result.vulnerabilities | length > 0 >>")]
     pub filter: Option<String>,
 
-    /// The record's fields, computed in order; later fields see earlier ones.
+    /// The record's fields, computed in order; later fields see earlier ones. Fields whose
+    /// name starts with `_` are private: later fields and expressions read them, results
+    /// and prompts do not show them.
+    #[serde(default)]
     #[schemars(example = serde_json::json!({"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}))]
     pub fields: IndexMap<String, EvidenceValue>,
+
+    /// Makes the list a map: this `<< expression >>` (or selector), computed after the
+    /// fields, gives each entry's key (a string or number). Entries keep item order; two
+    /// items with the same key are an error.
+    #[serde(default)]
+    #[schemars(example = &"<< language >>")]
+    pub key: Option<String>,
+
+    /// Each entry is this `<< expression >>` (or selector), computed after the fields,
+    /// instead of the record of fields: `{key: << id >>, value: << n >>}` gives `{id: n}`.
+    #[serde(default)]
+    #[schemars(example = &"<< findings | length >>")]
+    pub value: Option<String>,
 }
 
 /// Scoring without an LLM: a band table over one metric.

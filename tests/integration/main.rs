@@ -3,6 +3,7 @@
 mod adversarial_reproduction;
 mod cli;
 mod diagnostics;
+mod doc_examples;
 mod gates;
 mod llm_cache;
 mod llm_cli;

@@ -24,6 +24,8 @@ mod detection;
 mod findings;
 mod flatten;
 mod grouping;
+mod maps;
+pub(crate) use maps::apply_filter;
 mod matching;
 mod ordering;
 mod path;
@@ -128,7 +130,15 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
     ("regex_findall", FUNCTION_AND_FILTER, pattern::regex_findall),
     ("regex_replace", FUNCTION_AND_FILTER, pattern::regex_replace),
     ("regex_split", FUNCTION_AND_FILTER, pattern::regex_split),
+    ("to_map", FUNCTION_AND_FILTER, maps::to_map),
 ];
+
+/// Built-ins that call other filters by name, so they need the render state.
+type StatefulFn = fn(&mut minijinja::State, Rest<ValueOrKwargs>) -> Result<Value, Error>;
+
+/// Every stateful built-in: name, roles, implementation.
+const STATEFUL: &[(&str, Roles, StatefulFn)] =
+    &[("map_values", FUNCTION_AND_FILTER, maps::map_values)];
 
 /// Registers every built-in on `env` in each of its roles.
 pub fn register(env: &mut Environment<'_>) {
@@ -143,12 +153,23 @@ pub fn register(env: &mut Environment<'_>) {
             env.add_test(name, func);
         }
     }
+    for &(name, roles, func) in STATEFUL {
+        if roles.function {
+            env.add_function(name, func);
+        }
+        if roles.filter {
+            env.add_filter(name, func);
+        }
+    }
 }
 
 /// The names and roles of all built-ins, e.g. for `caldera` to list them
 /// or to suggest a name on a typo.
 pub fn names() -> impl Iterator<Item = (&'static str, Roles)> {
-    BUILTINS.iter().map(|&(name, roles, _)| (name, roles))
+    BUILTINS
+        .iter()
+        .map(|&(name, roles, _)| (name, roles))
+        .chain(STATEFUL.iter().map(|&(name, roles, _)| (name, roles)))
 }
 
 #[cfg(test)]

@@ -339,10 +339,46 @@ impl<'a> JudgeCx<'a> {
                         fields.push((fname.clone(), p));
                     }
                 }
+                if rec.fields.is_empty() && rec.value.is_none() {
+                    let d = Diagnostic::error(
+                        Code::MissingKey,
+                        "a record list needs `fields` (a record per item) or `value` (one value per item)",
+                    );
+                    let d = self.diag(d, path);
+                    self.push(d);
+                }
+                // `key` and `value` are computed after every field.
+                let mut after = available.clone();
+                after.extend(field_names.iter().map(String::as_str));
+                let after_scope = NameScope {
+                    available: after,
+                    later: scope.later,
+                    open: !over_repos,
+                };
+                let entry = |cx: &mut Self, text: &Option<String>, name: &str| {
+                    text.as_ref().and_then(|t| {
+                        let p = format!("{path}.{name}");
+                        let plan = cx.plan_text(t, &p, &after_scope)?;
+                        if matches!(plan, ValuePlan::Const(_)) {
+                            let d = Diagnostic::error(
+                                Code::WrongType,
+                                format!("`{name}` must be a selector (`$...`) or an expression (`<< ... >>`), computed per item"),
+                            );
+                            let d = cx.diag(d, &p);
+                            cx.push(d);
+                            return None;
+                        }
+                        Some(plan)
+                    })
+                };
+                let key = entry(self, &rec.key, "key");
+                let value = entry(self, &rec.value, "value");
                 Some(ValuePlan::Records(Box::new(RecordsPlan {
                     for_each,
                     filter,
                     fields,
+                    key,
+                    value,
                 })))
             }
         }
