@@ -266,17 +266,18 @@ fn eval_records(
         .min(items.len() / PARALLEL_MIN_ITEMS)
         .max(1);
     if workers == 1 {
-        let entries = eval_items(env, rec, scope, &items, 0, path, &filter_path)?;
+        let entries = eval_items(env, rec, scope, &items, 0..items.len(), path, &filter_path)?;
         return assemble(rec, entries, path);
     }
     let chunk = items.len().div_ceil(workers);
     let parts: Vec<Result<Vec<Entry>, EvalError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .enumerate()
-            .map(|(i, part)| {
+        let items = &items;
+        let handles: Vec<_> = (0..items.len())
+            .step_by(chunk)
+            .map(|start| {
                 let filter_path = &filter_path;
-                s.spawn(move || eval_items(env, rec, scope, part, i * chunk, path, filter_path))
+                let range = start..(start + chunk).min(items.len());
+                s.spawn(move || eval_items(env, rec, scope, items, range, path, filter_path))
             })
             .collect();
         handles
@@ -374,15 +375,81 @@ impl minijinja::value::Object for FieldsLayer {
 }
 
 /// Evaluates `items` (starting at index `offset` of the whole list) into records.
+/// The `loop` name inside a record list, as in a Jinja `for` loop: the position of the
+/// item among the items of `for_each` (before `where`) and its neighbours.
+#[derive(Debug)]
+struct LoopInfo {
+    index0: usize,
+    length: usize,
+    previtem: Doc,
+    nextitem: Doc,
+}
+
+impl minijinja::value::Object for LoopInfo {
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        Some(match key.as_str()? {
+            "index0" => Value::from(self.index0),
+            "index" => Value::from(self.index0 + 1),
+            "revindex0" => Value::from(self.length - self.index0 - 1),
+            "revindex" => Value::from(self.length - self.index0),
+            "first" => Value::from(self.index0 == 0),
+            "last" => Value::from(self.index0 + 1 == self.length),
+            "length" => Value::from(self.length),
+            "previtem" => self.previtem.to_value(),
+            "nextitem" => self.nextitem.to_value(),
+            _ => return None,
+        })
+    }
+    fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
+        minijinja::value::Enumerator::Str(&[
+            "index0",
+            "index",
+            "revindex0",
+            "revindex",
+            "first",
+            "last",
+            "length",
+            "previtem",
+            "nextitem",
+        ])
+    }
+}
+
+/// Whether any expression of the record list reads the name `word` (so `loop` is only
+/// built for the lists that use it).
+fn mentions(rec: &RecordsPlan, word: &str) -> bool {
+    let text = |p: &ValuePlan| match p {
+        ValuePlan::Expr(s) | ValuePlan::Template(s) => s.match_indices(word).any(|(at, _)| {
+            let before = s[..at].chars().next_back();
+            let after = s[at + word.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        }),
+        _ => false,
+    };
+    rec.fields.iter().any(|(_, p)| text(p))
+        || rec
+            .filter
+            .as_deref()
+            .is_some_and(|f| text(&ValuePlan::Expr(f.to_owned())))
+        || rec.key.as_ref().is_some_and(text)
+        || rec.value.as_ref().is_some_and(text)
+}
+
+/// Evaluates the items `range` of `all` into entries.
 fn eval_items(
     env: &Environment<'static>,
     rec: &RecordsPlan,
     scope: &Scope,
-    items: &[Doc],
-    offset: usize,
+    all: &[Doc],
+    range: std::ops::Range<usize>,
     path: &str,
     filter_path: &str,
 ) -> Result<Vec<Entry>, EvalError> {
+    let offset = range.start;
+    let items = &all[range];
+    let uses_loop = mentions(rec, "loop");
+    let loop_key: std::sync::Arc<str> = std::sync::Arc::from("loop");
     let filter = rec
         .filter
         .as_deref()
@@ -426,6 +493,20 @@ fn eval_items(
         let layer = std::sync::Arc::new(FieldsLayer::default());
         if let Ok(mut m) = layer.0.lock() {
             m.insert(item_key.clone(), item.to_value());
+            if uses_loop {
+                let at = offset + i;
+                let info = LoopInfo {
+                    index0: at,
+                    length: all.len(),
+                    previtem: at
+                        .checked_sub(1)
+                        .and_then(|p| all.get(p))
+                        .cloned()
+                        .unwrap_or_default(),
+                    nextitem: all.get(at + 1).cloned().unwrap_or_default(),
+                };
+                m.insert(loop_key.clone(), Value::from_object(info));
+            }
         }
         let item_value = item_scope
             .with(Value::from_dyn_object(layer.clone()))
@@ -463,7 +544,7 @@ fn eval_items(
         };
         let value = match &value_c {
             Some(c) => c.eval(&item_value, item, &value_path, Some(&label))?,
-            None => Doc::object(record),
+            None => Doc::record(record),
         };
         out.push(Entry { key, value, label });
     }
@@ -568,6 +649,44 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn loop_and_private_fields() {
+        let env = crate::render::environment();
+        let plan = vec![
+            (
+                "r".to_owned(),
+                ValuePlan::Records(Box::new(RecordsPlan {
+                    for_each: ValuePlan::Expr("[1, 5, 7]".into()),
+                    filter: Some("item != 5".into()),
+                    fields: vec![
+                        (
+                            "_d".to_owned(),
+                            ValuePlan::Expr("item - (loop.previtem or 0)".into()),
+                        ),
+                        ("i".to_owned(), ValuePlan::Expr("loop.index0".into())),
+                        ("d".to_owned(), ValuePlan::Expr("_d".into())),
+                        ("last".to_owned(), ValuePlan::Expr("loop.last".into())),
+                    ],
+                    key: None,
+                    value: None,
+                })),
+            ),
+            (
+                "private_sum".to_owned(),
+                ValuePlan::Expr("r | sum(attribute='_d')".into()),
+            ),
+            ("listed".to_owned(), ValuePlan::Expr("r[0] | list".into())),
+        ];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        // `_d` is read by later expressions but neither written nor listed.
+        assert_eq!(
+            ev["r"].to_string(),
+            r#"[{"i":0,"d":1,"last":false},{"i":2,"d":2,"last":true}]"#
+        );
+        assert_eq!(ev["private_sum"], Doc::Int(3));
+        assert_eq!(ev["listed"].to_string(), r#"["i","d","last"]"#);
     }
 
     #[test]

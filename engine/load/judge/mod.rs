@@ -299,7 +299,7 @@ impl<'a> JudgeCx<'a> {
                         .trim()
                         .starts_with("repos");
                 let mut available = scope.available.clone();
-                available.push("item");
+                available.extend(["item", "loop"]);
                 if over_repos {
                     available.extend(["id", "result", "truth"]);
                 }
