@@ -6,7 +6,7 @@ use minijinja::value::Value;
 use minijinja::{Environment, Expression, Template};
 
 use crate::doc::Doc;
-use crate::evidence::plan::{RecordsPlan, ValuePlan};
+use crate::evidence::plan::{RecordsPlan, ValuePlan, is_empty};
 use crate::evidence::scope::Scope;
 
 /// Evidence: named values in definition order.
@@ -133,32 +133,68 @@ pub fn evaluate(
                 .map(|(k, v)| (k.clone(), v.to_value()))
                 .collect(),
         );
-        let computed = match value {
-            ValuePlan::Select(sel) => {
-                sel.select(&ctx.root_with(&evidence))
-                    .map_err(|message| EvalError {
-                        key_path: path.clone(),
-                        item: None,
-                        message,
-                    })?
-            }
-            ValuePlan::Records(rec) => {
-                eval_records(env, rec, &scope, &ctx.root_with(&evidence), &path)?
-            }
-            other => {
-                let compiled = Compiled::new(env, other, &path)?;
-                compiled.eval(&scope.into_value(), &Doc::Null, &path, None)?
-            }
-        };
+        let computed = compute(env, value, ctx, &evidence, &scope, &path)?;
         if profile {
             eprintln!(
                 "profile: {path}: {:.1} ms",
                 started.elapsed().as_secs_f64() * 1e3
             );
         }
-        evidence.insert(name.clone(), computed);
+        if let Some(computed) = computed {
+            evidence.insert(name.clone(), computed);
+        }
     }
     Ok(evidence)
+}
+
+/// Computes one evidence value; `None` when a conditional value is left out.
+fn compute(
+    env: &Environment<'static>,
+    value: &ValuePlan,
+    ctx: &Context,
+    evidence: &Evidence,
+    scope: &Scope,
+    path: &str,
+) -> Result<Option<Doc>, EvalError> {
+    Ok(Some(match value {
+        ValuePlan::Select(sel) => {
+            sel.select(&ctx.root_with(evidence))
+                .map_err(|message| EvalError {
+                    key_path: path.to_owned(),
+                    item: None,
+                    message,
+                })?
+        }
+        ValuePlan::Records(rec) => eval_records(env, rec, scope, &ctx.root_with(evidence), path)?,
+        ValuePlan::Conditional(c) => {
+            if let Some(cond) = &c.condition {
+                let holds =
+                    eval_expr(env, cond, &scope.clone().into_value()).map_err(|message| {
+                        EvalError {
+                            key_path: format!("{path}.if"),
+                            item: None,
+                            message,
+                        }
+                    })?;
+                if !holds.is_true() {
+                    return Ok(None);
+                }
+            }
+            let inner = compute(
+                env,
+                &c.value,
+                ctx,
+                evidence,
+                scope,
+                &format!("{path}.value"),
+            )?;
+            return Ok(inner.filter(|d| !(c.omit_empty && is_empty(d))));
+        }
+        other => {
+            let compiled = Compiled::new(env, other, path)?;
+            compiled.eval(&scope.clone().into_value(), &Doc::Null, path, None)?
+        }
+    }))
 }
 
 /// A value plan with its expression or template compiled (once per evaluation block, so
@@ -169,6 +205,11 @@ enum Compiled<'env> {
     Template(Template<'env, 'env>),
     Const(Doc),
     Records,
+    Conditional {
+        condition: Option<Expression<'env, 'env>>,
+        omit_empty: bool,
+        value: Box<Compiled<'env>>,
+    },
 }
 
 impl<'env> Compiled<'env> {
@@ -190,7 +231,47 @@ impl<'env> Compiled<'env> {
             }
             ValuePlan::Const(d) => Compiled::Const(d.clone()),
             ValuePlan::Records(_) => Compiled::Records,
+            ValuePlan::Conditional(c) => Compiled::Conditional {
+                condition: c
+                    .condition
+                    .as_deref()
+                    .map(|src| env.compile_expression(src))
+                    .transpose()
+                    .map_err(err)?,
+                omit_empty: c.omit_empty,
+                value: Box::new(Compiled::new(env, &c.value, path)?),
+            },
         })
+    }
+
+    /// Like [`Compiled::eval`], but a conditional value may be left out (`None`).
+    fn eval_opt(
+        &self,
+        scope: &Value,
+        root: &Doc,
+        path: &str,
+        item: Option<&str>,
+    ) -> Result<Option<Doc>, EvalError> {
+        let Compiled::Conditional {
+            condition,
+            omit_empty,
+            value,
+        } = self
+        else {
+            return self.eval(scope, root, path, item).map(Some);
+        };
+        if let Some(c) = condition {
+            let holds = c.eval(scope).map_err(|e| EvalError {
+                key_path: format!("{path}.if"),
+                item: item.map(str::to_owned),
+                message: error_text(&e),
+            })?;
+            if !holds.is_true() {
+                return Ok(None);
+            }
+        }
+        let v = value.eval_opt(scope, root, path, item)?;
+        Ok(v.filter(|d| !(*omit_empty && is_empty(d))))
     }
 
     fn eval(
@@ -217,6 +298,9 @@ impl<'env> Compiled<'env> {
                 .map_err(|e| err(error_text(&e))),
             Compiled::Const(d) => Ok(d.clone()),
             Compiled::Records => Err(err("record lists cannot be nested".into())),
+            Compiled::Conditional { .. } => self
+                .eval_opt(scope, root, path, item)
+                .map(Option::unwrap_or_default),
         }
     }
 }
@@ -418,20 +502,26 @@ impl minijinja::value::Object for LoopInfo {
 /// Whether any expression of the record list reads the name `word` (so `loop` is only
 /// built for the lists that use it).
 fn mentions(rec: &RecordsPlan, word: &str) -> bool {
-    let text = |p: &ValuePlan| match p {
-        ValuePlan::Expr(s) | ValuePlan::Template(s) => s.match_indices(word).any(|(at, _)| {
+    let has = |s: &str| {
+        s.match_indices(word).any(|(at, _)| {
             let before = s[..at].chars().next_back();
             let after = s[at + word.len()..].chars().next();
             !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
                 && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-        }),
-        _ => false,
+        })
     };
+    fn any_text(p: &ValuePlan, has: &dyn Fn(&str) -> bool) -> bool {
+        match p {
+            ValuePlan::Expr(s) | ValuePlan::Template(s) => has(s),
+            ValuePlan::Conditional(c) => {
+                c.condition.as_deref().is_some_and(has) || any_text(&c.value, has)
+            }
+            _ => false,
+        }
+    }
+    let text = |p: &ValuePlan| any_text(p, &has);
     rec.fields.iter().any(|(_, p)| text(p))
-        || rec
-            .filter
-            .as_deref()
-            .is_some_and(|f| text(&ValuePlan::Expr(f.to_owned())))
+        || rec.filter.as_deref().is_some_and(has)
         || rec.key.as_ref().is_some_and(text)
         || rec.value.as_ref().is_some_and(text)
 }
@@ -524,11 +614,12 @@ fn eval_items(
         let mut record: Vec<(std::sync::Arc<str>, Doc)> = Vec::with_capacity(fields.len());
         for (name, p, compiled) in &fields {
             let value = compiled
-                .eval(&item_value, item, p, None)
+                .eval_opt(&item_value, item, p, None)
                 .map_err(|e| EvalError {
                     item: Some(item_label(item, offset + i)),
                     ..e
                 })?;
+            let Some(value) = value else { continue };
             if let Ok(mut m) = layer.0.lock() {
                 m.insert(name.clone(), value.to_value());
             }

@@ -10,6 +10,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::spec::SHAPE_ERROR;
+
 /// One judge: a dimension, its weight, how evidence is computed, how it is scored.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -92,6 +94,30 @@ pub enum EvidenceValue {
     Bool(bool),
     /// A list of records: one per item of `for_each`.
     Records(Box<RecordsSpec>),
+    /// A value left out when a condition is false or the value is empty.
+    Conditional(Box<ConditionalSpec>),
+}
+
+/// A value that may be left out: `{value, if, omit_empty}`. Left out means absent from
+/// the result and the prompt, and undefined for later expressions (test it with
+/// `is defined`).
+#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_conditional())]
+pub struct ConditionalSpec {
+    /// The value: a selector, an expression, a text with `<< >>` parts, a constant or a
+    /// record list.
+    pub value: EvidenceValue,
+
+    /// `<< expression >>`: when false, the value is not computed and the name is left out.
+    #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"<< findings | length > 0 >>")]
+    pub condition: Option<String>,
+
+    /// When true, an empty value (`null`, `""`, `[]`, `{}`) is left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(example = true)]
+    pub omit_empty: bool,
 }
 
 /// A record list: for every item selected by `for_each`, the `fields` are computed with
@@ -129,6 +155,17 @@ pub struct RecordsSpec {
     #[serde(default)]
     #[schemars(example = &"<< findings | length >>")]
     pub value: Option<String>,
+
+    /// `<< expression >>`: when false the whole list is not computed and the name is left
+    /// out (per item, use `where`).
+    #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"<< repos | length > 0 >>")]
+    pub condition: Option<String>,
+
+    /// When true, an empty result (`[]` or `{}`) is left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(example = true)]
+    pub omit_empty: bool,
 }
 
 /// Scoring without an LLM: a band table over one metric.
@@ -308,11 +345,80 @@ impl<'de> Deserialize<'de> for EvidenceValue {
                 Ok(EvidenceValue::Number(v))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EvidenceValue, A::Error> {
-                let rec = RecordsSpec::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(EvidenceValue::Records(Box::new(rec)))
+                let form = MapForm::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                form.into_value()
             }
         }
         de.deserialize_any(V)
+    }
+}
+
+/// Every key a mapping under an evidence name may hold; which of them are given decides
+/// the form (a record list with `for_each`, else a conditional `value`). Read in one pass
+/// so an unknown key is reported where it is, with the keys that are known.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MapForm {
+    #[serde(default)]
+    for_each: Option<String>,
+    #[serde(default, rename = "where")]
+    filter: Option<String>,
+    #[serde(default)]
+    fields: Option<IndexMap<String, EvidenceValue>>,
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    value: Option<EvidenceValue>,
+    #[serde(default, rename = "if")]
+    condition: Option<String>,
+    #[serde(default)]
+    omit_empty: bool,
+}
+
+impl MapForm {
+    fn into_value<E: de::Error>(self) -> Result<EvidenceValue, E> {
+        let Some(for_each) = self.for_each else {
+            if let Some(k) = [
+                ("where", self.filter.is_some()),
+                ("fields", self.fields.is_some()),
+                ("key", self.key.is_some()),
+            ]
+            .iter()
+            .find_map(|(k, given)| given.then_some(*k))
+            {
+                return Err(E::custom(format!(
+                    "{SHAPE_ERROR}`{k}` belongs to a record list, which needs `for_each`"
+                )));
+            }
+            let Some(value) = self.value else {
+                return Err(E::custom(format!(
+                    "{SHAPE_ERROR}a mapping here is a record list (`for_each` + `fields`) or a conditional value (`value` + `if` / `omit_empty`)"
+                )));
+            };
+            return Ok(EvidenceValue::Conditional(Box::new(ConditionalSpec {
+                value,
+                condition: self.condition,
+                omit_empty: self.omit_empty,
+            })));
+        };
+        let value = match self.value {
+            None => None,
+            Some(EvidenceValue::Text(t)) => Some(t),
+            Some(_) => {
+                return Err(E::custom(format!(
+                    "{SHAPE_ERROR}`value` of a record list is a selector or an expression computed per item"
+                )));
+            }
+        };
+        Ok(EvidenceValue::Records(Box::new(RecordsSpec {
+            for_each,
+            filter: self.filter,
+            fields: self.fields.unwrap_or_default(),
+            key: self.key,
+            value,
+            condition: self.condition,
+            omit_empty: self.omit_empty,
+        })))
     }
 }
 
@@ -323,14 +429,16 @@ impl JsonSchema for EvidenceValue {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let records = generator.subschema_for::<RecordsSpec>();
+        let conditional = generator.subschema_for::<ConditionalSpec>();
         json_schema!({
-            "description": "A JSONPath selector (`$...`), an expression (`<< expr >>`), a text with `<< >>` parts, a constant, or a record list.",
+            "description": "A JSONPath selector (`$...`), an expression (`<< expr >>`), a text with `<< >>` parts, a constant, a record list, or a conditional value.",
             "examples": ["$.repos[*].id", "<< pct(total_detected, total_expected) >>"],
             "anyOf": [
                 {"type": "string", "description": "Selector, expression, template or string constant."},
                 {"type": "number", "description": "A number constant."},
                 {"type": "boolean", "description": "A boolean constant."},
-                records
+                records,
+                conditional
             ]
         })
     }
@@ -357,6 +465,9 @@ fn example_records() -> serde_json::Value {
         "for_each": "$.repos[?@.truth]",
         "fields": {"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}
     })
+}
+fn example_conditional() -> serde_json::Value {
+    serde_json::json!({"value": "<< findings | selectattr('severity', 'eq', 'CRITICAL') | list >>", "omit_empty": true})
 }
 fn example_band() -> serde_json::Value {
     serde_json::json!({"min": 90, "score": 5})

@@ -13,7 +13,9 @@ use minijinja::Environment;
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
 use crate::evidence::builtins::pattern::{PATTERN_ARG, compile};
-use crate::evidence::plan::{RecordsPlan, TextKind, ValuePlan, classify, condition_source};
+use crate::evidence::plan::{
+    ConditionalPlan, RecordsPlan, TextKind, ValuePlan, classify, condition_source,
+};
 use crate::evidence::select::Selector;
 use crate::load::names::{Known, Uses, scan, template_code};
 use crate::load::patterns::{calls, literal_string};
@@ -279,109 +281,156 @@ impl<'a> JudgeCx<'a> {
             }
             EvidenceValue::Bool(b) => Some(ValuePlan::Const(Doc::Bool(*b))),
             EvidenceValue::Text(text) => self.plan_text(text, path, scope),
-            EvidenceValue::Records(rec) => {
-                let fe_path = format!("{path}.for_each");
-                let for_each = self.plan_text(&rec.for_each, &fe_path, scope)?;
-                if matches!(for_each, ValuePlan::Const(_) | ValuePlan::Template(_)) {
-                    let d = Diagnostic::error(
-                        Code::WrongType,
-                        "for_each must be a JSONPath selector (`$...`) or an expression (`<< ... >>`)",
-                    );
-                    let d = self.diag(d, &fe_path);
-                    self.push(d);
-                    return None;
-                }
-                let over_repos = rec.for_each.trim().starts_with("$.repos")
-                    || rec
-                        .for_each
-                        .trim()
-                        .trim_start_matches("<<")
-                        .trim()
-                        .starts_with("repos");
-                let mut available = scope.available.clone();
-                available.extend(["item", "loop"]);
-                if over_repos {
-                    available.extend(["id", "result", "truth"]);
-                }
-                let item_scope = NameScope {
-                    available: available.clone(),
-                    later: scope.later,
-                    open: !over_repos,
-                };
-                let filter = rec.filter.as_ref().and_then(|f| {
-                    let p = format!("{path}.where");
-                    let src = condition_source(f).to_owned();
-                    self.check_expr(&src, &p, &item_scope).then_some(src)
-                });
-                let mut fields = Vec::new();
-                let field_names: Vec<String> = rec.fields.keys().cloned().collect();
-                for (j, (fname, fvalue)) in rec.fields.iter().enumerate() {
-                    let fpath = format!("{path}.fields.{fname}");
-                    let mut avail = available.clone();
-                    avail.extend(field_names[..j].iter().map(String::as_str));
-                    let mut later: Vec<String> = field_names[j + 1..].to_vec();
-                    later.extend(scope.later.iter().cloned());
-                    let fscope = NameScope {
-                        available: avail,
-                        later: &later,
-                        open: !over_repos,
-                    };
-                    if let EvidenceValue::Records(_) = fvalue {
-                        let d = Diagnostic::error(
-                            Code::WrongType,
-                            "record lists cannot be nested; compute the inner list as its own evidence name",
-                        );
-                        let d = self.diag(d, &fpath);
-                        self.push(d);
-                        continue;
-                    }
-                    if let Some(p) = self.plan_value(fvalue, &fpath, &fscope) {
-                        fields.push((fname.clone(), p));
-                    }
-                }
-                if rec.fields.is_empty() && rec.value.is_none() {
-                    let d = Diagnostic::error(
-                        Code::MissingKey,
-                        "a record list needs `fields` (a record per item) or `value` (one value per item)",
-                    );
-                    let d = self.diag(d, path);
-                    self.push(d);
-                }
-                // `key` and `value` are computed after every field.
-                let mut after = available.clone();
-                after.extend(field_names.iter().map(String::as_str));
-                let after_scope = NameScope {
-                    available: after,
-                    later: scope.later,
-                    open: !over_repos,
-                };
-                let entry = |cx: &mut Self, text: &Option<String>, name: &str| {
-                    text.as_ref().and_then(|t| {
-                        let p = format!("{path}.{name}");
-                        let plan = cx.plan_text(t, &p, &after_scope)?;
-                        if matches!(plan, ValuePlan::Const(_)) {
-                            let d = Diagnostic::error(
-                                Code::WrongType,
-                                format!("`{name}` must be a selector (`$...`) or an expression (`<< ... >>`), computed per item"),
-                            );
-                            let d = cx.diag(d, &p);
-                            cx.push(d);
-                            return None;
-                        }
-                        Some(plan)
-                    })
-                };
-                let key = entry(self, &rec.key, "key");
-                let value = entry(self, &rec.value, "value");
-                Some(ValuePlan::Records(Box::new(RecordsPlan {
-                    for_each,
-                    filter,
-                    fields,
-                    key,
+            EvidenceValue::Conditional(c) => {
+                let condition = self.plan_condition(c.condition.as_deref(), path, scope);
+                let value = self.plan_value(&c.value, &format!("{path}.value"), scope)?;
+                Some(ValuePlan::Conditional(Box::new(ConditionalPlan {
+                    condition,
+                    omit_empty: c.omit_empty,
                     value,
                 })))
             }
+            EvidenceValue::Records(rec) => {
+                let plan = self.plan_records(rec, path, scope)?;
+                if rec.condition.is_none() && !rec.omit_empty {
+                    return Some(plan);
+                }
+                let condition = self.plan_condition(rec.condition.as_deref(), path, scope);
+                Some(ValuePlan::Conditional(Box::new(ConditionalPlan {
+                    condition,
+                    omit_empty: rec.omit_empty,
+                    value: plan,
+                })))
+            }
         }
+    }
+
+    /// The `if:` of a conditional value, checked in the value's own scope.
+    fn plan_condition(
+        &mut self,
+        condition: Option<&str>,
+        path: &str,
+        scope: &NameScope<'_>,
+    ) -> Option<String> {
+        let c = condition?;
+        let src = condition_source(c).to_owned();
+        self.check_expr(&src, &format!("{path}.if"), scope);
+        Some(src)
+    }
+
+    fn plan_records(
+        &mut self,
+        rec: &crate::spec::judge::RecordsSpec,
+        path: &str,
+        scope: &NameScope<'_>,
+    ) -> Option<ValuePlan> {
+        let fe_path = format!("{path}.for_each");
+        let for_each = self.plan_text(&rec.for_each, &fe_path, scope)?;
+        if matches!(for_each, ValuePlan::Const(_) | ValuePlan::Template(_)) {
+            let d = Diagnostic::error(
+                Code::WrongType,
+                "for_each must be a JSONPath selector (`$...`) or an expression (`<< ... >>`)",
+            );
+            let d = self.diag(d, &fe_path);
+            self.push(d);
+            return None;
+        }
+        let over_repos = rec.for_each.trim().starts_with("$.repos")
+            || rec
+                .for_each
+                .trim()
+                .trim_start_matches("<<")
+                .trim()
+                .starts_with("repos");
+        let mut available = scope.available.clone();
+        available.extend(["item", "loop"]);
+        if over_repos {
+            available.extend(["id", "result", "truth"]);
+        }
+        let item_scope = NameScope {
+            available: available.clone(),
+            later: scope.later,
+            open: !over_repos,
+        };
+        let filter = rec.filter.as_ref().and_then(|f| {
+            let p = format!("{path}.where");
+            let src = condition_source(f).to_owned();
+            self.check_expr(&src, &p, &item_scope).then_some(src)
+        });
+        let mut fields = Vec::new();
+        let field_names: Vec<String> = rec.fields.keys().cloned().collect();
+        for (j, (fname, fvalue)) in rec.fields.iter().enumerate() {
+            let fpath = format!("{path}.fields.{fname}");
+            let mut avail = available.clone();
+            avail.extend(field_names[..j].iter().map(String::as_str));
+            let mut later: Vec<String> = field_names[j + 1..].to_vec();
+            later.extend(scope.later.iter().cloned());
+            let fscope = NameScope {
+                available: avail,
+                later: &later,
+                open: !over_repos,
+            };
+            let nested = match fvalue {
+                EvidenceValue::Records(_) => true,
+                EvidenceValue::Conditional(c) => {
+                    matches!(c.value, EvidenceValue::Records(_))
+                }
+                _ => false,
+            };
+            if nested {
+                let d = Diagnostic::error(
+                    Code::WrongType,
+                    "record lists cannot be nested; compute the inner list as its own evidence name",
+                );
+                let d = self.diag(d, &fpath);
+                self.push(d);
+                continue;
+            }
+            if let Some(p) = self.plan_value(fvalue, &fpath, &fscope) {
+                fields.push((fname.clone(), p));
+            }
+        }
+        if rec.fields.is_empty() && rec.value.is_none() {
+            let d = Diagnostic::error(
+                Code::MissingKey,
+                "a record list needs `fields` (a record per item) or `value` (one value per item)",
+            );
+            let d = self.diag(d, path);
+            self.push(d);
+        }
+        // `key` and `value` are computed after every field.
+        let mut after = available.clone();
+        after.extend(field_names.iter().map(String::as_str));
+        let after_scope = NameScope {
+            available: after,
+            later: scope.later,
+            open: !over_repos,
+        };
+        let entry = |cx: &mut Self, text: &Option<String>, name: &str| {
+            text.as_ref().and_then(|t| {
+                let p = format!("{path}.{name}");
+                let plan = cx.plan_text(t, &p, &after_scope)?;
+                if matches!(plan, ValuePlan::Const(_)) {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        format!("`{name}` must be a selector (`$...`) or an expression (`<< ... >>`), computed per item"),
+                    );
+                    let d = cx.diag(d, &p);
+                    cx.push(d);
+                    return None;
+                }
+                Some(plan)
+            })
+        };
+        let key = entry(self, &rec.key, "key");
+        let value = entry(self, &rec.value, "value");
+        Some(ValuePlan::Records(Box::new(RecordsPlan {
+            for_each,
+            filter,
+            fields,
+            key,
+            value,
+        })))
     }
 
     fn plan_text(&mut self, text: &str, path: &str, scope: &NameScope<'_>) -> Option<ValuePlan> {
