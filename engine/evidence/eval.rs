@@ -43,7 +43,7 @@ pub struct Context {
 
 impl Context {
     /// The context as a JSONPath root, with the evidence computed so far.
-    fn root_with(&self, evidence: &Evidence) -> Doc {
+    pub fn root_with(&self, evidence: &Evidence) -> Doc {
         Doc::object(
             self.names
                 .iter()
@@ -306,7 +306,7 @@ impl<'env> Compiled<'env> {
 }
 
 /// A short label for an item in error messages: its `id`/`repo` field, else its index.
-fn item_label(item: &Doc, index: usize) -> String {
+pub fn item_label(item: &Doc, index: usize) -> String {
     ["id", "repo", "name"]
         .iter()
         .find_map(|k| item.field(k).and_then(Doc::as_str).map(str::to_owned))

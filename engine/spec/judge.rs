@@ -298,6 +298,13 @@ pub struct RecommendationSpec {
 #[serde(deny_unknown_fields)]
 #[schemars(example = example_assertion())]
 pub struct AssertionSpec {
+    /// Checks every item of this list (a selector or an `<< expression >>`): `that` and
+    /// `message` then see the item's keys as names, `item` and `loop`, and each failing
+    /// item is its own failure with its own message. The cap applies once.
+    #[serde(default)]
+    #[schemars(example = &"<< per_repo >>")]
+    pub for_each: Option<String>,
+
     /// `<< expression >>` that must be true.
     #[schemars(example = &"<< per_repo | length > 0 >>")]
     pub that: String,

@@ -79,6 +79,10 @@ pub struct AssertionFailure {
     /// The repo, for per-repo judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
+    /// The item, for an assertion checked per item (`for_each`): its id, repo or name
+    /// field, else its position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
 }
 
 /// A score and what explains it, before assertions and weights.

@@ -806,8 +806,30 @@ impl<'a> JudgeCx<'a> {
         };
         for (i, a) in spec.assertions.iter().enumerate() {
             let path = format!("assertions[{i}]");
-            self.check_expr(condition_source(&a.that), &format!("{path}.that"), &scope);
-            self.check_text(&a.message, &format!("{path}.message"), &scope);
+            let mut item_scope = NameScope {
+                available: scope.available.clone(),
+                later: &[],
+                open: false,
+            };
+            if let Some(fe) = &a.for_each {
+                let fe_path = format!("{path}.for_each");
+                if let Some(plan) = self.plan_text(fe, &fe_path, &scope)
+                    && matches!(plan, ValuePlan::Const(_) | ValuePlan::Template(_))
+                {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        "for_each must be a JSONPath selector (`$...`) or an expression (`<< ... >>`)",
+                    );
+                    let d = self.diag(d, &fe_path);
+                    self.push(d);
+                }
+                item_scope.available.extend(["item", "loop"]);
+                // The items' keys are names too; their shape is known only when it runs.
+                item_scope.open = true;
+            }
+            let scope = &item_scope;
+            self.check_expr(condition_source(&a.that), &format!("{path}.that"), scope);
+            self.check_text(&a.message, &format!("{path}.message"), scope);
             if let Some(cap) = a.cap {
                 self.check_score(cap, &format!("{path}.cap"));
             }
