@@ -141,6 +141,7 @@ pub fn verdict(
         llm_calls: Vec::new(),
         model_verdicts: Vec::new(),
         panel: None,
+        note: None,
         evidence: Doc::Null,
     };
     let failures: Vec<AssertionFailure> = units.iter().flat_map(|u| u.failures.clone()).collect();

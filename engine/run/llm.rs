@@ -25,6 +25,7 @@ use crate::render::{fence_for, render_prompt_with};
 use crate::run::context::{Overrides, load_inputs};
 use crate::run::judge::{self, Unit, UnitScore};
 use crate::run::result::{Problem, RunResult};
+use crate::spec::judge::LlmUse;
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
@@ -255,6 +256,9 @@ pub fn run_llm(
     let mut planned = Vec::new();
     let mut prompt_errors: IndexMap<(usize, usize), String> = IndexMap::new();
     for (j, plan) in suite.judges.iter().enumerate() {
+        if plan.spec.llm == LlmUse::Never {
+            continue;
+        }
         for (u, unit) in units[j].iter().enumerate() {
             match unit_prompt(env, plan, unit) {
                 Ok(prompt) => {
@@ -309,6 +313,10 @@ pub fn run_llm(
     let mut dims = Vec::new();
     let mut panels = Vec::new();
     for (j, plan) in suite.judges.iter().enumerate() {
+        if plan.spec.llm == LlmUse::Never {
+            dims.push(heuristic_only(plan, &units[j], threshold, total_weight));
+            continue;
+        }
         let format = format_of(plan);
         let mut scores: Vec<UnitScore> = Vec::new();
         let mut calls: Vec<CallInfo> = Vec::new();
@@ -441,6 +449,26 @@ pub fn run_llm(
         });
     }
     Ok(result)
+}
+
+/// The verdict of a judge with `llm: never`: its heuristic's, saying so.
+fn heuristic_only(
+    plan: &JudgePlan,
+    units: &[Unit],
+    threshold: f64,
+    total_weight: f64,
+) -> crate::verdict::types::Verdict {
+    let scores: Vec<UnitScore> = units.iter().map(|u| u.heuristic.clone()).collect();
+    let mut v = judge::verdict(
+        plan,
+        units,
+        &scores,
+        Source::Heuristic,
+        threshold,
+        total_weight,
+    );
+    v.note = Some("`llm: never`: scored by its heuristic in LLM mode; no model was asked".into());
+    v
 }
 
 /// Adds the heuristic verdict beside the model's.

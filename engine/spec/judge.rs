@@ -64,10 +64,28 @@ pub struct JudgeSpec {
     #[serde(default)]
     pub verdict: Option<crate::spec::verdict_format::VerdictFormat>,
 
+    /// `auto` (default): in LLM mode the judge's prompt goes to the model. `never`: the
+    /// judge never calls a model; its heuristic scores it in every mode, and an LLM run
+    /// says so on its verdict (for checks a model adds nothing to, such as counts).
+    #[serde(default)]
+    pub llm: LlmUse,
+
     /// The prompt template for LLM mode, relative to this file.
     #[serde(default)]
     #[schemars(example = &"../../prompts/trivy/vulnerability_accuracy.md")]
     pub prompt: Option<String>,
+}
+
+/// Whether a judge calls a model in LLM mode.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[schemars(example = &"never")]
+pub enum LlmUse {
+    /// Its prompt goes to the model in LLM mode.
+    #[default]
+    Auto,
+    /// Scored by its heuristic in every mode.
+    Never,
 }
 
 /// Whether a judge gives one verdict for the suite or one per repo.
@@ -168,18 +186,26 @@ pub struct RecordsSpec {
     pub omit_empty: bool,
 }
 
-/// Scoring without an LLM: a band table over one metric.
+/// Scoring without an LLM: a band table over one metric, or a score of its own.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeuristicSpec {
     /// The evidence name the bands read (a number).
+    #[serde(default)]
     #[schemars(example = &"cve_detection_rate")]
-    pub metric: String,
+    pub metric: Option<String>,
 
     /// Bands tried in order; the first whose bounds all hold gives the score. The last
     /// band should have no bounds (a catch-all).
+    #[serde(default)]
     #[schemars(example = serde_json::json!([{"min": 90, "score": 5}, {"min": 70, "score": 4}, {"score": 2}]))]
     pub bands: Vec<Band>,
+
+    /// Instead of `metric` and `bands`: the score itself, a constant (a judge that always
+    /// gives 3 when it has data) or an `<< expression >>` giving an integer 1-5.
+    #[serde(default)]
+    #[schemars(example = 3)]
+    pub score: Option<Computed>,
 
     /// When this condition holds there is nothing to judge: give this score instead of
     /// the bands (never silently; the reasoning says why).
@@ -187,10 +213,11 @@ pub struct HeuristicSpec {
     #[schemars(example = serde_json::json!({"if": "<< total == 0 >>", "score": 3, "reasoning": "nothing to check"}))]
     pub when_no_data: Option<NoDataSpec>,
 
-    /// Confidence of a banded verdict, 0..1 (default 0.8).
+    /// Confidence of a banded verdict, 0..1 (default 0.8): a number or an
+    /// `<< expression >>` (e.g. lower when no repo has ground truth).
     #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0), example = 0.8)]
-    pub confidence: Option<f64>,
+    #[schemars(example = 0.8)]
+    pub confidence: Option<Computed>,
 
     /// Why the score is what it is: a text with `<< >>` parts.
     #[schemars(example = &"CVE detection rate << cve_detection_rate >>%")]
@@ -211,10 +238,66 @@ pub struct HeuristicSpec {
     #[schemars(example = serde_json::json!([{"if": "<< missed | length > 0 >>", "text": "Investigate << missed | join(', ') >>"}]))]
     pub recommendations: Vec<RecommendationSpec>,
 
-    /// Sub-scores: name -> `<< expression >>` giving an integer 1-5.
+    /// Sub-scores: name -> `<< expression >>` giving an integer on `sub_score_scale`.
     #[serde(default)]
     #[schemars(example = serde_json::json!({"cve_identification": "<< 5 if rate >= 90 else 3 >>"}))]
     pub sub_scores: IndexMap<String, String>,
+
+    /// The scale of the sub-scores, `[lowest, highest]` integers (default `[1, 5]`).
+    #[serde(default)]
+    #[schemars(example = serde_json::json!([0, 100]))]
+    pub sub_score_scale: Option<[i64; 2]>,
+}
+
+/// A number written as a constant or computed by an `<< expression >>`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Computed {
+    /// A constant.
+    Number(f64),
+    /// An expression giving the number.
+    Expr(String),
+}
+
+impl<'de> Deserialize<'de> for Computed {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Computed;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number or an expression `<< ... >>`")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Computed, E> {
+                Ok(Computed::Number(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Computed, E> {
+                Ok(Computed::Number(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Computed, E> {
+                Ok(Computed::Number(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Computed, E> {
+                Ok(Computed::Expr(v.to_owned()))
+            }
+        }
+        de.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for Computed {
+    fn schema_name() -> Cow<'static, str> {
+        "Computed".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A number, or an expression `<< ... >>` computing it.",
+            "anyOf": [
+                {"type": "number"},
+                {"type": "string", "pattern": "^\\s*<<[\\s\\S]*>>\\s*$"}
+            ]
+        })
+    }
 }
 
 /// One band: all given bounds must hold.
@@ -251,16 +334,21 @@ pub struct NoDataSpec {
     #[serde(rename = "if")]
     #[schemars(example = &"<< total_expected == 0 >>")]
     pub condition: String,
-    /// The score to give, 1-5.
-    #[schemars(range(min = 1, max = 5), example = 4)]
-    pub score: i64,
-    /// Its confidence, 0..1 (default 0.4: little was seen).
+    /// The score to give, 1-5: a number or an `<< expression >>`.
+    #[schemars(example = 4)]
+    pub score: Computed,
+    /// Its confidence, 0..1 (default 0.4: little was seen): a number or an
+    /// `<< expression >>`.
     #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0), example = 0.4)]
-    pub confidence: Option<f64>,
+    #[schemars(example = 0.4)]
+    pub confidence: Option<Computed>,
     /// Why: a text with `<< >>` parts.
     #[schemars(example = &"No ground truth lists known CVEs.")]
     pub reasoning: String,
+    /// Recommendations of a no-data verdict, each shown when its condition holds.
+    #[serde(default)]
+    #[schemars(example = serde_json::json!([{"text": "Add ground truth for the sample repos"}]))]
+    pub recommendations: Vec<RecommendationSpec>,
 }
 
 /// A score adjustment.

@@ -211,6 +211,10 @@ pub struct Verdict {
     /// With a panel of models: their ratings and agreement on this dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub panel: Option<crate::run::panel::DimensionPanel>,
+    /// How the verdict was reached when it is not the mode's usual way (a judge with
+    /// `llm: never` scored by its heuristic in an LLM run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The evidence the verdict rests on (suite-scope judges).
     pub evidence: Doc,
 }

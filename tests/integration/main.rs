@@ -5,6 +5,7 @@ mod cli;
 mod diagnostics;
 mod doc_examples;
 mod gates;
+mod language;
 mod llm_cache;
 mod llm_cli;
 mod llm_doctor;

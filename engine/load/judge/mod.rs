@@ -14,14 +14,14 @@ use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
 use crate::evidence::builtins::pattern::{PATTERN_ARG, compile};
 use crate::evidence::plan::{
-    ConditionalPlan, RecordsPlan, TextKind, ValuePlan, classify, condition_source,
+    ConditionalPlan, RecordsPlan, TextKind, ValuePlan, classify, condition_source, expression_inner,
 };
 use crate::evidence::select::Selector;
 use crate::load::names::{Known, Uses, scan, template_code};
 use crate::load::patterns::{calls, literal_string};
 use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
-use crate::spec::judge::{EvidenceValue, JudgeSpec, Scope};
+use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmUse, Scope};
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -706,14 +706,24 @@ impl<'a> JudgeCx<'a> {
 
     fn check_heuristic(&mut self, spec: &JudgeSpec, names: &[String]) {
         let Some(h) = &spec.heuristic else {
-            let d = Diagnostic::warning(
-                Code::NoHeuristic,
-                format!(
-                    "judge `{}` has no heuristic: it is unscored in heuristic mode",
-                    spec.dimension
-                ),
-            )
-            .help("add a `heuristic:` with a metric and bands to score it without an LLM");
+            let d = if spec.llm == LlmUse::Never {
+                Diagnostic::error(
+                    Code::NoHeuristic,
+                    format!(
+                        "judge `{}` never calls a model (`llm: never`) and has no heuristic: nothing can score it",
+                        spec.dimension
+                    ),
+                )
+            } else {
+                Diagnostic::warning(
+                    Code::NoHeuristic,
+                    format!(
+                        "judge `{}` has no heuristic: it is unscored in heuristic mode",
+                        spec.dimension
+                    ),
+                )
+            }
+            .help("add a `heuristic:` with a metric and bands (or a `score`) to score it without an LLM");
             let d = self.key_diag(d, "dimension");
             self.push(d);
             return;
@@ -725,34 +735,36 @@ impl<'a> JudgeCx<'a> {
             later: &[],
             open: false,
         };
-        self.used.insert(h.metric.clone());
-        if !names.contains(&h.metric) {
-            let d = Diagnostic::error(
-                Code::MetricNotEvidence,
-                format!("heuristic metric `{}` is not an evidence name", h.metric),
-            )
-            .maybe_help(did_you_mean_help(
-                &h.metric,
-                names.iter().map(String::as_str),
-            ));
-            let d = self.diag(d, "heuristic.metric");
-            self.push(d);
-        }
-        self.check_bands(&h.bands);
+        self.check_scoring(h, names, &scope);
         if let Some(nd) = &h.when_no_data {
             self.check_expr(
                 condition_source(&nd.condition),
                 "heuristic.when_no_data.if",
                 &scope,
             );
-            self.check_score(nd.score, "heuristic.when_no_data.score");
-            if let Some(c) = nd.confidence {
-                self.check_confidence(c, "heuristic.when_no_data.confidence");
+            self.check_computed(&nd.score, "heuristic.when_no_data.score", true, &scope);
+            if let Some(c) = &nd.confidence {
+                self.check_computed(c, "heuristic.when_no_data.confidence", false, &scope);
             }
             self.check_text(&nd.reasoning, "heuristic.when_no_data.reasoning", &scope);
+            self.check_recommendations(
+                &nd.recommendations,
+                "heuristic.when_no_data.recommendations",
+                &scope,
+            );
         }
-        if let Some(c) = h.confidence {
-            self.check_confidence(c, "heuristic.confidence");
+        if let Some(c) = &h.confidence {
+            self.check_computed(c, "heuristic.confidence", false, &scope);
+        }
+        if let Some([lo, hi]) = h.sub_score_scale
+            && lo >= hi
+        {
+            let d = Diagnostic::error(
+                Code::ScoreOutOfRange,
+                format!("sub_score_scale must go from low to high, got [{lo}, {hi}]"),
+            );
+            let d = self.diag(d, "heuristic.sub_score_scale");
+            self.push(d);
         }
         self.check_text(&h.reasoning, "heuristic.reasoning", &scope);
         for (i, a) in h.adjust.iter().enumerate() {
@@ -766,26 +778,104 @@ impl<'a> JudgeCx<'a> {
         for (i, t) in h.evidence_cited.iter().enumerate() {
             self.check_text(t, &format!("heuristic.evidence_cited[{i}]"), &scope);
         }
-        for (i, r) in h.recommendations.iter().enumerate() {
-            if let Some(c) = &r.condition {
-                self.check_expr(
-                    condition_source(c),
-                    &format!("heuristic.recommendations[{i}].if"),
-                    &scope,
-                );
-            }
-            self.check_text(
-                &r.text,
-                &format!("heuristic.recommendations[{i}].text"),
-                &scope,
-            );
-        }
+        self.check_recommendations(&h.recommendations, "heuristic.recommendations", &scope);
         for (name, expr) in &h.sub_scores {
             self.check_expr(
                 condition_source(expr),
                 &format!("heuristic.sub_scores.{name}"),
                 &scope,
             );
+        }
+    }
+
+    /// How the heuristic scores: `metric` with `bands`, or a `score` of its own.
+    fn check_scoring(&mut self, h: &HeuristicSpec, names: &[String], scope: &NameScope<'_>) {
+        match (&h.metric, &h.score) {
+            (Some(_), Some(_)) => {
+                let d = Diagnostic::error(
+                    Code::WrongType,
+                    "a heuristic scores with `metric` and `bands`, or with a `score` of its own, not both",
+                );
+                let d = self.key_diag(d, "heuristic.score");
+                self.push(d);
+            }
+            (None, None) => {
+                let d = Diagnostic::error(
+                    Code::MissingKey,
+                    "a heuristic needs `metric` and `bands`, or a `score` (a number or an expression)",
+                );
+                let d = self.key_diag(d, "heuristic");
+                self.push(d);
+            }
+            (None, Some(score)) => {
+                self.check_computed(score, "heuristic.score", true, scope);
+                if !h.bands.is_empty() {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        "`bands` need a `metric`; with a `score` of its own the heuristic has no bands",
+                    );
+                    let d = self.key_diag(d, "heuristic.bands");
+                    self.push(d);
+                }
+            }
+            (Some(metric), None) => {
+                self.used.insert(metric.clone());
+                if !names.contains(metric) {
+                    let d = Diagnostic::error(
+                        Code::MetricNotEvidence,
+                        format!("heuristic metric `{metric}` is not an evidence name"),
+                    )
+                    .maybe_help(did_you_mean_help(metric, names.iter().map(String::as_str)));
+                    let d = self.diag(d, "heuristic.metric");
+                    self.push(d);
+                }
+                self.check_bands(&h.bands);
+            }
+        }
+    }
+
+    /// A score (`score: true`, 1-5) or a confidence (0..1), constant or computed.
+    fn check_computed(&mut self, value: &Computed, path: &str, score: bool, scope: &NameScope<'_>) {
+        match value {
+            Computed::Number(n) if score => {
+                if n.fract() != 0.0 {
+                    let d = Diagnostic::error(
+                        Code::ScoreOutOfRange,
+                        format!("a score is an integer, got {n}"),
+                    );
+                    let d = self.diag(d, path);
+                    self.push(d);
+                } else {
+                    self.check_score_f(*n, path);
+                }
+            }
+            Computed::Number(n) => self.check_confidence(*n, path),
+            Computed::Expr(src) => {
+                if expression_inner(src).is_none() {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        format!("expected a number or an expression `<< ... >>`, got `{src}`"),
+                    );
+                    let d = self.diag(d, path);
+                    self.push(d);
+                    return;
+                }
+                self.check_expr(condition_source(src), path, scope);
+            }
+        }
+    }
+
+    fn check_recommendations(
+        &mut self,
+        recs: &[crate::spec::judge::RecommendationSpec],
+        path: &str,
+        scope: &NameScope<'_>,
+    ) {
+        for (i, r) in recs.iter().enumerate() {
+            if let Some(c) = &r.condition {
+                self.check_expr(condition_source(c), &format!("{path}[{i}].if"), scope);
+            }
+            self.check_text(&r.text, &format!("{path}[{i}].text"), scope);
         }
     }
 

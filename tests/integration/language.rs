@@ -1,0 +1,190 @@
+//! The judge language end to end, on small suites written here over the sample data of
+//! `tests/fixtures/examples`: heuristics without a metric, `when_no_data` with computed
+//! scores and recommendations, `llm: never` judges in LLM mode.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
+
+use crate::llm_server::{MockServer, anthropic_text};
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A project in `root`: the sample suite at `judges.d/examples` with `judges` as its
+/// judge files (name, YAML) and `prompts` under `prompts/` (name, text).
+pub fn project(root: &Path, judges: &[(&str, &str)], prompts: &[(&str, &str)]) -> PathBuf {
+    let suite = root.join("judges.d/examples");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/examples"),
+        &suite,
+    );
+    for (name, text) in judges {
+        std::fs::write(suite.join(name), text).expect("write judge");
+    }
+    std::fs::create_dir_all(root.join("prompts")).expect("mkdir");
+    for (name, text) in prompts {
+        std::fs::write(root.join("prompts").join(name), text).expect("write prompt");
+    }
+    suite
+}
+
+/// Runs the binary in `root` with `args` plus `--out`; returns (exit code, stderr, result).
+pub fn caldera(root: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, Value) {
+    let out = root.join("result.json");
+    let _ = std::fs::remove_file(&out);
+    let mut cmd = Command::new(get_cargo_bin("caldera"));
+    cmd.current_dir(root)
+        .env("NO_COLOR", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(args);
+    if args.first() == Some(&"run") {
+        cmd.arg("--out").arg(&out);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().expect("runs");
+    let result = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (
+        output.status.code().expect("exit code"),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        result,
+    )
+}
+
+fn dimension<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["dimensions"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["name"] == name))
+        .unwrap_or_else(|| panic!("no dimension {name} in {result:#}"))
+}
+
+const COUNTS: &str = "\
+dimension: counts
+weight: 1
+llm: never
+evidence:
+  joined: << repos | selectattr('truth') | list | length >>
+  findings: << repos | map(attribute='result.findings') | flatten | list | length >>
+heuristic:
+  when_no_data:
+    if: << joined == 0 >>
+    score: << 3 if findings > 0 else 1 >>
+    confidence: << 0.3 if findings > 0 else 0.2 >>
+    reasoning: No scan has ground truth (<< findings >> findings).
+    recommendations:
+      - text: Add ground truth for at least one sample repo.
+      - if: << findings == 0 >>
+        text: Never shown here.
+  score: 4
+  reasoning: << findings >> findings
+";
+
+#[test]
+fn when_no_data_computes_its_score_and_gives_recommendations() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let suite = project(tmp.path(), &[("counts.yaml", COUNTS)], &[]);
+    std::fs::remove_dir_all(suite.join("data/truth/")).expect("rm truth");
+    std::fs::create_dir_all(suite.join("data/truth/")).expect("mkdir");
+    let (_, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    let d = dimension(&result, "counts");
+    assert_eq!(d["score"], 3, "{stderr}");
+    assert_eq!(d["confidence"], 0.3);
+    assert_eq!(
+        d["recommendations"],
+        serde_json::json!(["Add ground truth for at least one sample repo."])
+    );
+    assert_eq!(d["reasoning"], "No scan has ground truth (4 findings).");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_with_llm_never_is_scored_by_its_heuristic_in_llm_mode() {
+    let server = MockServer::start(|_, _| {
+        anthropic_text(
+            r#"{"score": 2, "confidence": 0.9, "reasoning": "asked", "evidence_cited": [], "recommendations": [], "sub_scores": {}}"#,
+            "end_turn",
+        )
+    })
+    .await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let asked = "\
+dimension: asked
+weight: 1
+evidence:
+  n: << repos | length >>
+heuristic:
+  metric: n
+  bands: [{ min: 1, score: 5 }, { score: 1 }]
+  reasoning: << n >> repos
+prompt: ../../prompts/asked.md
+";
+    project(
+        tmp.path(),
+        &[("counts.yaml", COUNTS), ("asked.yaml", asked)],
+        &[("asked.md", "Judge these: << evidence >>")],
+    );
+    let root = tmp.path().to_path_buf();
+    let base = server.base.clone();
+    let (code, stderr, result) = tokio::task::spawn_blocking(move || {
+        caldera(
+            &root,
+            &[
+                "run",
+                "judges.d/examples",
+                "--timeout",
+                "5",
+                "--cache",
+                "off",
+            ],
+            &[
+                ("ANTHROPIC_API_KEY", "test-key"),
+                ("ANTHROPIC_BASE_URL", base.as_str()),
+            ],
+        )
+    })
+    .await
+    .expect("joins");
+    assert_eq!(
+        server.hits(),
+        1,
+        "only the judge without `llm: never` asks: {stderr}"
+    );
+    let never = dimension(&result, "counts");
+    assert_eq!(never["source"], "heuristic");
+    assert_eq!(never["score"], 4);
+    assert!(
+        never["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("llm: never"),
+        "{never:#}"
+    );
+    assert!(never["llm_calls"].is_null());
+    let asked = dimension(&result, "asked");
+    assert_eq!(asked["source"], "llm");
+    assert_eq!(asked["score"], 2);
+    assert!(asked["note"].is_null());
+    assert!(code == 0 || code == 1, "{stderr}");
+}
