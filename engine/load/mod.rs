@@ -3,6 +3,7 @@
 
 pub mod documents;
 pub mod judge;
+pub mod lenient;
 pub mod names;
 pub mod patterns;
 pub mod suite;

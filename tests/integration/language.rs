@@ -188,3 +188,111 @@ prompt: ../../prompts/asked.md
     assert!(asked["note"].is_null());
     assert!(code == 0 || code == 1, "{stderr}");
 }
+
+const GAMMA: &str = "\
+dimension: gamma
+weight: 1
+evidence:
+  ratio: << results.gamma.stats.palma >>
+  unbounded: << results.gamma.stats.palma > 1e308 >>
+  repos_read: << repos | map(attribute='id') | list >>
+  baseline: << inputs.baseline >>
+heuristic:
+  score: 3
+  reasoning: << repos_read | join(', ') >>
+";
+
+/// Writes the inputs the three input options are about: a run folder whose
+/// `output.json` holds Python's `Infinity`, a broken file, and a broken named input.
+fn messy_inputs(suite: &Path) {
+    let run = suite.join("data/results/gamma");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    std::fs::write(
+        run.join("output.json"),
+        "{\"language\": \"c\", \"findings\": [], \"stats\": {\"palma\": Infinity, \"gini\": NaN}}",
+    )
+    .expect("write");
+    std::fs::write(
+        suite.join("data/results/broken.json"),
+        "{\"id\": \"broken\",\n  \"x\": }",
+    )
+    .expect("write");
+    std::fs::write(suite.join("data/baseline.json"), "[1, 2,").expect("write");
+}
+
+fn suite_yaml(results: &str) -> String {
+    format!(
+        "suite: examples\nweights: relative\ninputs:\n  results: {results}\n  ground_truth: data/truth\n  files:\n    baseline: {{ file: data/baseline.json, skip_unreadable: true }}\n"
+    )
+}
+
+#[test]
+fn lenient_json_run_folders_and_skipped_files_are_read_and_listed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let suite = project(tmp.path(), &[("gamma.yaml", GAMMA)], &[]);
+    messy_inputs(&suite);
+    std::fs::write(
+        suite.join("suite.yaml"),
+        suite_yaml(
+            "{ folder: data/results, json: lenient, skip_unreadable: true, run_file: output.json }",
+        ),
+    )
+    .expect("write");
+    let (_, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    let d = dimension(&result, "gamma");
+    assert_eq!(d["status"], "scored", "{stderr}\n{d:#}");
+    // The run folder is named by its folder; Infinity is read, and shown as null.
+    assert_eq!(
+        d["evidence"]["repos_read"],
+        serde_json::json!(["alpha", "beta", "gamma"])
+    );
+    assert_eq!(d["evidence"]["unbounded"], true);
+    assert_eq!(d["evidence"]["ratio"], Value::Null);
+    assert_eq!(d["evidence"]["baseline"], Value::Null);
+    let problems: Vec<&str> = result["summary"]["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    let skipped: Vec<&&str> = problems
+        .iter()
+        .filter(|m| m.starts_with("skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 2, "{problems:#?}");
+    assert!(
+        skipped[0].contains("broken.json:2:") && skipped[0].contains("inputs.results"),
+        "{skipped:?}"
+    );
+    assert!(skipped[1].contains("baseline.json") && skipped[1].contains("inputs.files.baseline"));
+    assert_eq!(
+        result["inputs"]["skipped"].as_array().map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn strict_json_refuses_infinity_and_says_how_to_read_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let suite = project(tmp.path(), &[("gamma.yaml", GAMMA)], &[]);
+    messy_inputs(&suite);
+    std::fs::remove_file(suite.join("data/results/broken.json")).expect("rm");
+    std::fs::write(
+        suite.join("suite.yaml"),
+        suite_yaml("{ folder: data/results, run_file: output.json }"),
+    )
+    .expect("write");
+    let (code, stderr, _) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("error[json-syntax]"), "{stderr}");
+    assert!(stderr.contains("gamma/output.json:1:"), "{stderr}");
+    assert!(stderr.contains("json: lenient"), "{stderr}");
+}
