@@ -109,6 +109,9 @@ codes! {
     /// A regular expression that does not compile (or needs what a linear-time engine
     /// cannot do: look-around, backreferences).
     RegexSyntax = "regex-syntax",
+    /// Warning: a record-list field or item key hides a run-context name (`truth`,
+    /// `results`, `repos`, `suite`, `inputs`) inside the record list.
+    ShadowedName = "shadowed-name",
 }
 
 impl std::fmt::Display for Code {

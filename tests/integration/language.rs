@@ -296,3 +296,39 @@ fn strict_json_refuses_infinity_and_says_how_to_read_it() {
     assert!(stderr.contains("gamma/output.json:1:"), "{stderr}");
     assert!(stderr.contains("json: lenient"), "{stderr}");
 }
+
+#[test]
+fn a_prompt_name_that_renders_empty_is_a_load_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let per_repo = "\
+dimension: per_repo
+weight: 1
+scope: repo
+evidence:
+  findings: << result.findings | length >>
+heuristic:
+  metric: findings
+  bands: [{ min: 1, score: 4 }, { score: 2 }]
+  reasoning: << findings >> findings
+prompt: ../../prompts/per_repo.md
+";
+    project(
+        tmp.path(),
+        &[("per_repo.yaml", per_repo)],
+        &[(
+            "per_repo.md",
+            "Repo << id >> has << evidence.findings >> findings.\n<< findngs >>\n",
+        )],
+    );
+    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("prompt reads `id`, which is not defined where it renders"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("per_repo.md:1:9"), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `evidence.findings`?"),
+        "{stderr}"
+    );
+}

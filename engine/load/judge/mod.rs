@@ -305,6 +305,94 @@ impl<'a> JudgeCx<'a> {
         }
     }
 
+    /// Names a record list hides from its expressions: a field named like a run-context
+    /// name, and, over repos, the run's `truth` map read as if it were still visible
+    /// (`truth[key]`: inside the list `truth` is the repo's own ground truth).
+    fn warn_shadowing(
+        &mut self,
+        rec: &crate::spec::judge::RecordsSpec,
+        path: &str,
+        over_repos: bool,
+    ) {
+        let texts: Vec<Option<&str>> = rec
+            .fields
+            .values()
+            .map(|v| match v {
+                EvidenceValue::Text(t) => Some(t.as_str()),
+                EvidenceValue::Conditional(c) => match &c.value {
+                    EvidenceValue::Text(t) => Some(t.as_str()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        for (i, name) in rec.fields.keys().enumerate() {
+            if !CONTEXT_NAMES.contains(&name.as_str()) {
+                continue;
+            }
+            // Harmless unless something after the field reads the name.
+            let read_after = texts[i + 1..]
+                .iter()
+                .flatten()
+                .chain(rec.key.as_deref().iter())
+                .chain(rec.value.as_deref().iter())
+                .any(|t| find_word(t, name).is_some());
+            if !read_after {
+                continue;
+            }
+            let d = Diagnostic::warning(
+                Code::ShadowedName,
+                format!(
+                    "field `{name}` of the record list `{path}` shadows the run context's `{name}`: the fields after it read the field"
+                ),
+            )
+            .help(format!(
+                "rename the field, or copy the run's `{name}` to an evidence name before the record list (`_all_{name}: << {name} >>`)"
+            ));
+            let d = self.key_diag(d, &format!("{path}.fields.{name}"));
+            self.push(d);
+        }
+        if !over_repos {
+            return;
+        }
+        let sources = rec
+            .fields
+            .iter()
+            .filter_map(|(f, v)| match v {
+                EvidenceValue::Text(t) => Some((format!("{path}.fields.{f}"), t.as_str())),
+                _ => None,
+            })
+            .chain(
+                rec.filter
+                    .iter()
+                    .map(|t| (format!("{path}.where"), t.as_str())),
+            )
+            .chain(rec.key.iter().map(|t| (format!("{path}.key"), t.as_str())))
+            .chain(
+                rec.value
+                    .iter()
+                    .map(|t| (format!("{path}.value"), t.as_str())),
+            );
+        let mut found = Vec::new();
+        for (at, text) in sources {
+            if indexes_by_variable(text, "truth") {
+                found.push(at);
+            }
+        }
+        for at in found {
+            let d = Diagnostic::warning(
+                Code::ShadowedName,
+                format!(
+                    "`truth[...]` inside `{path}`: over repos, the item key `truth` (this repo's ground truth) shadows the run context's `truth` (every repo's, by id)"
+                ),
+            )
+            .note("a repo without ground truth has `truth: null` here, so the lookup silently gives nothing")
+            .help("to look up the run's map, copy it before the record list (`_all_truth: << truth >>`) and index that");
+            let d = self.at_word(d, &at, "truth");
+            self.push(d);
+        }
+    }
+
     /// The `if:` of a conditional value, checked in the value's own scope.
     fn plan_condition(
         &mut self,
@@ -357,6 +445,7 @@ impl<'a> JudgeCx<'a> {
             let src = condition_source(f).to_owned();
             self.check_expr(&src, &p, &item_scope).then_some(src)
         });
+        self.warn_shadowing(rec, path, over_repos);
         let mut fields = Vec::new();
         let field_names: Vec<String> = rec.fields.keys().cloned().collect();
         for (j, (fname, fvalue)) in rec.fields.iter().enumerate() {
@@ -938,6 +1027,20 @@ const NAMED_CALLEE: &[(&str, usize, bool)] = &[
     ("rejectattr", 1, true),
     ("map", 0, false),
 ];
+
+/// Whether `text` indexes `name` with something other than a string literal
+/// (`truth[key]`, not `truth['expected']`).
+fn indexes_by_variable(text: &str, name: &str) -> bool {
+    let pattern = format!("{name}[");
+    text.match_indices(&pattern).any(|(at, _)| {
+        let before_ok = text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'));
+        let index = text[at + pattern.len()..].trim_start();
+        before_ok && !(index.starts_with('\'') || index.starts_with('"'))
+    })
+}
 
 /// Byte offset of `word` in `text` as a whole word.
 fn find_word(text: &str, word: &str) -> Option<usize> {
