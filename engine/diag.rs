@@ -112,6 +112,9 @@ codes! {
     /// Warning: a record-list field or item key hides a run-context name (`truth`,
     /// `results`, `repos`, `suite`, `inputs`) inside the record list.
     ShadowedName = "shadowed-name",
+    /// Warning (`caldera validate` on the suite's own inputs): a selector, field path or
+    /// name that never matched anything.
+    NeverMatched = "never-matched",
 }
 
 impl std::fmt::Display for Code {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use crate::cli::{Exit, stderr_color};
-use crate::diag::{Diagnostic, render_text, tally};
+use crate::diag::{Diagnostic, Severity, render_text, tally};
 use crate::load::judge::{Checker, load_judge};
 use crate::load::names::Known;
 use crate::load::suite::{load_suite, project_root};
@@ -33,10 +33,17 @@ pub struct ValidateArgs {
     /// Fail (exit 2) on warnings too.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Do not evaluate the judges on the suite's own inputs (by default, when its results
+    /// folder exists, every judge is run on them to find field paths and selectors that
+    /// never match, expressions that raise, and item keys that shadow context names).
+    #[arg(long)]
+    pub no_data: bool,
 }
 
-/// Validates one path: a suite folder (or its suite.yaml), or a single judge file.
-pub fn validate_path(path: &Path) -> Vec<Diagnostic> {
+/// Validates one path: a suite folder (or its suite.yaml), or a single judge file. With
+/// `data`, a suite that loads without errors is also evaluated on its own inputs, when
+/// its results folder exists.
+pub fn validate_path(path: &Path, data: bool) -> Vec<Diagnostic> {
     let env = crate::render::environment();
     let is_suite_file = path.file_name().is_some_and(|n| n == "suite.yaml");
     if path.is_dir() || is_suite_file || !path.exists() {
@@ -45,7 +52,16 @@ pub fn validate_path(path: &Path) -> Vec<Diagnostic> {
         } else {
             path.to_path_buf()
         };
-        return load_suite(&dir, &env).1;
+        let (suite, mut diags) = load_suite(&dir, &env);
+        let clean = !diags.iter().any(|d| d.severity == Severity::Error);
+        if let Some(suite) = suite
+            && data
+            && clean
+            && crate::run::probe::default_results(&suite).is_dir()
+        {
+            diags.extend(check_data(&env, &suite));
+        }
+        return diags;
     }
     let known = Known::new(&env);
     let root = project_root(path.parent().unwrap_or(Path::new(".")));
@@ -56,6 +72,17 @@ pub fn validate_path(path: &Path) -> Vec<Diagnostic> {
         shared: sibling_suite_names(path),
     };
     load_judge(path, &checker).1
+}
+
+/// Reads the suite's inputs and evaluates every judge on them.
+fn check_data(
+    env: &minijinja::Environment<'static>,
+    suite: &crate::load::suite::Suite,
+) -> Vec<Diagnostic> {
+    match crate::run::context::load_inputs(suite, &Default::default()) {
+        Ok(inputs) => crate::run::probe::check_with_data(env, suite, &inputs),
+        Err(diags) => diags,
+    }
 }
 
 /// The suite evidence names of the suite a lone judge file belongs to, so checking one
@@ -75,7 +102,7 @@ fn sibling_suite_names(judge: &Path) -> Vec<String> {
 pub fn execute(args: ValidateArgs) -> Exit {
     let mut diags = Vec::new();
     for p in &args.paths {
-        diags.extend(validate_path(p));
+        diags.extend(validate_path(p, !args.no_data));
     }
     let (errors, warnings) = tally(&diags);
     match args.format {

@@ -115,11 +115,61 @@ pub fn error_text(err: &minijinja::Error) -> String {
     text
 }
 
+/// Watches an evaluation: every expression with the names it is evaluated with, every
+/// selector with what it found, every record list with its items. `caldera validate`
+/// uses it to find, on a suite's own inputs, field paths and selectors that never match.
+pub trait Probe: Sync {
+    /// The expression or template `source` at `path` is evaluated with `scope`.
+    fn expression(&self, path: &str, source: &str, scope: &Value);
+    /// The selector at `path` gave `found`.
+    fn selected(&self, path: &str, found: &Doc);
+    /// The record list at `path` goes over `items`.
+    fn records(&self, path: &str, rec: &RecordsPlan, items: &[Doc]);
+}
+
+/// Tells `probe` about a value about to be computed with `scope` (expressions and the
+/// conditions of conditional values).
+fn observe_before(probe: Option<&dyn Probe>, plan: &ValuePlan, path: &str, scope: &Value) {
+    let Some(probe) = probe else { return };
+    match plan {
+        ValuePlan::Expr(src) | ValuePlan::Template(src) => probe.expression(path, src, scope),
+        ValuePlan::Conditional(c) => {
+            if let Some(cond) = &c.condition {
+                probe.expression(&format!("{path}.if"), cond, scope);
+            }
+            observe_before(Some(probe), &c.value, &format!("{path}.value"), scope);
+        }
+        _ => {}
+    }
+}
+
+/// Tells `probe` what a selector found.
+fn observe_after(probe: Option<&dyn Probe>, plan: &ValuePlan, path: &str, found: Option<&Doc>) {
+    let Some(probe) = probe else { return };
+    match plan {
+        ValuePlan::Select(_) => probe.selected(path, found.unwrap_or(&Doc::Null)),
+        ValuePlan::Conditional(c) if found.is_some() => {
+            observe_after(Some(probe), &c.value, &format!("{path}.value"), found);
+        }
+        _ => {}
+    }
+}
+
 /// Evaluates `plan` in `ctx`.
 pub fn evaluate(
     env: &Environment<'static>,
     plan: &[(String, ValuePlan)],
     ctx: &Context,
+) -> Result<Evidence, EvalError> {
+    evaluate_probed(env, plan, ctx, None)
+}
+
+/// Evaluates `plan` in `ctx`, telling `probe` what it evaluates.
+pub fn evaluate_probed(
+    env: &Environment<'static>,
+    plan: &[(String, ValuePlan)],
+    ctx: &Context,
+    probe: Option<&dyn Probe>,
 ) -> Result<Evidence, EvalError> {
     let mut evidence = Evidence::new();
     let base = ctx.scope();
@@ -133,7 +183,7 @@ pub fn evaluate(
                 .map(|(k, v)| (k.clone(), v.to_value()))
                 .collect(),
         );
-        let computed = compute(env, value, ctx, &evidence, &scope, &path)?;
+        let computed = compute(env, value, ctx, &evidence, &scope, &path, probe)?;
         if profile {
             eprintln!(
                 "profile: {path}: {:.1} ms",
@@ -155,18 +205,27 @@ fn compute(
     evidence: &Evidence,
     scope: &Scope,
     path: &str,
+    probe: Option<&dyn Probe>,
 ) -> Result<Option<Doc>, EvalError> {
     Ok(Some(match value {
         ValuePlan::Select(sel) => {
-            sel.select(&ctx.root_with(evidence))
+            let found = sel
+                .select(&ctx.root_with(evidence))
                 .map_err(|message| EvalError {
                     key_path: path.to_owned(),
                     item: None,
                     message,
-                })?
+                })?;
+            observe_after(probe, value, path, Some(&found));
+            found
         }
-        ValuePlan::Records(rec) => eval_records(env, rec, scope, &ctx.root_with(evidence), path)?,
+        ValuePlan::Records(rec) => {
+            eval_records(env, rec, scope, &ctx.root_with(evidence), path, probe)?
+        }
         ValuePlan::Conditional(c) => {
+            if let (Some(probe), Some(cond)) = (probe, &c.condition) {
+                probe.expression(&format!("{path}.if"), cond, &scope.clone().into_value());
+            }
             if let Some(cond) = &c.condition {
                 let holds =
                     eval_expr(env, cond, &scope.clone().into_value()).map_err(|message| {
@@ -187,12 +246,15 @@ fn compute(
                 evidence,
                 scope,
                 &format!("{path}.value"),
+                probe,
             )?;
             return Ok(inner.filter(|d| !(c.omit_empty && is_empty(d))));
         }
         other => {
             let compiled = Compiled::new(env, other, path)?;
-            compiled.eval(&scope.clone().into_value(), &Doc::Null, path, None)?
+            let scope = scope.clone().into_value();
+            observe_before(probe, other, path, &scope);
+            compiled.eval(&scope, &Doc::Null, path, None)?
         }
     }))
 }
@@ -319,17 +381,26 @@ fn eval_records(
     scope: &Scope,
     root: &Doc,
     path: &str,
+    probe: Option<&dyn Probe>,
 ) -> Result<Doc, EvalError> {
     let for_each_path = format!("{path}.for_each");
     let items = match &rec.for_each {
-        ValuePlan::Select(sel) => sel.matches(root).map_err(|message| EvalError {
-            key_path: for_each_path.clone(),
-            item: None,
-            message,
-        })?,
+        ValuePlan::Select(sel) => {
+            let items = sel.matches(root).map_err(|message| EvalError {
+                key_path: for_each_path.clone(),
+                item: None,
+                message,
+            })?;
+            if let Some(probe) = probe {
+                probe.selected(&for_each_path, &Doc::from(items.clone()));
+            }
+            items
+        }
         other => {
             let compiled = Compiled::new(env, other, &for_each_path)?;
-            match compiled.eval(&scope.clone().into_value(), root, &for_each_path, None)? {
+            let scope = scope.clone().into_value();
+            observe_before(probe, other, &for_each_path, &scope);
+            match compiled.eval(&scope, root, &for_each_path, None)? {
                 Doc::Array(items) => items.0.clone(),
                 Doc::Null => Vec::new(),
                 got => {
@@ -342,15 +413,24 @@ fn eval_records(
             }
         }
     };
+    if let Some(probe) = probe {
+        probe.records(path, rec, &items);
+    }
     let filter_path = format!("{path}.where");
     // Large lists are split over the cores; each worker compiles its own expressions
-    // (cheap) and the records come back in item order.
+    // (cheap) and the records come back in item order. A probed evaluation stays on one
+    // thread, so what it reports comes in item order.
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(items.len() / PARALLEL_MIN_ITEMS)
         .max(1);
-    if workers == 1 {
-        let entries = eval_items(env, rec, scope, &items, 0..items.len(), path, &filter_path)?;
+    if workers == 1 || probe.is_some() {
+        let at = ItemsAt {
+            path,
+            filter_path: &filter_path,
+            probe,
+        };
+        let entries = eval_items(env, rec, scope, &items, 0..items.len(), &at)?;
         return assemble(rec, entries, path);
     }
     let chunk = items.len().div_ceil(workers);
@@ -361,7 +441,14 @@ fn eval_records(
             .map(|start| {
                 let filter_path = &filter_path;
                 let range = start..(start + chunk).min(items.len());
-                s.spawn(move || eval_items(env, rec, scope, items, range, path, filter_path))
+                s.spawn(move || {
+                    let at = ItemsAt {
+                        path,
+                        filter_path,
+                        probe: None,
+                    };
+                    eval_items(env, rec, scope, items, range, &at)
+                })
             })
             .collect();
         handles
@@ -526,6 +613,13 @@ fn mentions(rec: &RecordsPlan, word: &str) -> bool {
         || rec.value.as_ref().is_some_and(text)
 }
 
+/// Where a record list's items are evaluated: its key paths, and the probe watching.
+struct ItemsAt<'a> {
+    path: &'a str,
+    filter_path: &'a str,
+    probe: Option<&'a dyn Probe>,
+}
+
 /// Evaluates the items `range` of `all` into entries.
 fn eval_items(
     env: &Environment<'static>,
@@ -533,9 +627,9 @@ fn eval_items(
     scope: &Scope,
     all: &[Doc],
     range: std::ops::Range<usize>,
-    path: &str,
-    filter_path: &str,
+    at: &ItemsAt<'_>,
 ) -> Result<Vec<Entry>, EvalError> {
+    let (path, filter_path, probe) = (at.path, at.filter_path, at.probe);
     let offset = range.start;
     let items = &all[range];
     let uses_loop = mentions(rec, "loop");
@@ -601,6 +695,9 @@ fn eval_items(
         let item_value = item_scope
             .with(Value::from_dyn_object(layer.clone()))
             .into_value();
+        if let (Some(probe), Some(src)) = (probe, rec.filter.as_deref()) {
+            probe.expression(filter_path, src, &item_value);
+        }
         if let Some(f) = &filter {
             let keep = f.eval(&item_value).map_err(|e| EvalError {
                 key_path: filter_path.to_owned(),
@@ -612,13 +709,15 @@ fn eval_items(
             }
         }
         let mut record: Vec<(std::sync::Arc<str>, Doc)> = Vec::with_capacity(fields.len());
-        for (name, p, compiled) in &fields {
+        for ((name, p, compiled), (_, plan)) in fields.iter().zip(&rec.fields) {
+            observe_before(probe, plan, p, &item_value);
             let value = compiled
                 .eval_opt(&item_value, item, p, None)
                 .map_err(|e| EvalError {
                     item: Some(item_label(item, offset + i)),
                     ..e
                 })?;
+            observe_after(probe, plan, p, value.as_ref());
             let Some(value) = value else { continue };
             if let Ok(mut m) = layer.0.lock() {
                 m.insert(name.clone(), value.to_value());
@@ -626,6 +725,11 @@ fn eval_items(
             record.push((name.clone(), value));
         }
         let label = item_label(item, offset + i);
+        for (plan, p) in [(&rec.key, &key_path), (&rec.value, &value_path)] {
+            if let Some(plan) = plan {
+                observe_before(probe, plan, p, &item_value);
+            }
+        }
         let key = match &key_c {
             Some(c) => {
                 let k = c.eval(&item_value, item, &key_path, Some(&label))?;

@@ -4,6 +4,7 @@ pub mod context;
 pub mod judge;
 pub mod llm;
 pub mod panel;
+pub mod probe;
 pub mod result;
 
 use std::time::Instant;

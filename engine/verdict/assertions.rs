@@ -69,7 +69,7 @@ fn render_message(env: &Environment<'static>, message: &str, scope: &Value) -> S
 
 /// The items an assertion checks: a selector over `root`, or an expression's list (a
 /// missing list has no items).
-fn items_of(
+pub(crate) fn items_of(
     env: &Environment<'static>,
     for_each: &str,
     scope: &Value,
@@ -90,7 +90,7 @@ fn items_of(
 }
 
 /// The names one item sees: the unit's names, the item's keys, `item` and `loop`.
-fn item_scope(scope: &Value, items: &[Doc], n: usize) -> Value {
+pub(crate) fn item_scope(scope: &Value, items: &[Doc], n: usize) -> Value {
     let item = &items[n];
     let mut layered = Scope::new().with(scope.clone());
     if matches!(item, Doc::Object(_)) {

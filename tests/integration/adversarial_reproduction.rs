@@ -301,7 +301,7 @@ fn suite_validates_clean() {
     assert!(suite.is_some());
     assert!(diags.is_empty(), "{diags:#?}");
     // The same through the command's own entry point.
-    let diags = caldera::cli::validate::validate_path(&suite_dir());
+    let diags = caldera::cli::validate::validate_path(&suite_dir(), true);
     assert!(diags.is_empty(), "{diags:#?}");
 }
 

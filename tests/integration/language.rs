@@ -332,3 +332,100 @@ prompt: ../../prompts/per_repo.md
         "{stderr}"
     );
 }
+
+/// The trap of a misspelled field path: the run gives a plausible score from
+/// `when_no_data`; `caldera validate` on the suite's own inputs names the path, where it
+/// stopped, and what was meant.
+#[test]
+fn validate_on_the_data_catches_a_misspelled_path_that_falls_through_to_when_no_data() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = "\
+dimension: rules
+weight: 1
+evidence:
+  expected: << truth.alpha.expectd.rules | default([]) >>
+  found: << results.alpha.findings | map(attribute='rule') | select('in', expected) | unique | list >>
+  recall: << pct(found | length, expected | length) >>
+heuristic:
+  metric: recall
+  bands: [{ min: 90, score: 5 }, { score: 2 }]
+  when_no_data: { if: << expected | length == 0 >>, score: 3, reasoning: No rules expected. }
+  reasoning: << recall >>%
+";
+    project(tmp.path(), &[("rules.yaml", rules)], &[]);
+    // The run alone looks fine.
+    let (_, _, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert_eq!(dimension(&result, "rules")["score"], 3);
+    // Validation on the data does not.
+    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, 0, "warnings only: {stderr}");
+    assert!(
+        stderr.contains(
+            "warning[never-matched]: field path `truth.alpha.expectd.rules` never matched anything"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("rules.yaml:4:16"), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `truth.alpha.expected`?"),
+        "{stderr}"
+    );
+    let (code, _, _) = caldera(
+        tmp.path(),
+        &["validate", "judges.d/examples", "--deny-warnings"],
+        &[],
+    );
+    assert_eq!(code, 2);
+    let (code, stderr, _) = caldera(
+        tmp.path(),
+        &[
+            "validate",
+            "judges.d/examples",
+            "--no-data",
+            "--deny-warnings",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// The trap of a shadowed name: items that carry their own `truth` hide the run's
+/// ground truth from the record's expressions.
+#[test]
+fn validate_on_the_data_catches_an_item_key_that_shadows_the_run_context() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let shadow = "\
+dimension: shadow
+weight: 1
+evidence:
+  # Each item carries a `truth` flag, so `truth` below is the flag, not the run's map.
+  checks:
+    for_each: \"<< [{'repo': 'alpha', 'truth': true}, {'repo': 'beta', 'truth': false}] >>\"
+    fields:
+      repo: << item.repo >>
+      expected: << truth[repo].expected.high if truth[repo] is defined else 0 >>
+  high: << checks | sum(attribute='expected') >>
+heuristic:
+  metric: high
+  bands: [{ min: 2, score: 5 }, { score: 2 }]
+  reasoning: << high >>
+";
+    project(tmp.path(), &[("shadow.yaml", shadow)], &[]);
+    let (_, _, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    // alpha's ground truth expects 2 HIGH findings; the shadowed lookup finds none.
+    assert_eq!(dimension(&result, "shadow")["evidence"]["high"], 0);
+    let (_, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert!(
+        stderr.contains("warning[shadowed-name]: items of `evidence.checks` have a key `truth`, which shadows the run context's `truth`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("shadow.yaml:6:15"), "{stderr}");
+}
