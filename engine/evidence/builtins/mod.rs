@@ -131,6 +131,7 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
     ("regex_replace", FUNCTION_AND_FILTER, pattern::regex_replace),
     ("regex_split", FUNCTION_AND_FILTER, pattern::regex_split),
     ("to_map", FUNCTION_AND_FILTER, maps::to_map),
+    ("zip", FUNCTION_AND_FILTER, flatten::zip),
 ];
 
 /// Built-ins that call other filters by name, so they need the render state.
