@@ -101,7 +101,7 @@ fn run_example(ex: &Example) -> Value {
 #[test]
 fn every_judge_example_of_the_docs_loads_runs_and_gives_its_values() {
     let all = examples();
-    assert!(!all.is_empty(), "found only {} judge examples", all.len());
+    assert!(all.len() >= 5, "found only {} judge examples", all.len());
     for ex in &all {
         let verdict = run_example(ex);
         assert_ne!(

@@ -429,3 +429,46 @@ heuristic:
     );
     assert!(stderr.contains("shadow.yaml:6:15"), "{stderr}");
 }
+
+/// Tests and filters named in strings are looked up by minijinja only when the
+/// expression runs; caldera checks them when the judge loads.
+#[test]
+fn tests_and_filters_named_in_strings_are_checked_at_load() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let named = "\
+dimension: named
+weight: 1
+evidence:
+  reported: << results.alpha.findings | select('reported') | list >>
+  failed: << results.alpha.findings | selectattr('message', 'contains', 'SQL') | list >>
+  upper: << results.alpha.findings | map(attribute='rule') | map('uper') | list >>
+  ok: << results.alpha.findings | selectattr('severity', 'eq', 'HIGH') | map(attribute='rule') | map('lower') | list >>
+heuristic:
+  score: 3
+  reasoning: << reported | length >> << failed | length >> << upper | length >> << ok | length >>
+";
+    project(tmp.path(), &[("named.yaml", named)], &[]);
+    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("unknown test `reported` (named in `select`)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("write `selectattr('x')`"), "{stderr}");
+    assert!(
+        stderr.contains("unknown test `contains` (named in `selectattr`)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unknown filter `uper` (named in `map`)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean `upper`?"), "{stderr}");
+    assert!(stderr.contains("named.yaml:4:49"), "{stderr}");
+    assert!(stderr.contains("there is no `contains` test"), "{stderr}");
+    assert_eq!(
+        stderr.matches("error[unknown-function]").count(),
+        3,
+        "{stderr}"
+    );
+}

@@ -724,7 +724,10 @@ impl<'a> JudgeCx<'a> {
         if exists {
             return true;
         }
-        let help = did_you_mean_help(named, candidates.iter().copied()).or_else(|| {
+        let contains = (named == "contains").then(|| {
+            "there is no `contains` test: for text use `matching` (a regular expression, e.g. `selectattr('message', 'matching', 'SQL')`); for membership reverse it with `in` (`selectattr('id', 'in', ids)`)".to_owned()
+        });
+        let help = contains.or_else(|| did_you_mean_help(named, candidates.iter().copied())).or_else(|| {
             (call.name == "select" || call.name == "reject").then(|| {
                 format!(
                     "`{}('x')` takes a test name; to keep items whose attribute `x` is true, write `{}attr('x')`",
