@@ -112,6 +112,15 @@ codes! {
     VerdictFormat = "verdict-format",
     /// LLM mode was asked for but no provider can be used here.
     ProviderUnavailable = "provider-unavailable",
+    /// A regular expression that does not compile (or needs what a linear-time engine
+    /// cannot do: look-around, backreferences).
+    RegexSyntax = "regex-syntax",
+    /// Warning: a record-list field or item key hides a run-context name (`truth`,
+    /// `results`, `repos`, `suite`, `inputs`) inside the record list.
+    ShadowedName = "shadowed-name",
+    /// Warning (`caldera validate` on the suite's own inputs): a selector, field path or
+    /// name that never matched anything.
+    NeverMatched = "never-matched",
 }
 
 impl std::fmt::Display for Code {

@@ -46,7 +46,16 @@ impl Doc {
     pub fn object<K: Into<Arc<str>>>(pairs: impl IntoIterator<Item = (K, Doc)>) -> Doc {
         Doc::Object(Arc::new(DocObj(
             pairs.into_iter().map(|(k, v)| (k.into(), v)).collect(),
+            false,
         )))
+    }
+
+    /// Builds a record of a record list: like [`Doc::object`], but fields named `_x` are
+    /// private (readable by name, never listed or written).
+    pub fn record<K: Into<Arc<str>>>(pairs: impl IntoIterator<Item = (K, Doc)>) -> Doc {
+        let map: DocMap = pairs.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        let private = map.keys().any(|k| is_private_key(k));
+        Doc::Object(Arc::new(DocObj(map, private)))
     }
 
     /// The member `key` of an object, `None` for anything else.
@@ -141,7 +150,7 @@ impl Doc {
                         map.insert(name, Doc::from_value(&item));
                     }
                 }
-                Doc::Object(Arc::new(DocObj(map)))
+                Doc::Object(Arc::new(DocObj(map, false)))
             }
             ValueKind::Seq | ValueKind::Iterable => Doc::Array(Arc::new(DocSeq(
                 value
@@ -173,6 +182,7 @@ impl Doc {
                 map.iter()
                     .map(|(k, v)| (Arc::from(k.as_str()), Doc::from_json(v)))
                     .collect(),
+                false,
             ))),
         }
     }
@@ -211,8 +221,13 @@ impl Serialize for Doc {
                 seq.end()
             }
             Doc::Object(map) => {
-                let mut out = ser.serialize_map(Some(map.len()))?;
-                for (k, v) in map.iter() {
+                let shown = if map.1 {
+                    map.keys().filter(|k| map.shows(k)).count()
+                } else {
+                    map.len()
+                };
+                let mut out = ser.serialize_map(Some(shown))?;
+                for (k, v) in map.iter().filter(|(k, _)| map.shows(k)) {
                     out.serialize_entry(&**k, v)?;
                 }
                 out.end()
@@ -351,7 +366,7 @@ impl<'de> Visitor<'de> for &DocVisitor {
         }
         let exact = out.take_exact();
         self.scratch.borrow_mut().push(out);
-        Ok(Doc::Object(Arc::new(DocObj(exact))))
+        Ok(Doc::Object(Arc::new(DocObj(exact, false))))
     }
 }
 
@@ -441,8 +456,24 @@ impl jsonpath_rust::query::queryable::Queryable for Doc {
 pub struct DocSeq(pub Vec<Doc>);
 
 /// An object's members; also its minijinja view (members convert when read).
+///
+/// The flag marks a record computed by a judge whose fields starting with `_` are
+/// private: expressions read them by name, but they are not listed (iteration, `items`,
+/// `tojson`, copies with `dict`) and not written to results or prompts.
 #[derive(Debug, Default, PartialEq)]
-pub struct DocObj(pub DocMap);
+pub struct DocObj(pub DocMap, pub bool);
+
+/// Whether a record field is private (`_name`).
+pub fn is_private_key(key: &str) -> bool {
+    key.starts_with('_')
+}
+
+impl DocObj {
+    /// Whether `key` is listed and written (not a private field of a record).
+    fn shows(&self, key: &str) -> bool {
+        !(self.1 && is_private_key(key))
+    }
+}
 
 impl std::ops::Deref for DocSeq {
     type Target = Vec<Doc>;
@@ -487,11 +518,20 @@ impl Object for DocObj {
         self.0.get(key.as_str()?).map(Doc::to_value)
     }
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        let keys: Vec<Value> = self.0.keys().map(|k| Value::from(k.clone())).collect();
+        let keys: Vec<Value> = self
+            .0
+            .keys()
+            .filter(|k| self.shows(k))
+            .map(|k| Value::from(k.clone()))
+            .collect();
         Enumerator::Values(keys)
     }
     fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
-        Some(self.0.len())
+        Some(if self.1 {
+            self.0.keys().filter(|k| self.shows(k)).count()
+        } else {
+            self.0.len()
+        })
     }
 }
 

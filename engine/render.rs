@@ -30,6 +30,9 @@ pub fn environment() -> Environment<'static> {
     }
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    // Python's methods on strings, maps and lists (`name.split('(')`, `d.get(k, 0)`), so
+    // expressions carried over from Python code read the same.
+    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
     crate::evidence::builtins::register(&mut env);
     crate::evidence::fastpath::register(&mut env);
     crate::evidence::limits::install(&mut env);

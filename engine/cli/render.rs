@@ -88,6 +88,13 @@ pub fn execute(args: RenderArgs) -> Exit {
         {
             continue;
         }
+        if plan.spec.llm == crate::spec::judge::LlmUse::Never {
+            println!(
+                "===== {} =====\n(nothing would be sent: `llm: never`, the judge is scored by its heuristic)",
+                plan.spec.dimension
+            );
+            continue;
+        }
         for unit in prepare(&env, plan, &ctx) {
             if args.repo.is_some() && unit.repo != args.repo {
                 continue;

@@ -340,14 +340,14 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
     let results = overrides
         .results
         .clone()
-        .unwrap_or_else(|| suite.dir.join(&suite.spec.inputs.results));
+        .unwrap_or_else(|| suite.dir.join(&suite.spec.inputs.results.folder));
     let truth = overrides.ground_truth.clone().or_else(|| {
         suite
             .spec
             .inputs
             .ground_truth
             .as_ref()
-            .map(|g| suite.dir.join(g))
+            .map(|g| suite.dir.join(&g.folder))
     });
     let mut inputs: Vec<(String, PathBuf)> = vec![("the results folder".into(), results)];
     inputs.extend(truth.map(|t| ("the ground-truth folder".into(), t)));

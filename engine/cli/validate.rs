@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use crate::cli::{Exit, stderr_color};
-use crate::diag::{Diagnostic, render_text, tally};
+use crate::diag::{Diagnostic, Severity, render_text, tally};
 use crate::load::confine::{Confinement, RootOptions};
 use crate::load::judge::{Checker, load_judge};
 use crate::load::names::Known;
@@ -37,10 +37,17 @@ pub struct ValidateArgs {
     /// Project root and confinement.
     #[command(flatten)]
     pub root: crate::cli::RootArgs,
+    /// Do not evaluate the judges on the suite's own inputs (by default, when its results
+    /// folder exists, every judge is run on them to find field paths and selectors that
+    /// never match, expressions that raise, and item keys that shadow context names).
+    #[arg(long)]
+    pub no_data: bool,
 }
 
-/// Validates one path: a suite folder (or its suite.yaml), or a single judge file.
-pub fn validate_path(path: &Path, root: &RootOptions) -> Vec<Diagnostic> {
+/// Validates one path: a suite folder (or its suite.yaml), or a single judge file. With
+/// `data`, a suite that loads without errors is also evaluated on its own inputs, when
+/// its results folder exists.
+pub fn validate_path(path: &Path, root: &RootOptions, data: bool) -> Vec<Diagnostic> {
     let env = crate::render::environment();
     let is_suite_file = path.file_name().is_some_and(|n| n == "suite.yaml");
     if path.is_dir() || is_suite_file || !path.exists() {
@@ -49,7 +56,16 @@ pub fn validate_path(path: &Path, root: &RootOptions) -> Vec<Diagnostic> {
         } else {
             path.to_path_buf()
         };
-        return load_suite_with(&dir, &env, root).1;
+        let (suite, mut diags) = load_suite_with(&dir, &env, root);
+        let clean = !diags.iter().any(|d| d.severity == Severity::Error);
+        if let Some(suite) = suite
+            && data
+            && clean
+            && crate::run::probe::default_results(&suite).is_dir()
+        {
+            diags.extend(check_data(&env, &suite));
+        }
+        return diags;
     }
     let known = Known::new(&env);
     let confinement = Confinement::for_suite(path.parent().unwrap_or(Path::new(".")), root);
@@ -60,6 +76,17 @@ pub fn validate_path(path: &Path, root: &RootOptions) -> Vec<Diagnostic> {
         shared: sibling_suite_names(path),
     };
     load_judge(path, &checker).1
+}
+
+/// Reads the suite's inputs and evaluates every judge on them.
+fn check_data(
+    env: &minijinja::Environment<'static>,
+    suite: &crate::load::suite::Suite,
+) -> Vec<Diagnostic> {
+    match crate::run::context::load_inputs(suite, &Default::default()) {
+        Ok(inputs) => crate::run::probe::check_with_data(env, suite, &inputs),
+        Err(diags) => diags,
+    }
 }
 
 /// The suite evidence names of the suite a lone judge file belongs to, so checking one
@@ -79,7 +106,7 @@ fn sibling_suite_names(judge: &Path) -> Vec<String> {
 pub fn execute(args: ValidateArgs) -> Exit {
     let mut diags = Vec::new();
     for p in &args.paths {
-        diags.extend(validate_path(p, &args.root.options()));
+        diags.extend(validate_path(p, &args.root.options(), !args.no_data));
     }
     let (errors, warnings) = tally(&diags);
     match args.format {

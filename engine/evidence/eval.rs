@@ -6,7 +6,7 @@ use minijinja::value::Value;
 use minijinja::{Environment, Expression, Template};
 
 use crate::doc::Doc;
-use crate::evidence::plan::{RecordsPlan, ValuePlan};
+use crate::evidence::plan::{RecordsPlan, ValuePlan, is_empty};
 use crate::evidence::scope::Scope;
 
 /// Evidence: named values in definition order.
@@ -43,7 +43,7 @@ pub struct Context {
 
 impl Context {
     /// The context as a JSONPath root, with the evidence computed so far.
-    fn root_with(&self, evidence: &Evidence) -> Doc {
+    pub fn root_with(&self, evidence: &Evidence) -> Doc {
         Doc::object(
             self.names
                 .iter()
@@ -120,11 +120,61 @@ pub fn error_text(err: &minijinja::Error) -> String {
     text
 }
 
+/// Watches an evaluation: every expression with the names it is evaluated with, every
+/// selector with what it found, every record list with its items. `caldera validate`
+/// uses it to find, on a suite's own inputs, field paths and selectors that never match.
+pub trait Probe: Sync {
+    /// The expression or template `source` at `path` is evaluated with `scope`.
+    fn expression(&self, path: &str, source: &str, scope: &Value);
+    /// The selector at `path` gave `found`.
+    fn selected(&self, path: &str, found: &Doc);
+    /// The record list at `path` goes over `items`.
+    fn records(&self, path: &str, rec: &RecordsPlan, items: &[Doc]);
+}
+
+/// Tells `probe` about a value about to be computed with `scope` (expressions and the
+/// conditions of conditional values).
+fn observe_before(probe: Option<&dyn Probe>, plan: &ValuePlan, path: &str, scope: &Value) {
+    let Some(probe) = probe else { return };
+    match plan {
+        ValuePlan::Expr(src) | ValuePlan::Template(src) => probe.expression(path, src, scope),
+        ValuePlan::Conditional(c) => {
+            if let Some(cond) = &c.condition {
+                probe.expression(&format!("{path}.if"), cond, scope);
+            }
+            observe_before(Some(probe), &c.value, &format!("{path}.value"), scope);
+        }
+        _ => {}
+    }
+}
+
+/// Tells `probe` what a selector found.
+fn observe_after(probe: Option<&dyn Probe>, plan: &ValuePlan, path: &str, found: Option<&Doc>) {
+    let Some(probe) = probe else { return };
+    match plan {
+        ValuePlan::Select(_) => probe.selected(path, found.unwrap_or(&Doc::Null)),
+        ValuePlan::Conditional(c) if found.is_some() => {
+            observe_after(Some(probe), &c.value, &format!("{path}.value"), found);
+        }
+        _ => {}
+    }
+}
+
 /// Evaluates `plan` in `ctx`.
 pub fn evaluate(
     env: &Environment<'static>,
     plan: &[(String, ValuePlan)],
     ctx: &Context,
+) -> Result<Evidence, EvalError> {
+    evaluate_probed(env, plan, ctx, None)
+}
+
+/// Evaluates `plan` in `ctx`, telling `probe` what it evaluates.
+pub fn evaluate_probed(
+    env: &Environment<'static>,
+    plan: &[(String, ValuePlan)],
+    ctx: &Context,
+    probe: Option<&dyn Probe>,
 ) -> Result<Evidence, EvalError> {
     let mut evidence = Evidence::new();
     let base = ctx.scope();
@@ -138,32 +188,80 @@ pub fn evaluate(
                 .map(|(k, v)| (k.clone(), v.to_value()))
                 .collect(),
         );
-        let computed = match value {
-            ValuePlan::Select(sel) => {
-                sel.select(&ctx.root_with(&evidence))
-                    .map_err(|message| EvalError {
-                        key_path: path.clone(),
-                        item: None,
-                        message,
-                    })?
-            }
-            ValuePlan::Records(rec) => {
-                eval_records(env, rec, &scope, &ctx.root_with(&evidence), &path)?
-            }
-            other => {
-                let compiled = Compiled::new(env, other, &path)?;
-                compiled.eval(&scope.into_value(), &Doc::Null, &path, None)?
-            }
-        };
+        let computed = compute(env, value, ctx, &evidence, &scope, &path, probe)?;
         if profile {
             eprintln!(
                 "profile: {path}: {:.1} ms",
                 started.elapsed().as_secs_f64() * 1e3
             );
         }
-        evidence.insert(name.clone(), computed);
+        if let Some(computed) = computed {
+            evidence.insert(name.clone(), computed);
+        }
     }
     Ok(evidence)
+}
+
+/// Computes one evidence value; `None` when a conditional value is left out.
+fn compute(
+    env: &Environment<'static>,
+    value: &ValuePlan,
+    ctx: &Context,
+    evidence: &Evidence,
+    scope: &Scope,
+    path: &str,
+    probe: Option<&dyn Probe>,
+) -> Result<Option<Doc>, EvalError> {
+    Ok(Some(match value {
+        ValuePlan::Select(sel) => {
+            let found = sel
+                .select(&ctx.root_with(evidence))
+                .map_err(|message| EvalError {
+                    key_path: path.to_owned(),
+                    item: None,
+                    message,
+                })?;
+            observe_after(probe, value, path, Some(&found));
+            found
+        }
+        ValuePlan::Records(rec) => {
+            eval_records(env, rec, scope, &ctx.root_with(evidence), path, probe)?
+        }
+        ValuePlan::Conditional(c) => {
+            if let (Some(probe), Some(cond)) = (probe, &c.condition) {
+                probe.expression(&format!("{path}.if"), cond, &scope.clone().into_value());
+            }
+            if let Some(cond) = &c.condition {
+                let holds =
+                    eval_expr(env, cond, &scope.clone().into_value()).map_err(|message| {
+                        EvalError {
+                            key_path: format!("{path}.if"),
+                            item: None,
+                            message,
+                        }
+                    })?;
+                if !holds.is_true() {
+                    return Ok(None);
+                }
+            }
+            let inner = compute(
+                env,
+                &c.value,
+                ctx,
+                evidence,
+                scope,
+                &format!("{path}.value"),
+                probe,
+            )?;
+            return Ok(inner.filter(|d| !(c.omit_empty && is_empty(d))));
+        }
+        other => {
+            let compiled = Compiled::new(env, other, path)?;
+            let scope = scope.clone().into_value();
+            observe_before(probe, other, path, &scope);
+            compiled.eval(&scope, &Doc::Null, path, None)?
+        }
+    }))
 }
 
 /// A value plan with its expression or template compiled (once per evaluation block, so
@@ -174,6 +272,11 @@ enum Compiled<'env> {
     Template(Template<'env, 'env>),
     Const(Doc),
     Records,
+    Conditional {
+        condition: Option<Expression<'env, 'env>>,
+        omit_empty: bool,
+        value: Box<Compiled<'env>>,
+    },
 }
 
 impl<'env> Compiled<'env> {
@@ -195,7 +298,47 @@ impl<'env> Compiled<'env> {
             }
             ValuePlan::Const(d) => Compiled::Const(d.clone()),
             ValuePlan::Records(_) => Compiled::Records,
+            ValuePlan::Conditional(c) => Compiled::Conditional {
+                condition: c
+                    .condition
+                    .as_deref()
+                    .map(|src| env.compile_expression(src))
+                    .transpose()
+                    .map_err(err)?,
+                omit_empty: c.omit_empty,
+                value: Box::new(Compiled::new(env, &c.value, path)?),
+            },
         })
+    }
+
+    /// Like [`Compiled::eval`], but a conditional value may be left out (`None`).
+    fn eval_opt(
+        &self,
+        scope: &Value,
+        root: &Doc,
+        path: &str,
+        item: Option<&str>,
+    ) -> Result<Option<Doc>, EvalError> {
+        let Compiled::Conditional {
+            condition,
+            omit_empty,
+            value,
+        } = self
+        else {
+            return self.eval(scope, root, path, item).map(Some);
+        };
+        if let Some(c) = condition {
+            let holds = c.eval(scope).map_err(|e| EvalError {
+                key_path: format!("{path}.if"),
+                item: item.map(str::to_owned),
+                message: error_text(&e),
+            })?;
+            if !holds.is_true() {
+                return Ok(None);
+            }
+        }
+        let v = value.eval_opt(scope, root, path, item)?;
+        Ok(v.filter(|d| !(*omit_empty && is_empty(d))))
     }
 
     fn eval(
@@ -221,12 +364,15 @@ impl<'env> Compiled<'env> {
                 .map_err(|e| err(error_text(&e))),
             Compiled::Const(d) => Ok(d.clone()),
             Compiled::Records => Err(err("record lists cannot be nested".into())),
+            Compiled::Conditional { .. } => self
+                .eval_opt(scope, root, path, item)
+                .map(Option::unwrap_or_default),
         }
     }
 }
 
 /// A short label for an item in error messages: its `id`/`repo` field, else its index.
-fn item_label(item: &Doc, index: usize) -> String {
+pub fn item_label(item: &Doc, index: usize) -> String {
     ["id", "repo", "name"]
         .iter()
         .find_map(|k| item.field(k).and_then(Doc::as_str).map(str::to_owned))
@@ -239,17 +385,26 @@ fn eval_records(
     scope: &Scope,
     root: &Doc,
     path: &str,
+    probe: Option<&dyn Probe>,
 ) -> Result<Doc, EvalError> {
     let for_each_path = format!("{path}.for_each");
     let items = match &rec.for_each {
-        ValuePlan::Select(sel) => sel.matches(root).map_err(|message| EvalError {
-            key_path: for_each_path.clone(),
-            item: None,
-            message,
-        })?,
+        ValuePlan::Select(sel) => {
+            let items = sel.matches(root).map_err(|message| EvalError {
+                key_path: for_each_path.clone(),
+                item: None,
+                message,
+            })?;
+            if let Some(probe) = probe {
+                probe.selected(&for_each_path, &Doc::from(items.clone()));
+            }
+            items
+        }
         other => {
             let compiled = Compiled::new(env, other, &for_each_path)?;
-            match compiled.eval(&scope.clone().into_value(), root, &for_each_path, None)? {
+            let scope = scope.clone().into_value();
+            observe_before(probe, other, &for_each_path, &scope);
+            match compiled.eval(&scope, root, &for_each_path, None)? {
                 Doc::Array(items) => items.0.clone(),
                 Doc::Null => Vec::new(),
                 got => {
@@ -262,24 +417,42 @@ fn eval_records(
             }
         }
     };
+    if let Some(probe) = probe {
+        probe.records(path, rec, &items);
+    }
     let filter_path = format!("{path}.where");
     // Large lists are split over the cores; each worker compiles its own expressions
-    // (cheap) and the records come back in item order.
+    // (cheap) and the records come back in item order. A probed evaluation stays on one
+    // thread, so what it reports comes in item order.
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(items.len() / PARALLEL_MIN_ITEMS)
         .max(1);
-    if workers == 1 {
-        return eval_items(env, rec, scope, &items, 0, path, &filter_path).map(Doc::from);
+    if workers == 1 || probe.is_some() {
+        let at = ItemsAt {
+            path,
+            filter_path: &filter_path,
+            probe,
+        };
+        let entries = eval_items(env, rec, scope, &items, 0..items.len(), &at)?;
+        return assemble(rec, entries, path);
     }
     let chunk = items.len().div_ceil(workers);
-    let parts: Vec<Result<Vec<Doc>, EvalError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .enumerate()
-            .map(|(i, part)| {
+    let parts: Vec<Result<Vec<Entry>, EvalError>> = std::thread::scope(|s| {
+        let items = &items;
+        let handles: Vec<_> = (0..items.len())
+            .step_by(chunk)
+            .map(|start| {
                 let filter_path = &filter_path;
-                s.spawn(move || eval_items(env, rec, scope, part, i * chunk, path, filter_path))
+                let range = start..(start + chunk).min(items.len());
+                s.spawn(move || {
+                    let at = ItemsAt {
+                        path,
+                        filter_path,
+                        probe: None,
+                    };
+                    eval_items(env, rec, scope, items, range, &at)
+                })
             })
             .collect();
         handles
@@ -299,7 +472,58 @@ fn eval_records(
     for part in parts {
         out.extend(part?);
     }
-    Ok(Doc::from(out))
+    assemble(rec, out, path)
+}
+
+/// One computed item of a record list: its key (when the list is a map), its value
+/// (the record, or `value:`), and a label for messages.
+struct Entry {
+    key: Option<std::sync::Arc<str>>,
+    value: Doc,
+    label: String,
+}
+
+/// The list of values, or with `key:` the map of them (two items with one key are an
+/// error: a map that silently kept one of them would hide the other from the score).
+fn assemble(rec: &RecordsPlan, entries: Vec<Entry>, path: &str) -> Result<Doc, EvalError> {
+    if rec.key.is_none() {
+        return Ok(Doc::from(
+            entries.into_iter().map(|e| e.value).collect::<Vec<_>>(),
+        ));
+    }
+    let mut map: IndexMap<std::sync::Arc<str>, (Doc, String)> =
+        IndexMap::with_capacity(entries.len());
+    for e in entries {
+        let key = e.key.unwrap_or_else(|| std::sync::Arc::from(""));
+        if let Some((_, first)) = map.get(&key) {
+            return Err(EvalError {
+                key_path: format!("{path}.key"),
+                item: Some(e.label.clone()),
+                message: format!(
+                    "two items have the key `{key}` (items {first} and {}); keys of a map must be unique",
+                    e.label
+                ),
+            });
+        }
+        map.insert(key, (e.value, e.label));
+    }
+    Ok(Doc::object(map.into_iter().map(|(k, (v, _))| (k, v))))
+}
+
+/// A map key from a computed value: a string, or an integer written as one.
+fn entry_key(value: Doc, path: &str, label: &str) -> Result<std::sync::Arc<str>, EvalError> {
+    match value {
+        Doc::Str(s) => Ok(s),
+        Doc::Int(i) => Ok(std::sync::Arc::from(i.to_string())),
+        other => Err(EvalError {
+            key_path: path.to_owned(),
+            item: Some(label.to_owned()),
+            message: format!(
+                "a map key must be a string or an integer, got {} ({other})",
+                other.type_name()
+            ),
+        }),
+    }
 }
 
 /// Record lists shorter than this are evaluated on one thread.
@@ -326,15 +550,94 @@ impl minijinja::value::Object for FieldsLayer {
 }
 
 /// Evaluates `items` (starting at index `offset` of the whole list) into records.
+/// The `loop` name inside a record list, as in a Jinja `for` loop: the position of the
+/// item among the items of `for_each` (before `where`) and its neighbours.
+#[derive(Debug)]
+struct LoopInfo {
+    index0: usize,
+    length: usize,
+    previtem: Doc,
+    nextitem: Doc,
+}
+
+impl minijinja::value::Object for LoopInfo {
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        Some(match key.as_str()? {
+            "index0" => Value::from(self.index0),
+            "index" => Value::from(self.index0 + 1),
+            "revindex0" => Value::from(self.length - self.index0 - 1),
+            "revindex" => Value::from(self.length - self.index0),
+            "first" => Value::from(self.index0 == 0),
+            "last" => Value::from(self.index0 + 1 == self.length),
+            "length" => Value::from(self.length),
+            "previtem" => self.previtem.to_value(),
+            "nextitem" => self.nextitem.to_value(),
+            _ => return None,
+        })
+    }
+    fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
+        minijinja::value::Enumerator::Str(&[
+            "index0",
+            "index",
+            "revindex0",
+            "revindex",
+            "first",
+            "last",
+            "length",
+            "previtem",
+            "nextitem",
+        ])
+    }
+}
+
+/// Whether any expression of the record list reads the name `word` (so `loop` is only
+/// built for the lists that use it).
+fn mentions(rec: &RecordsPlan, word: &str) -> bool {
+    let has = |s: &str| {
+        s.match_indices(word).any(|(at, _)| {
+            let before = s[..at].chars().next_back();
+            let after = s[at + word.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    fn any_text(p: &ValuePlan, has: &dyn Fn(&str) -> bool) -> bool {
+        match p {
+            ValuePlan::Expr(s) | ValuePlan::Template(s) => has(s),
+            ValuePlan::Conditional(c) => {
+                c.condition.as_deref().is_some_and(has) || any_text(&c.value, has)
+            }
+            _ => false,
+        }
+    }
+    let text = |p: &ValuePlan| any_text(p, &has);
+    rec.fields.iter().any(|(_, p)| text(p))
+        || rec.filter.as_deref().is_some_and(has)
+        || rec.key.as_ref().is_some_and(text)
+        || rec.value.as_ref().is_some_and(text)
+}
+
+/// Where a record list's items are evaluated: its key paths, and the probe watching.
+struct ItemsAt<'a> {
+    path: &'a str,
+    filter_path: &'a str,
+    probe: Option<&'a dyn Probe>,
+}
+
+/// Evaluates the items `range` of `all` into entries.
 fn eval_items(
     env: &Environment<'static>,
     rec: &RecordsPlan,
     scope: &Scope,
-    items: &[Doc],
-    offset: usize,
-    path: &str,
-    filter_path: &str,
-) -> Result<Vec<Doc>, EvalError> {
+    all: &[Doc],
+    range: std::ops::Range<usize>,
+    at: &ItemsAt<'_>,
+) -> Result<Vec<Entry>, EvalError> {
+    let (path, filter_path, probe) = (at.path, at.filter_path, at.probe);
+    let offset = range.start;
+    let items = &all[range];
+    let uses_loop = mentions(rec, "loop");
+    let loop_key: std::sync::Arc<str> = std::sync::Arc::from("loop");
     let filter = rec
         .filter
         .as_deref()
@@ -356,6 +659,18 @@ fn eval_items(
         })
         .collect::<Result<_, _>>()?;
     let item_key: std::sync::Arc<str> = std::sync::Arc::from("item");
+    let key_path = format!("{path}.key");
+    let value_path = format!("{path}.value");
+    let key_c = rec
+        .key
+        .as_ref()
+        .map(|p| Compiled::new(env, p, &key_path))
+        .transpose()?;
+    let value_c = rec
+        .value
+        .as_ref()
+        .map(|p| Compiled::new(env, p, &value_path))
+        .transpose()?;
 
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -366,10 +681,27 @@ fn eval_items(
         let layer = std::sync::Arc::new(FieldsLayer::default());
         if let Ok(mut m) = layer.0.lock() {
             m.insert(item_key.clone(), item.to_value());
+            if uses_loop {
+                let at = offset + i;
+                let info = LoopInfo {
+                    index0: at,
+                    length: all.len(),
+                    previtem: at
+                        .checked_sub(1)
+                        .and_then(|p| all.get(p))
+                        .cloned()
+                        .unwrap_or_default(),
+                    nextitem: all.get(at + 1).cloned().unwrap_or_default(),
+                };
+                m.insert(loop_key.clone(), Value::from_object(info));
+            }
         }
         let item_value = item_scope
             .with(Value::from_dyn_object(layer.clone()))
             .into_value();
+        if let (Some(probe), Some(src)) = (probe, rec.filter.as_deref()) {
+            probe.expression(filter_path, src, &item_value);
+        }
         if let Some(f) = &filter {
             let keep = f.eval(&item_value).map_err(|e| EvalError {
                 key_path: filter_path.to_owned(),
@@ -381,19 +713,39 @@ fn eval_items(
             }
         }
         let mut record: Vec<(std::sync::Arc<str>, Doc)> = Vec::with_capacity(fields.len());
-        for (name, p, compiled) in &fields {
+        for ((name, p, compiled), (_, plan)) in fields.iter().zip(&rec.fields) {
+            observe_before(probe, plan, p, &item_value);
             let value = compiled
-                .eval(&item_value, item, p, None)
+                .eval_opt(&item_value, item, p, None)
                 .map_err(|e| EvalError {
                     item: Some(item_label(item, offset + i)),
                     ..e
                 })?;
+            observe_after(probe, plan, p, value.as_ref());
+            let Some(value) = value else { continue };
             if let Ok(mut m) = layer.0.lock() {
                 m.insert(name.clone(), value.to_value());
             }
             record.push((name.clone(), value));
         }
-        out.push(Doc::object(record));
+        let label = item_label(item, offset + i);
+        for (plan, p) in [(&rec.key, &key_path), (&rec.value, &value_path)] {
+            if let Some(plan) = plan {
+                observe_before(probe, plan, p, &item_value);
+            }
+        }
+        let key = match &key_c {
+            Some(c) => {
+                let k = c.eval(&item_value, item, &key_path, Some(&label))?;
+                Some(entry_key(k, &key_path, &label)?)
+            }
+            None => None,
+        };
+        let value = match &value_c {
+            Some(c) => c.eval(&item_value, item, &value_path, Some(&label))?,
+            None => Doc::record(record),
+        };
+        out.push(Entry { key, value, label });
     }
     Ok(out)
 }
@@ -436,6 +788,8 @@ mod tests {
                         ),
                         ("ok".to_owned(), ValuePlan::Expr("found >= truth.n".into())),
                     ],
+                    key: None,
+                    value: None,
                 })),
             ),
             (
@@ -456,6 +810,84 @@ mod tests {
         assert_eq!(ev["msg"], Doc::from("3 found"));
     }
 
+    fn keyed(key: &str, value: Option<&str>) -> Vec<(String, ValuePlan)> {
+        vec![(
+            "m".to_owned(),
+            ValuePlan::Records(Box::new(RecordsPlan {
+                for_each: ValuePlan::Select(Selector::parse("$.repos[*]").unwrap()),
+                filter: None,
+                fields: vec![("n".to_owned(), ValuePlan::Expr("result.v | length".into()))],
+                key: Some(ValuePlan::Expr(key.into())),
+                value: value.map(|v| ValuePlan::Expr(v.into())),
+            })),
+        )]
+    }
+
+    #[test]
+    fn a_key_makes_a_map_in_item_order() {
+        let env = crate::render::environment();
+        let ev = evaluate(&env, &keyed("id", None), &ctx()).unwrap();
+        assert_eq!(ev["m"].to_string(), r#"{"a":{"n":3},"b":{"n":0}}"#);
+        let ev = evaluate(&env, &keyed("id", Some("n * 2")), &ctx()).unwrap();
+        assert_eq!(ev["m"].to_string(), r#"{"a":6,"b":0}"#);
+    }
+
+    #[test]
+    fn duplicate_and_unusable_keys_are_errors() {
+        let env = crate::render::environment();
+        let err = evaluate(&env, &keyed("'same'", None), &ctx()).unwrap_err();
+        assert_eq!(err.key_path, "evidence.m.key");
+        assert!(
+            err.message.contains("two items have the key `same`"),
+            "{}",
+            err.message
+        );
+        let err = evaluate(&env, &keyed("truth", None), &ctx()).unwrap_err();
+        assert!(
+            err.message.contains("must be a string or an integer"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn loop_and_private_fields() {
+        let env = crate::render::environment();
+        let plan = vec![
+            (
+                "r".to_owned(),
+                ValuePlan::Records(Box::new(RecordsPlan {
+                    for_each: ValuePlan::Expr("[1, 5, 7]".into()),
+                    filter: Some("item != 5".into()),
+                    fields: vec![
+                        (
+                            "_d".to_owned(),
+                            ValuePlan::Expr("item - (loop.previtem or 0)".into()),
+                        ),
+                        ("i".to_owned(), ValuePlan::Expr("loop.index0".into())),
+                        ("d".to_owned(), ValuePlan::Expr("_d".into())),
+                        ("last".to_owned(), ValuePlan::Expr("loop.last".into())),
+                    ],
+                    key: None,
+                    value: None,
+                })),
+            ),
+            (
+                "private_sum".to_owned(),
+                ValuePlan::Expr("r | sum(attribute='_d')".into()),
+            ),
+            ("listed".to_owned(), ValuePlan::Expr("r[0] | list".into())),
+        ];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        // `_d` is read by later expressions but neither written nor listed.
+        assert_eq!(
+            ev["r"].to_string(),
+            r#"[{"i":0,"d":1,"last":false},{"i":2,"d":2,"last":true}]"#
+        );
+        assert_eq!(ev["private_sum"], Doc::Int(3));
+        assert_eq!(ev["listed"].to_string(), r#"["i","d","last"]"#);
+    }
+
     #[test]
     fn errors_name_the_key_and_item() {
         let env = crate::render::environment();
@@ -465,6 +897,8 @@ mod tests {
                 for_each: ValuePlan::Select(Selector::parse("$.repos[*]").unwrap()),
                 filter: None,
                 fields: vec![("bad".to_owned(), ValuePlan::Expr("truth.n + 1".into()))],
+                key: None,
+                value: None,
             })),
         )];
         let err = evaluate(&env, &plan, &ctx()).unwrap_err();

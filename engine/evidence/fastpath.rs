@@ -220,6 +220,26 @@ pub fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result
             return Ok(Doc::from(out).to_value());
         }
     }
+    // Filter mapping: minijinja's `map` drops keyword arguments (`map('sort_by', 'x',
+    // reverse=true)` would silently sort ascending), so every argument after the filter
+    // name, the keyword map included, is passed on here.
+    if let Ok((positional, kwargs)) = from_args::<(&[Value], Kwargs)>(&argv)
+        && !kwargs.has("attribute")
+        && let Some(name) = positional.first().and_then(Value::as_str)
+    {
+        let rest: Vec<Value> = argv.iter().skip(1).cloned().collect();
+        let mut out = Vec::new();
+        if value.is_undefined() {
+            return Ok(Value::from(Vec::<Value>::new()));
+        }
+        for item in value.try_iter()? {
+            let mut call = Vec::with_capacity(rest.len() + 1);
+            call.push(item);
+            call.extend(rest.iter().cloned());
+            out.push(crate::evidence::builtins::apply_filter(state, name, &call)?);
+        }
+        return Ok(Value::from(out));
+    }
     filters::map(state, value, rest(argv)).map(Value::from)
 }
 

@@ -17,6 +17,31 @@ pub enum ValuePlan {
     Const(Doc),
     /// A record list.
     Records(Box<RecordsPlan>),
+    /// A value left out when its condition is false or it is empty.
+    Conditional(Box<ConditionalPlan>),
+}
+
+/// A value that may be left out.
+#[derive(Clone, Debug)]
+pub struct ConditionalPlan {
+    /// Computed only when this expression is true.
+    pub condition: Option<String>,
+    /// Left out when the value is `null`, `""`, `[]` or `{}`.
+    pub omit_empty: bool,
+    /// The value.
+    pub value: ValuePlan,
+}
+
+/// Whether a computed value counts as empty for `omit_empty`.
+pub fn is_empty(doc: &crate::doc::Doc) -> bool {
+    use crate::doc::Doc;
+    match doc {
+        Doc::Null => true,
+        Doc::Str(s) => s.is_empty(),
+        Doc::Array(a) => a.is_empty(),
+        Doc::Object(o) => o.is_empty(),
+        _ => false,
+    }
 }
 
 /// A record list: fields computed per selected item.
@@ -28,6 +53,10 @@ pub struct RecordsPlan {
     pub filter: Option<String>,
     /// The fields, in order.
     pub fields: Vec<(String, ValuePlan)>,
+    /// Each entry's key, when the list is a map.
+    pub key: Option<ValuePlan>,
+    /// Each entry's value, instead of the record.
+    pub value: Option<ValuePlan>,
 }
 
 /// What a piece of text in a judge file is.

@@ -31,13 +31,16 @@ pub fn assertion_outcomes(
     plan: &JudgePlan,
     units: &[Unit],
 ) -> Vec<AssertionSeen> {
-    let scopes: Vec<Option<(minijinja::Value, Option<&str>)>> = units
+    let scopes: Vec<Option<(minijinja::Value, crate::doc::Doc, Option<&str>)>> = units
         .iter()
         .map(|u| {
-            u.evidence
-                .as_ref()
-                .ok()
-                .map(|ev| (full_scope(&u.ctx, ev), u.repo.as_deref()))
+            u.evidence.as_ref().ok().map(|ev| {
+                (
+                    full_scope(&u.ctx, ev),
+                    u.ctx.root_with(ev),
+                    u.repo.as_deref(),
+                )
+            })
         })
         .collect();
     plan.spec
@@ -48,9 +51,9 @@ pub fn assertion_outcomes(
             let mut held = (!units.is_empty()).then_some(true);
             for scope in &scopes {
                 match scope {
-                    Some((scope, repo)) => {
+                    Some((scope, root, repo)) => {
                         let one = std::slice::from_ref(spec);
-                        if !check_assertions(env, one, scope, *repo).is_empty() {
+                        if !check_assertions(env, one, scope, root, *repo).is_empty() {
                             held = Some(false);
                         }
                     }

@@ -2,8 +2,9 @@
 //! name order, keyed by the first present key field, else the file stem.
 //!
 //! Strict where the original framework was lenient: a file that is not valid JSON is an
-//! error naming file, line and column (not silently skipped), and two files naming the
-//! same repo is an error naming both.
+//! error naming file, line and column (skipped only when the input says
+//! `skip_unreadable`, and then listed), and two files naming the same repo is an error
+//! naming both. Run folders (`<run>/output.json`) are read when the input names the file.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use indexmap::IndexMap;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::doc::Doc;
+use crate::spec::suite::JsonMode;
 
 /// One loaded document.
 #[derive(Debug, Clone)]
@@ -34,6 +36,31 @@ pub struct ReadRules<'a> {
     pub key: &'a [String],
     /// Envelope keys to unwrap, in order.
     pub unwrap: &'a [String],
+    /// Strict JSON, or also Python's `NaN` / `Infinity`.
+    pub json: JsonMode,
+    /// Skip (and report) unreadable files instead of failing.
+    pub skip_unreadable: bool,
+    /// The file read in each run folder (`<dir>/<run>/<run_file>`), when run folders
+    /// are read.
+    pub run_file: Option<&'a str>,
+}
+
+/// A file that was skipped because it could not be read, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// The file.
+    pub file: PathBuf,
+    /// The diagnostic that would have stopped the run.
+    pub reason: Diagnostic,
+}
+
+/// What reading a folder gave.
+#[derive(Debug, Clone, Default)]
+pub struct Folder {
+    /// The documents, in file order.
+    pub docs: Vec<Document>,
+    /// Files skipped as unreadable (only with `skip_unreadable`).
+    pub skipped: Vec<Skipped>,
 }
 
 /// Lists the `*.json` files of `dir` (dot files ignored), sorted by name.
@@ -64,8 +91,59 @@ pub fn list_json(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     Ok(files)
 }
 
+/// The files of `dir` to read, each with the id it has when its key fields name none:
+/// every `*.json` (its stem), then with `run_file` every `<run>/<run_file>` (the run
+/// folder's name). Dot files and folders are ignored; each group is sorted by name.
+pub fn list_documents(
+    dir: &Path,
+    run_file: Option<&str>,
+) -> Result<Vec<(PathBuf, String)>, Diagnostic> {
+    let mut out: Vec<(PathBuf, String)> = list_json(dir)?
+        .into_iter()
+        .map(|f| {
+            let stem = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (f, stem)
+        })
+        .collect();
+    let Some(run_file) = run_file else {
+        return Ok(out);
+    };
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Diagnostic::error(Code::Io, format!("cannot list folder: {e}")).in_file(dir))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && !p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('.'))
+        })
+        .collect();
+    runs.sort();
+    for run in runs {
+        let file = run.join(run_file);
+        if file.is_file() {
+            let name = run
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            out.push((file, name));
+        }
+    }
+    Ok(out)
+}
+
 /// Parses one JSON file into a `Doc`, with a located error.
 pub fn parse_json_file(path: &Path) -> Result<(Doc, u64), Diagnostic> {
+    parse_json_file_as(path, JsonMode::Strict)
+}
+
+/// Parses one JSON file in the given mode, with a located error.
+pub fn parse_json_file_as(path: &Path, mode: JsonMode) -> Result<(Doc, u64), Diagnostic> {
     let bytes = std::fs::read(path)
         .map_err(|e| Diagnostic::error(Code::Io, format!("cannot read file: {e}")).in_file(path))?;
     let size = bytes.len() as u64;
@@ -79,9 +157,35 @@ pub fn parse_json_file(path: &Path) -> Result<(Doc, u64), Diagnostic> {
         .at(Some(Span::at_line_col(&text, 1, 1, 3)))
         .help("save the file as UTF-8 without a BOM"));
     }
-    match serde_json::from_slice::<Doc>(&bytes) {
+    let parsed = match mode {
+        JsonMode::Strict => serde_json::from_slice::<Doc>(&bytes).map_err(|e| (e, Vec::new())),
+        JsonMode::Lenient => crate::load::lenient::parse(&bytes),
+    };
+    match parsed {
         Ok(doc) => Ok((doc, size)),
-        Err(e) => Err(json_error(path, &bytes, &e)),
+        Err((e, shifts)) => {
+            let text = String::from_utf8_lossy(&bytes);
+            if mode == JsonMode::Strict && !e.to_string().starts_with("duplicate key") {
+                let non_finite = ["NaN", "Infinity"].iter().any(|t| text.contains(t));
+                let d = json_error(path, &bytes, &e);
+                return Err(if non_finite {
+                    d.help("a file written by Python's json module may hold NaN or Infinity; declare `json: lenient` on this input to read them")
+                } else {
+                    d
+                });
+            }
+            if mode == JsonMode::Strict {
+                return Err(json_error(path, &bytes, &e));
+            }
+            let column = crate::load::lenient::original_column(&shifts, e.line(), e.column());
+            let span = (e.line() > 0).then(|| Span::at_line_col(&text, e.line(), column.max(1), 1));
+            let msg = e.to_string();
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
+            Err(Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
+                .in_file(path)
+                .at(span)
+                .help("fix or remove the file, or declare `skip_unreadable: true` on this input to skip and list such files"))
+        }
     }
 }
 
@@ -114,30 +218,32 @@ fn json_error(path: &Path, bytes: &[u8], e: &serde_json::Error) -> Diagnostic {
     Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
         .in_file(path)
         .at(span)
-        .help("fix or remove the file; caldera does not skip unreadable inputs")
+        .help("fix or remove the file, or declare `skip_unreadable: true` on this input to skip and list such files")
 }
 
 /// Reads every document of `dir`. Parsing runs on all cores; errors from every file are
-/// collected.
-pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Vec<Document>, Vec<Diagnostic>> {
-    let files = list_json(dir).map_err(|d| vec![d])?;
-    let parsed = parse_parallel(&files);
-    let mut docs: Vec<Document> = Vec::with_capacity(files.len());
+/// collected. With `skip_unreadable`, files that cannot be read or parsed are returned as
+/// skipped instead.
+pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diagnostic>> {
+    let files = list_documents(dir, rules.run_file).map_err(|d| vec![d])?;
+    let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
+    let parsed = parse_parallel(&paths, rules.json);
+    let mut folder = Folder::default();
     let mut errors = Vec::new();
     let mut seen: IndexMap<String, PathBuf> = IndexMap::new();
-    for (file, result) in files.into_iter().zip(parsed) {
+    for ((file, fallback), result) in files.into_iter().zip(parsed) {
         let (doc, bytes) = match result {
             Ok(d) => d,
+            Err(e) if rules.skip_unreadable => {
+                folder.skipped.push(Skipped { file, reason: e });
+                continue;
+            }
             Err(e) => {
                 errors.push(e);
                 continue;
             }
         };
-        let id = repo_id(&doc, rules.key).unwrap_or_else(|| {
-            file.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
+        let id = repo_id(&doc, rules.key).unwrap_or(fallback);
         if let Some(first) = seen.get(&id) {
             errors.push(
                 Diagnostic::error(
@@ -155,7 +261,7 @@ pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Vec<Document>, V
         }
         seen.insert(id.clone(), file.clone());
         let (doc, unwrapped) = unwrap(doc, rules.unwrap);
-        docs.push(Document {
+        folder.docs.push(Document {
             id,
             doc,
             file,
@@ -164,7 +270,7 @@ pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Vec<Document>, V
         });
     }
     if errors.is_empty() {
-        Ok(docs)
+        Ok(folder)
     } else {
         Err(errors)
     }
@@ -189,12 +295,12 @@ fn unwrap(doc: Doc, keys: &[String]) -> (Doc, Option<String>) {
     (doc, None)
 }
 
-fn parse_parallel(files: &[PathBuf]) -> Vec<Result<(Doc, u64), Diagnostic>> {
+fn parse_parallel(files: &[PathBuf], mode: JsonMode) -> Vec<Result<(Doc, u64), Diagnostic>> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len().max(1));
     if workers <= 1 {
-        return files.iter().map(|f| parse_json_file(f)).collect();
+        return files.iter().map(|f| parse_json_file_as(f, mode)).collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut slots: Vec<Option<Result<(Doc, u64), Diagnostic>>> = Vec::new();
@@ -206,7 +312,7 @@ fn parse_parallel(files: &[PathBuf]) -> Vec<Result<(Doc, u64), Diagnostic>> {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
-                    let r = parse_json_file(file);
+                    let r = parse_json_file_as(file, mode);
                     if let Ok(mut slots) = results.lock() {
                         slots[i] = Some(r);
                     }

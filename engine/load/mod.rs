@@ -4,6 +4,8 @@
 pub mod confine;
 pub mod documents;
 pub mod judge;
+pub mod lenient;
 pub mod names;
+pub mod patterns;
 pub mod suite;
 pub mod yaml;

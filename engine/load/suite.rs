@@ -225,10 +225,13 @@ fn check_confined(
 ) {
     let inputs = &spec.inputs;
     // (key path, as written, the part that must be inside: a glob's fixed prefix)
-    let mut named: Vec<(String, &str, &str)> =
-        vec![("inputs.results".into(), &inputs.results, &inputs.results)];
+    let mut named: Vec<(String, &str, &str)> = vec![(
+        "inputs.results".into(),
+        &inputs.results.folder,
+        &inputs.results.folder,
+    )];
     if let Some(g) = &inputs.ground_truth {
-        named.push(("inputs.ground_truth".into(), g, g));
+        named.push(("inputs.ground_truth".into(), &g.folder, &g.folder));
     }
     for (name, input) in &inputs.files {
         if let Some(f) = &input.file {

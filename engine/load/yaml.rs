@@ -756,6 +756,10 @@ fn classify(message: &str) -> (Code, String, Option<String>) {
         };
         return (Code::WrongType, message.to_owned(), help);
     }
+    // Hand-written deserializers (evidence mappings) mark their own shape errors.
+    if let Some(rest) = message.strip_prefix(crate::spec::SHAPE_ERROR) {
+        return (Code::WrongType, rest.to_owned(), None);
+    }
     (Code::YamlSyntax, message.to_owned(), None)
 }
 

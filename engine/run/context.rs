@@ -9,8 +9,9 @@ use indexmap::IndexMap;
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
 use crate::evidence::eval::Context;
-use crate::load::documents::{Document, ReadRules, parse_json_file, read_folder};
+use crate::load::documents::{Document, ReadRules, Skipped, parse_json_file_as, read_folder};
 use crate::load::suite::Suite;
+use crate::spec::suite::{FolderInput, JsonMode};
 
 /// Folder overrides from the command line.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +43,8 @@ pub struct Inputs {
     pub named: IndexMap<String, Doc>,
     /// Bytes read.
     pub bytes: u64,
+    /// Files skipped as unreadable (inputs with `skip_unreadable`), with the input's key.
+    pub skipped: Vec<(String, Skipped)>,
 }
 
 impl Inputs {
@@ -70,32 +73,43 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
     let results_dir = overrides
         .results
         .clone()
-        .unwrap_or_else(|| suite.dir.join(&spec.results));
-    let truth_dir = overrides
-        .ground_truth
-        .clone()
-        .or_else(|| spec.ground_truth.as_ref().map(|g| suite.dir.join(g)));
+        .unwrap_or_else(|| suite.dir.join(&spec.results.folder));
+    let truth_dir = overrides.ground_truth.clone().or_else(|| {
+        spec.ground_truth
+            .as_ref()
+            .map(|g| suite.dir.join(&g.folder))
+    });
     let mut errors = Vec::new();
-    let results = read_folder(
-        &results_dir,
-        &ReadRules {
+    let mut skipped = Vec::new();
+    let mut read = |dir: &Path, input: &FolderInput, unwrap: &[String], key: &str| {
+        let rules = ReadRules {
             key: &spec.key,
-            unwrap: &spec.unwrap,
-        },
-    )
-    .map_err(|e| errors.extend(e.into_iter().map(|d| annotate(d, "inputs.results"))))
-    .unwrap_or_default();
-    let truth = match &truth_dir {
-        Some(dir) => read_folder(
+            unwrap,
+            json: input.json,
+            skip_unreadable: input.skip_unreadable,
+            run_file: input.run_file.as_deref(),
+        };
+        match read_folder(dir, &rules) {
+            Ok(folder) => {
+                skipped.extend(folder.skipped.into_iter().map(|s| (key.to_owned(), s)));
+                folder.docs
+            }
+            Err(e) => {
+                errors.extend(e.into_iter().map(|d| annotate(d, key)));
+                Vec::new()
+            }
+        }
+    };
+    let results = read(&results_dir, &spec.results, &spec.unwrap, "inputs.results");
+    let truth = match (&truth_dir, &spec.ground_truth) {
+        (Some(dir), Some(input)) => read(dir, input, &spec.unwrap_truth, "inputs.ground_truth"),
+        (Some(dir), None) => read(
             dir,
-            &ReadRules {
-                key: &spec.key,
-                unwrap: &spec.unwrap_truth,
-            },
-        )
-        .map_err(|e| errors.extend(e.into_iter().map(|d| annotate(d, "inputs.ground_truth"))))
-        .unwrap_or_default(),
-        None => Vec::new(),
+            &FolderInput::plain(""),
+            &spec.unwrap_truth,
+            "inputs.ground_truth",
+        ),
+        (None, _) => Vec::new(),
     };
     for name in overrides.inputs.keys() {
         if !spec.files.contains_key(name) {
@@ -118,15 +132,22 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
     let mut named = IndexMap::new();
     for (name, input) in &spec.files {
         let read = match overrides.inputs.get(name) {
-            Some(Some(path)) => read_override(name, path),
+            Some(Some(path)) => read_override(name, path, input.json),
             Some(None) => Ok(Doc::Null),
             None => read_named(suite, name, input),
         };
+        let key = format!("inputs.files.{name}");
         match read {
             Ok(doc) => {
                 named.insert(name.clone(), doc);
             }
-            Err(d) => errors.push(d.key(format!("inputs.files.{name}")).note(format!(
+            // Only an unreadable file is skipped; a missing one is `optional`'s business.
+            Err(d) if input.skip_unreadable && d.code != Code::MissingPath => {
+                let file = d.file.clone().unwrap_or_default();
+                skipped.push((key, Skipped { file, reason: d }));
+                named.insert(name.clone(), Doc::Null);
+            }
+            Err(d) => errors.push(d.key(key).note(format!(
                 "named input `{name}` of {}",
                 crate::diag::display_path(&suite.file)
             ))),
@@ -159,6 +180,7 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
         truth,
         named,
         bytes,
+        skipped,
     })
 }
 
@@ -232,7 +254,7 @@ fn read_named(
             ),
         )
         .help("pass --allow-outside-root to read it anyway")),
-        Some(p) if p.is_file() => parse_json_file(&p).map(|(d, _)| d),
+        Some(p) if p.is_file() => parse_json_file_as(&p, input.json).map(|(d, _)| d),
         Some(_) | None if input.optional => Ok(Doc::Null),
         Some(p) => Err(Diagnostic::error(
             Code::MissingPath,
@@ -252,7 +274,7 @@ fn read_named(
 
 /// A named input given on the command line: it must exist (asking for a file that is
 /// not there is a mistake, whatever `optional` says in the suite).
-fn read_override(name: &str, path: &Path) -> Result<Doc, Diagnostic> {
+fn read_override(name: &str, path: &Path, json: JsonMode) -> Result<Doc, Diagnostic> {
     if !path.is_file() {
         return Err(Diagnostic::error(
             Code::MissingPath,
@@ -262,7 +284,7 @@ fn read_override(name: &str, path: &Path) -> Result<Doc, Diagnostic> {
             ),
         ));
     }
-    parse_json_file(path).map(|(d, _)| d)
+    parse_json_file_as(path, json).map(|(d, _)| d)
 }
 
 /// The most recently modified file matching `pattern`.

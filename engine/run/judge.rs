@@ -66,7 +66,8 @@ fn prepare_unit(
     let (failures, heuristic) = match &evidence {
         Ok(ev) => {
             let scope = full_scope(&ctx, ev);
-            let failures = check(env, &plan.spec.assertions, &scope, repo.as_deref());
+            let root = ctx.root_with(ev);
+            let failures = check(env, &plan.spec.assertions, &scope, &root, repo.as_deref());
             let heuristic = match &plan.spec.heuristic {
                 Some(h) => heuristic::evaluate(env, h, ev, &scope),
                 None => HeuristicOutcome::Unscored(
@@ -142,6 +143,7 @@ pub fn verdict(
         model_verdicts: Vec::new(),
         panel: None,
         repeats: None,
+        note: None,
         evidence: Doc::Null,
     };
     let failures: Vec<AssertionFailure> = units.iter().flat_map(|u| u.failures.clone()).collect();
@@ -304,12 +306,7 @@ fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
                 v.cap_applied = Some(cap);
                 reasoning = format!(
                     "score capped from {score} to {cap} by failed assertions: {}. {reasoning}",
-                    unit.failures
-                        .iter()
-                        .filter(|f| f.cap.is_some())
-                        .map(|f| f.message.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    cap_reasons(&unit.failures)
                 );
             }
             v.status = Status::Scored;
@@ -335,6 +332,27 @@ fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
     }
 }
 
+/// The messages of the failures that carry a cap: the first few, then how many more
+/// (a per-item assertion may fail for hundreds of items; all are listed on the verdict).
+fn cap_reasons(failures: &[AssertionFailure]) -> String {
+    const SHOWN: usize = 3;
+    let capped: Vec<&str> = failures
+        .iter()
+        .filter(|f| f.cap.is_some())
+        .map(|f| f.message.as_str())
+        .collect();
+    let mut text = capped
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if capped.len() > SHOWN {
+        text.push_str(&format!(" (and {} more)", capped.len() - SHOWN));
+    }
+    text
+}
+
 fn finish(v: &mut Verdict) {
     if let Some(s) = v.score.map(Score::value) {
         v.weighted_score = Some(round4(s * v.normalized_weight));
@@ -348,4 +366,26 @@ fn round2(x: f64) -> f64 {
 
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cap_names_the_first_failures_and_counts_the_rest() {
+        let failures: Vec<AssertionFailure> = (0..5)
+            .map(|i| AssertionFailure {
+                message: format!("item {i} failed"),
+                cap: Some(2 + i % 2),
+                repo: None,
+                item: Some(format!("#{i}")),
+            })
+            .collect();
+        assert_eq!(lowest_cap(&failures), Some(2));
+        assert_eq!(
+            cap_reasons(&failures),
+            "item 0 failed; item 1 failed; item 2 failed (and 2 more)"
+        );
+    }
 }

@@ -27,6 +27,7 @@ use crate::run::context::{Overrides, load_inputs};
 use crate::run::judge::{self, Unit, UnitScore};
 use crate::run::repeat::{RepeatRun, Repeats, repeat_consensus};
 use crate::run::result::{Problem, RunResult};
+use crate::spec::judge::LlmUse;
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
@@ -342,6 +343,10 @@ pub fn plan_calls(
     let mut calls = Vec::new();
     let mut prompt_errors = PromptErrors::new();
     for (j, plan) in suite.judges.iter().enumerate() {
+        // A judge with `llm: never` is scored by its heuristic: no call is made for it.
+        if plan.spec.llm == LlmUse::Never {
+            continue;
+        }
         for (u, unit) in units[j].iter().enumerate() {
             let prompt = match unit_prompt(env, plan, unit) {
                 Ok(p) => p,
@@ -462,6 +467,10 @@ pub fn run_llm_on(
     let mut panels = Vec::new();
     let mut missing_members = Vec::new();
     for (j, plan) in suite.judges.iter().enumerate() {
+        if plan.spec.llm == LlmUse::Never {
+            dims.push(heuristic_only(plan, &units[j], threshold, total_weight));
+            continue;
+        }
         let format = format_of(plan);
         let mut scores: Vec<UnitScore> = Vec::new();
         let mut calls: Vec<CallInfo> = Vec::new();
@@ -718,6 +727,26 @@ fn read_asks(
         }
     }
     (scorings, failures)
+}
+
+/// The verdict of a judge with `llm: never`: its heuristic's, saying so.
+fn heuristic_only(
+    plan: &JudgePlan,
+    units: &[Unit],
+    threshold: f64,
+    total_weight: f64,
+) -> crate::verdict::types::Verdict {
+    let scores: Vec<UnitScore> = units.iter().map(|u| u.heuristic.clone()).collect();
+    let mut v = judge::verdict(
+        plan,
+        units,
+        &scores,
+        Source::Heuristic,
+        threshold,
+        total_weight,
+    );
+    v.note = Some("`llm: never`: scored by its heuristic in LLM mode; no model was asked".into());
+    v
 }
 
 /// Adds the heuristic verdict beside the model's.

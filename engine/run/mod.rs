@@ -4,6 +4,7 @@ pub mod context;
 pub mod judge;
 pub mod llm;
 pub mod panel;
+pub mod probe;
 pub mod repeat;
 pub mod result;
 
@@ -199,6 +200,17 @@ pub fn assemble(
             message: format!("repo `{id}` has results but no ground truth"),
         });
     }
+    for (key, skipped) in &inputs.skipped {
+        summary.problems.push(result::Problem {
+            dimension: None,
+            kind: "input".into(),
+            message: format!(
+                "skipped unreadable file {} ({key} has skip_unreadable): {}",
+                skipped_location(skipped),
+                skipped.reason.message
+            ),
+        });
+    }
     for id in inputs.truth_without_results() {
         summary.problems.push(result::Problem {
             dimension: None,
@@ -231,8 +243,22 @@ pub fn assemble(
             results_without_ground_truth: inputs.results_without_truth(),
             ground_truth_without_results: inputs.truth_without_results(),
             bytes: inputs.bytes,
+            skipped: inputs
+                .skipped
+                .iter()
+                .map(|(_, s)| skipped_location(s))
+                .collect(),
         },
         dimensions: dims,
         duration_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+/// `file:line:column` of a skipped file's problem (the file alone when it has no place).
+fn skipped_location(s: &crate::load::documents::Skipped) -> String {
+    let file = crate::diag::display_path(&s.file);
+    match s.reason.span {
+        Some(span) => format!("{file}:{}:{}", span.line, span.column),
+        None => file,
     }
 }

@@ -55,6 +55,9 @@ pub struct InputSummary {
     pub ground_truth_without_results: Vec<String>,
     /// Bytes read.
     pub bytes: u64,
+    /// Files skipped as unreadable (`file:line:column`), each also listed in the problems.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// The run result document (written as JSON).

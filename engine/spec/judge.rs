@@ -10,6 +10,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::spec::SHAPE_ERROR;
 use crate::spec::strict;
 
 /// One judge: a dimension, its weight, how evidence is computed, how it is scored.
@@ -65,10 +66,28 @@ pub struct JudgeSpec {
     #[serde(default)]
     pub verdict: Option<crate::spec::verdict_format::VerdictFormat>,
 
+    /// `auto` (default): in LLM mode the judge's prompt goes to the model. `never`: the
+    /// judge never calls a model; its heuristic scores it in every mode, and an LLM run
+    /// says so on its verdict (for checks a model adds nothing to, such as counts).
+    #[serde(default)]
+    pub llm: LlmUse,
+
     /// The prompt template for LLM mode, relative to this file.
     #[serde(default)]
     #[schemars(example = &"../../prompts/trivy/vulnerability_accuracy.md")]
     pub prompt: Option<String>,
+}
+
+/// Whether a judge calls a model in LLM mode.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[schemars(example = &"never")]
+pub enum LlmUse {
+    /// Its prompt goes to the model in LLM mode.
+    #[default]
+    Auto,
+    /// Scored by its heuristic in every mode.
+    Never,
 }
 
 /// Whether a judge gives one verdict for the suite or one per repo.
@@ -95,6 +114,30 @@ pub enum EvidenceValue {
     Bool(bool),
     /// A list of records: one per item of `for_each`.
     Records(Box<RecordsSpec>),
+    /// A value left out when a condition is false or the value is empty.
+    Conditional(Box<ConditionalSpec>),
+}
+
+/// A value that may be left out: `{value, if, omit_empty}`. Left out means absent from
+/// the result and the prompt, and undefined for later expressions (test it with
+/// `is defined`).
+#[derive(Clone, Debug, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_conditional())]
+pub struct ConditionalSpec {
+    /// The value: a selector, an expression, a text with `<< >>` parts, a constant or a
+    /// record list.
+    pub value: EvidenceValue,
+
+    /// `<< expression >>`: when false, the value is not computed and the name is left out.
+    #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"<< findings | length > 0 >>")]
+    pub condition: Option<String>,
+
+    /// When true, an empty value (`null`, `""`, `[]`, `{}`) is left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(example = true)]
+    pub omit_empty: bool,
 }
 
 /// A record list: for every item selected by `for_each`, the `fields` are computed with
@@ -114,26 +157,61 @@ pub struct RecordsSpec {
     pub filter: Option<String>,
 
     /// The record's fields, computed in order; later fields see earlier ones. A field is
-    /// a selector, an expression, a text or a constant; record lists do not nest.
+    /// a selector, an expression, a text or a constant; record lists do not nest. Fields
+    /// whose name starts with `_` are private: later fields and expressions read them,
+    /// results and prompts do not show them.
+    #[serde(default)]
     #[schemars(
         example = serde_json::json!({"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}),
         with = "IndexMap<String, FieldValue>"
     )]
     pub fields: IndexMap<String, EvidenceValue>,
+
+    /// Makes the list a map: this `<< expression >>` (or selector), computed after the
+    /// fields, gives each entry's key (a string or number). Entries keep item order; two
+    /// items with the same key are an error.
+    #[serde(default)]
+    #[schemars(example = &"<< language >>")]
+    pub key: Option<String>,
+
+    /// Each entry is this `<< expression >>` (or selector), computed after the fields,
+    /// instead of the record of fields: `{key: << id >>, value: << n >>}` gives `{id: n}`.
+    #[serde(default)]
+    #[schemars(example = &"<< findings | length >>")]
+    pub value: Option<String>,
+
+    /// `<< expression >>`: when false the whole list is not computed and the name is left
+    /// out (per item, use `where`).
+    #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"<< repos | length > 0 >>")]
+    pub condition: Option<String>,
+
+    /// When true, an empty result (`[]` or `{}`) is left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(example = true)]
+    pub omit_empty: bool,
 }
 
-/// Scoring without an LLM: a band table over one metric.
+/// Scoring without an LLM: a band table over one metric, or a score of its own.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeuristicSpec {
     /// The evidence name the bands read (a number).
+    #[serde(default)]
     #[schemars(example = &"cve_detection_rate")]
-    pub metric: String,
+    pub metric: Option<String>,
 
     /// Bands tried in order; the first whose bounds all hold gives the score. The last
     /// band should have no bounds (a catch-all).
+    #[serde(default)]
     #[schemars(example = serde_json::json!([{"min": 90, "score": 5}, {"min": 70, "score": 4}, {"score": 2}]), length(min = 1))]
     pub bands: Vec<Band>,
+
+    /// Instead of `metric` and `bands`: the score itself, a constant (a judge that always
+    /// gives 3 when it has data) or an `<< expression >>` giving an integer 1-5.
+    #[serde(default)]
+    #[schemars(example = 3)]
+    pub score: Option<Computed>,
 
     /// When this condition holds there is nothing to judge: give this score instead of
     /// the bands (never silently; the reasoning says why).
@@ -141,10 +219,11 @@ pub struct HeuristicSpec {
     #[schemars(example = serde_json::json!({"if": "<< total == 0 >>", "score": 3, "reasoning": "nothing to check"}))]
     pub when_no_data: Option<NoDataSpec>,
 
-    /// Confidence of a banded verdict, 0..1 (default 0.8).
-    #[serde(default, deserialize_with = "strict::opt_number")]
-    #[schemars(range(min = 0.0, max = 1.0), example = 0.8)]
-    pub confidence: Option<f64>,
+    /// Confidence of a banded verdict, 0..1 (default 0.8): a number or an
+    /// `<< expression >>` (e.g. lower when no repo has ground truth).
+    #[serde(default)]
+    #[schemars(example = 0.8)]
+    pub confidence: Option<Computed>,
 
     /// Why the score is what it is: a text with `<< >>` parts.
     #[schemars(example = &"CVE detection rate << cve_detection_rate >>%")]
@@ -165,10 +244,66 @@ pub struct HeuristicSpec {
     #[schemars(example = serde_json::json!([{"if": "<< missed | length > 0 >>", "text": "Investigate << missed | join(', ') >>"}]))]
     pub recommendations: Vec<RecommendationSpec>,
 
-    /// Sub-scores: name -> `<< expression >>` giving an integer 1-5.
+    /// Sub-scores: name -> `<< expression >>` giving an integer on `sub_score_scale`.
     #[serde(default)]
     #[schemars(example = serde_json::json!({"cve_identification": "<< 5 if rate >= 90 else 3 >>"}))]
     pub sub_scores: IndexMap<String, String>,
+
+    /// The scale of the sub-scores, `[lowest, highest]` integers (default `[1, 5]`).
+    #[serde(default)]
+    #[schemars(example = serde_json::json!([0, 100]))]
+    pub sub_score_scale: Option<[i64; 2]>,
+}
+
+/// A number written as a constant or computed by an `<< expression >>`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Computed {
+    /// A constant.
+    Number(f64),
+    /// An expression giving the number.
+    Expr(String),
+}
+
+impl<'de> Deserialize<'de> for Computed {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Computed;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number or an expression `<< ... >>`")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Computed, E> {
+                Ok(Computed::Number(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Computed, E> {
+                Ok(Computed::Number(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Computed, E> {
+                Ok(Computed::Number(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Computed, E> {
+                Ok(Computed::Expr(v.to_owned()))
+            }
+        }
+        de.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for Computed {
+    fn schema_name() -> Cow<'static, str> {
+        "Computed".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A number, or an expression `<< ... >>` computing it.",
+            "anyOf": [
+                {"type": "number"},
+                {"type": "string", "pattern": "^\\s*<<[\\s\\S]*>>\\s*$"}
+            ]
+        })
+    }
 }
 
 /// One band: all given bounds must hold.
@@ -206,17 +341,21 @@ pub struct NoDataSpec {
     #[serde(rename = "if")]
     #[schemars(example = &"<< total_expected == 0 >>")]
     pub condition: String,
-    /// The score to give, 1-5.
-    #[serde(deserialize_with = "strict::whole")]
-    #[schemars(range(min = 1, max = 5), example = 4)]
-    pub score: i64,
-    /// Its confidence, 0..1 (default 0.4: little was seen).
-    #[serde(default, deserialize_with = "strict::opt_number")]
-    #[schemars(range(min = 0.0, max = 1.0), example = 0.4)]
-    pub confidence: Option<f64>,
+    /// The score to give, 1-5: a number or an `<< expression >>`.
+    #[schemars(example = 4)]
+    pub score: Computed,
+    /// Its confidence, 0..1 (default 0.4: little was seen): a number or an
+    /// `<< expression >>`.
+    #[serde(default)]
+    #[schemars(example = 0.4)]
+    pub confidence: Option<Computed>,
     /// Why: a text with `<< >>` parts.
     #[schemars(example = &"No ground truth lists known CVEs.")]
     pub reasoning: String,
+    /// Recommendations of a no-data verdict, each shown when its condition holds.
+    #[serde(default)]
+    #[schemars(example = serde_json::json!([{"text": "Add ground truth for the sample repos"}]))]
+    pub recommendations: Vec<RecommendationSpec>,
 }
 
 /// A score adjustment.
@@ -255,6 +394,13 @@ pub struct RecommendationSpec {
 #[serde(deny_unknown_fields)]
 #[schemars(example = example_assertion())]
 pub struct AssertionSpec {
+    /// Checks every item of this list (a selector or an `<< expression >>`): `that` and
+    /// `message` then see the item's keys as names, `item` and `loop`, and each failing
+    /// item is its own failure with its own message. The cap applies once.
+    #[serde(default)]
+    #[schemars(example = &"<< per_repo >>")]
+    pub for_each: Option<String>,
+
     /// `<< expression >>` that must be true.
     #[schemars(example = &"<< per_repo | length > 0 >>")]
     pub that: String,
@@ -302,11 +448,80 @@ impl<'de> Deserialize<'de> for EvidenceValue {
                 Ok(EvidenceValue::Number(v))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<EvidenceValue, A::Error> {
-                let rec = RecordsSpec::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(EvidenceValue::Records(Box::new(rec)))
+                let form = MapForm::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                form.into_value()
             }
         }
         de.deserialize_any(V)
+    }
+}
+
+/// Every key a mapping under an evidence name may hold; which of them are given decides
+/// the form (a record list with `for_each`, else a conditional `value`). Read in one pass
+/// so an unknown key is reported where it is, with the keys that are known.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MapForm {
+    #[serde(default)]
+    for_each: Option<String>,
+    #[serde(default, rename = "where")]
+    filter: Option<String>,
+    #[serde(default)]
+    fields: Option<IndexMap<String, EvidenceValue>>,
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    value: Option<EvidenceValue>,
+    #[serde(default, rename = "if")]
+    condition: Option<String>,
+    #[serde(default)]
+    omit_empty: bool,
+}
+
+impl MapForm {
+    fn into_value<E: de::Error>(self) -> Result<EvidenceValue, E> {
+        let Some(for_each) = self.for_each else {
+            if let Some(k) = [
+                ("where", self.filter.is_some()),
+                ("fields", self.fields.is_some()),
+                ("key", self.key.is_some()),
+            ]
+            .iter()
+            .find_map(|(k, given)| given.then_some(*k))
+            {
+                return Err(E::custom(format!(
+                    "{SHAPE_ERROR}`{k}` belongs to a record list, which needs `for_each`"
+                )));
+            }
+            let Some(value) = self.value else {
+                return Err(E::custom(format!(
+                    "{SHAPE_ERROR}a mapping here is a record list (`for_each` + `fields`) or a conditional value (`value` + `if` / `omit_empty`)"
+                )));
+            };
+            return Ok(EvidenceValue::Conditional(Box::new(ConditionalSpec {
+                value,
+                condition: self.condition,
+                omit_empty: self.omit_empty,
+            })));
+        };
+        let value = match self.value {
+            None => None,
+            Some(EvidenceValue::Text(t)) => Some(t),
+            Some(_) => {
+                return Err(E::custom(format!(
+                    "{SHAPE_ERROR}`value` of a record list is a selector or an expression computed per item"
+                )));
+            }
+        };
+        Ok(EvidenceValue::Records(Box::new(RecordsSpec {
+            for_each,
+            filter: self.filter,
+            fields: self.fields.unwrap_or_default(),
+            key: self.key,
+            value,
+            condition: self.condition,
+            omit_empty: self.omit_empty,
+        })))
     }
 }
 
@@ -317,14 +532,16 @@ impl JsonSchema for EvidenceValue {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let records = generator.subschema_for::<RecordsSpec>();
+        let conditional = generator.subschema_for::<ConditionalSpec>();
         json_schema!({
-            "description": "A JSONPath selector (`$...`), an expression (`<< expr >>`), a text with `<< >>` parts, a constant, or a record list.",
+            "description": "A JSONPath selector (`$...`), an expression (`<< expr >>`), a text with `<< >>` parts, a constant, a record list, or a conditional value.",
             "examples": ["$.repos[*].id", "<< pct(total_detected, total_expected) >>"],
             "anyOf": [
                 {"type": "string", "description": "Selector, expression, template or string constant."},
                 {"type": "number", "description": "A number constant."},
                 {"type": "boolean", "description": "A boolean constant."},
-                records
+                records,
+                conditional
             ]
         })
     }
@@ -373,6 +590,9 @@ fn example_records() -> serde_json::Value {
         "for_each": "$.repos[?@.truth]",
         "fields": {"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}
     })
+}
+fn example_conditional() -> serde_json::Value {
+    serde_json::json!({"value": "<< findings | selectattr('severity', 'eq', 'CRITICAL') | list >>", "omit_empty": true})
 }
 fn example_band() -> serde_json::Value {
     serde_json::json!({"min": 90, "score": 5})

@@ -6,3 +6,7 @@ pub mod judge;
 pub mod strict;
 pub mod suite;
 pub mod verdict_format;
+
+/// Prefix of a custom deserialization error about the shape of a value; loading reports it
+/// as `wrong-type`, without the prefix.
+pub const SHAPE_ERROR: &str = "wrong shape: ";

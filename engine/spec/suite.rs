@@ -141,16 +141,16 @@ pub enum WeightsMode {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputsSpec {
-    /// Folder of analysis outputs (`*.json`), relative to `suite.yaml`. `--results`
-    /// overrides it.
+    /// Folder of analysis outputs (`*.json`), relative to `suite.yaml`: a path, or
+    /// `{folder, json, skip_unreadable, run_file}`. `--results` overrides the folder.
     #[schemars(example = &"../../ground-truth/trivy/outputs")]
-    pub results: String,
+    pub results: FolderInput,
 
-    /// Folder of ground-truth files (`*.json`), relative to `suite.yaml`.
-    /// `--ground-truth` overrides it.
+    /// Folder of ground-truth files (`*.json`), relative to `suite.yaml`: a path, or
+    /// `{folder, json, skip_unreadable, run_file}`. `--ground-truth` overrides the folder.
     #[serde(default)]
     #[schemars(example = &"../../ground-truth/trivy/expected")]
-    pub ground_truth: Option<String>,
+    pub ground_truth: Option<FolderInput>,
 
     /// How a document names its repo: the first of these fields (dotted paths allowed)
     /// that holds a non-empty string wins; otherwise the file stem. Applies to results
@@ -195,6 +195,124 @@ pub struct NamedInput {
     #[serde(default, deserialize_with = "strict::flag")]
     #[schemars(example = true)]
     pub optional: bool,
+
+    /// `strict` (default) or `lenient`: also read `NaN`, `Infinity` and `-Infinity`, as
+    /// Python's `json` module writes them.
+    #[serde(default)]
+    pub json: JsonMode,
+
+    /// When true, a file that cannot be read or parsed gives `null`, and the run lists it
+    /// among its problems, instead of stopping the run.
+    #[serde(default)]
+    #[schemars(example = true)]
+    pub skip_unreadable: bool,
+}
+
+/// A folder of JSON documents: a path, or the path with options (see [`FolderForm`]).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FolderInput {
+    /// The folder, relative to `suite.yaml`.
+    pub folder: String,
+    /// How strictly its JSON is read.
+    pub json: JsonMode,
+    /// Whether unreadable files are skipped (and listed) instead of stopping the run.
+    pub skip_unreadable: bool,
+    /// The file read in each run folder, if run folders are read.
+    pub run_file: Option<String>,
+}
+
+impl FolderInput {
+    /// A plain folder with the default options.
+    pub fn plain(folder: impl Into<String>) -> FolderInput {
+        FolderInput {
+            folder: folder.into(),
+            json: JsonMode::Strict,
+            skip_unreadable: false,
+            run_file: None,
+        }
+    }
+}
+
+/// How strictly JSON is read.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+#[schemars(example = &"lenient")]
+pub enum JsonMode {
+    /// Standard JSON only.
+    #[default]
+    Strict,
+    /// Standard JSON plus `NaN`, `Infinity` and `-Infinity`.
+    Lenient,
+}
+
+/// A folder input written as a mapping.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = example_folder_input())]
+pub struct FolderForm {
+    /// The folder, relative to `suite.yaml`.
+    #[schemars(example = &"../../runs")]
+    folder: String,
+
+    /// `strict` (default) or `lenient`: also read `NaN`, `Infinity` and `-Infinity`, as
+    /// Python's `json` module writes them (non-finite numbers are shown as `null` in
+    /// results and prompts, and never satisfy a band).
+    #[serde(default)]
+    json: JsonMode,
+
+    /// When true, a file that cannot be read or parsed is skipped and listed among the
+    /// run's problems, instead of stopping the run.
+    #[serde(default)]
+    #[schemars(example = true)]
+    skip_unreadable: bool,
+
+    /// Also read run folders: `<folder>/<run>/<run_file>` (e.g. `output.json`, as the
+    /// original framework's loaders did), named by the key fields, else by the run
+    /// folder's name.
+    #[serde(default)]
+    #[schemars(example = &"output.json")]
+    run_file: Option<String>,
+}
+
+impl JsonSchema for FolderInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FolderInput".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let form = generator.subschema_for::<FolderForm>();
+        schemars::json_schema!({
+            "description": "A folder path relative to suite.yaml, or the folder with options.",
+            "anyOf": [{"type": "string"}, form]
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for FolderInput {
+    /// A path, or a mapping with `folder` (reported key by key when wrong).
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FolderInput;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a folder path or {folder, json, skip_unreadable, run_file}")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FolderInput, E> {
+                Ok(FolderInput::plain(v))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FolderInput, A::Error> {
+                let f = FolderForm::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(FolderInput {
+                    folder: f.folder,
+                    json: f.json,
+                    skip_unreadable: f.skip_unreadable,
+                    run_file: f.run_file,
+                })
+            }
+        }
+        de.deserialize_any(V)
+    }
 }
 
 /// One row of the decision table.
@@ -241,6 +359,9 @@ fn example_unwrap() -> serde_json::Value {
 }
 fn example_named_input() -> serde_json::Value {
     serde_json::json!({"newest": "../../runs/*.json", "optional": true})
+}
+fn example_folder_input() -> serde_json::Value {
+    serde_json::json!({"folder": "../../runs", "json": "lenient", "skip_unreadable": true, "run_file": "output.json"})
 }
 fn example_decision_row() -> serde_json::Value {
     serde_json::json!({"min": 3.5, "label": "PASS"})

@@ -1,37 +1,121 @@
 //! Assertions: checks over the evidence that run in every mode. A failure is listed on
 //! the verdict; an assertion that cannot even be evaluated counts as failed (never as
-//! passed), with the error as its message.
+//! passed), with the error as its message. An assertion with `for_each` is checked per
+//! item: each failing item is one failure with its own message.
 
 use minijinja::Environment;
 use minijinja::value::Value;
 
-use crate::evidence::eval::{eval_expr, render_text};
-use crate::evidence::plan::condition_source;
+use crate::doc::Doc;
+use crate::evidence::eval::{eval_expr, item_label, render_text};
+use crate::evidence::plan::{TextKind, classify, condition_source};
+use crate::evidence::scope::Scope;
+use crate::evidence::select::Selector;
 use crate::spec::judge::AssertionSpec;
 use crate::verdict::types::AssertionFailure;
 
-/// Runs every assertion; returns the failures in order.
+/// Runs every assertion; returns the failures in order. `root` is the JSONPath root
+/// (run context and evidence) for a selector `for_each`.
 pub fn check(
     env: &Environment<'static>,
     assertions: &[AssertionSpec],
     scope: &Value,
+    root: &Doc,
     repo: Option<&str>,
 ) -> Vec<AssertionFailure> {
     let mut failures = Vec::new();
+    let failure = |message: String, cap, item: Option<String>| AssertionFailure {
+        message,
+        cap,
+        repo: repo.map(str::to_owned),
+        item,
+    };
     for (i, a) in assertions.iter().enumerate() {
-        let message = match eval_expr(env, condition_source(&a.that), scope) {
-            Ok(v) if v.is_true() => continue,
-            Ok(_) => render_text(env, &a.message, scope)
-                .unwrap_or_else(|e| format!("{} (message could not be rendered: {e})", a.message)),
-            Err(e) => format!("assertions[{i}] could not be evaluated: {e}"),
+        let Some(for_each) = &a.for_each else {
+            let message = match eval_expr(env, condition_source(&a.that), scope) {
+                Ok(v) if v.is_true() => continue,
+                Ok(_) => render_message(env, &a.message, scope),
+                Err(e) => format!("assertions[{i}] could not be evaluated: {e}"),
+            };
+            failures.push(failure(message, a.cap, None));
+            continue;
         };
-        failures.push(AssertionFailure {
-            message,
-            cap: a.cap,
-            repo: repo.map(str::to_owned),
-        });
+        let items = match items_of(env, for_each, scope, root) {
+            Ok(items) => items,
+            Err(e) => {
+                let message = format!("assertions[{i}].for_each could not be evaluated: {e}");
+                failures.push(failure(message, a.cap, None));
+                continue;
+            }
+        };
+        for (n, item) in items.iter().enumerate() {
+            let label = item_label(item, n);
+            let item_scope = item_scope(scope, &items, n);
+            let message = match eval_expr(env, condition_source(&a.that), &item_scope) {
+                Ok(v) if v.is_true() => continue,
+                Ok(_) => render_message(env, &a.message, &item_scope),
+                Err(e) => format!("assertions[{i}] could not be evaluated for item {label}: {e}"),
+            };
+            failures.push(failure(message, a.cap, Some(label)));
+        }
     }
     failures
+}
+
+fn render_message(env: &Environment<'static>, message: &str, scope: &Value) -> String {
+    render_text(env, message, scope)
+        .unwrap_or_else(|e| format!("{message} (message could not be rendered: {e})"))
+}
+
+/// The items an assertion checks: a selector over `root`, or an expression's list (a
+/// missing list has no items).
+pub(crate) fn items_of(
+    env: &Environment<'static>,
+    for_each: &str,
+    scope: &Value,
+    root: &Doc,
+) -> Result<Vec<Doc>, String> {
+    match classify(for_each) {
+        TextKind::Selector(sel) => Selector::parse(sel)?.matches(root),
+        TextKind::Expr(src) => match Doc::from_value(&eval_expr(env, src, scope)?) {
+            Doc::Array(items) => Ok(items.0.clone()),
+            Doc::Null => Ok(Vec::new()),
+            other => Err(format!(
+                "for_each must give a list, got {}",
+                other.type_name()
+            )),
+        },
+        _ => Err("for_each must be a selector or an expression".into()),
+    }
+}
+
+/// The names one item sees: the unit's names, the item's keys, `item` and `loop`.
+pub(crate) fn item_scope(scope: &Value, items: &[Doc], n: usize) -> Value {
+    let item = &items[n];
+    let mut layered = Scope::new().with(scope.clone());
+    if matches!(item, Doc::Object(_)) {
+        layered = layered.with(item.to_value());
+    }
+    let at = |i: Option<usize>| {
+        i.and_then(|i| items.get(i))
+            .map_or(Value::from(()), Doc::to_value)
+    };
+    let loop_info = Value::from_iter([
+        ("index0", Value::from(n)),
+        ("index", Value::from(n + 1)),
+        ("first", Value::from(n == 0)),
+        ("last", Value::from(n + 1 == items.len())),
+        ("length", Value::from(items.len())),
+        ("previtem", at(n.checked_sub(1))),
+        ("nextitem", at(Some(n + 1))),
+    ]);
+    let names: indexmap::IndexMap<String, Value> = [
+        ("item".to_owned(), item.to_value()),
+        ("loop".to_owned(), loop_info),
+    ]
+    .into_iter()
+    .collect();
+    layered.with_names(names).into_value()
 }
 
 /// The lowest cap among `failures`.

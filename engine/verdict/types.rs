@@ -79,6 +79,10 @@ pub struct AssertionFailure {
     /// The repo, for per-repo judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
+    /// The item, for an assertion checked per item (`for_each`): its id, repo or name
+    /// field, else its position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
 }
 
 /// A score and what explains it, before assertions and weights.
@@ -225,6 +229,10 @@ pub struct Verdict {
     /// disagree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats: Option<crate::run::repeat::Repeats>,
+    /// How the verdict was reached when it is not the mode's usual way (a judge with
+    /// `llm: never` scored by its heuristic in an LLM run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The evidence the verdict rests on (suite-scope judges).
     pub evidence: Doc,
 }

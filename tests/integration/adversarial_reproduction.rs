@@ -299,7 +299,7 @@ fn suite_validates_clean() {
     assert!(suite.is_some());
     assert!(diags.is_empty(), "{diags:#?}");
     // The same through the command's own entry point.
-    let diags = caldera::cli::validate::validate_path(&suite_dir(), &Default::default());
+    let diags = caldera::cli::validate::validate_path(&suite_dir(), &Default::default(), true);
     assert!(diags.is_empty(), "{diags:#?}");
 }
 

@@ -38,6 +38,10 @@ fn diagnostics_for(dir: &Path) -> Vec<Diagnostic> {
     } else {
         dir.to_path_buf()
     };
+    if dir.join("validate-data").exists() {
+        // Found only by `caldera validate` evaluating the judges on the suite's inputs.
+        return caldera::cli::validate::validate_path(&suite_dir, &Default::default(), true);
+    }
     let env = caldera::render::environment();
     let (suite, mut diags) = load_suite(&suite_dir, &env);
     if dir.join("run-llm").exists() {

@@ -35,6 +35,45 @@ pub(crate) fn flatten(raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
     Ok(Value::from(out))
 }
 
+/// `zip(*lists)`: Python's `zip`, as a list of lists, as long as the shortest
+/// list (a missing list counts as empty).
+pub(crate) fn zip(raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let values = raw.into_values();
+    if values.last().is_some_and(Value::is_kwargs) {
+        return Err(Error::new(
+            minijinja::ErrorKind::TooManyArguments,
+            "zip() takes no keyword arguments",
+        ));
+    }
+    let mut lists = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        if is_nothing(v) {
+            lists.push(Vec::new());
+            continue;
+        }
+        match v.kind() {
+            ValueKind::Seq | ValueKind::Iterable => {
+                lists.push(v.try_iter().map(Iterator::collect).unwrap_or_default())
+            }
+            _ => {
+                return Err(Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    format!(
+                        "zip(): argument {i} must be a list, got {}",
+                        super::args::describe(v)
+                    ),
+                ));
+            }
+        }
+    }
+    let len = lists.iter().map(Vec::len).min().unwrap_or(0);
+    Ok(Value::from(
+        (0..len)
+            .map(|n| Value::from(lists.iter().map(|l| l[n].clone()).collect::<Vec<_>>()))
+            .collect::<Vec<_>>(),
+    ))
+}
+
 fn splice(item: Value, depth: Option<usize>, out: &mut Vec<Value>) {
     let is_list = matches!(item.kind(), ValueKind::Seq | ValueKind::Iterable);
     match (is_list && !is_nothing(&item), depth) {

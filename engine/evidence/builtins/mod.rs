@@ -24,9 +24,12 @@ mod detection;
 mod findings;
 mod flatten;
 mod grouping;
+mod maps;
+pub(crate) use maps::apply_filter;
 mod matching;
 mod ordering;
 mod path;
+pub mod pattern;
 mod ranges;
 mod rounding;
 mod stats;
@@ -122,7 +125,21 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
         detection::corroboration_rate,
     ),
     ("match_findings", FUNCTION_ONLY, findings::match_findings),
+    ("matching", TEST_AND_FUNCTION, pattern::matching),
+    ("regex_search", FUNCTION_AND_FILTER, pattern::regex_search),
+    ("regex_findall", FUNCTION_AND_FILTER, pattern::regex_findall),
+    ("regex_replace", FUNCTION_AND_FILTER, pattern::regex_replace),
+    ("regex_split", FUNCTION_AND_FILTER, pattern::regex_split),
+    ("to_map", FUNCTION_AND_FILTER, maps::to_map),
+    ("zip", FUNCTION_AND_FILTER, flatten::zip),
 ];
+
+/// Built-ins that call other filters by name, so they need the render state.
+type StatefulFn = fn(&mut minijinja::State, Rest<ValueOrKwargs>) -> Result<Value, Error>;
+
+/// Every stateful built-in: name, roles, implementation.
+const STATEFUL: &[(&str, Roles, StatefulFn)] =
+    &[("map_values", FUNCTION_AND_FILTER, maps::map_values)];
 
 /// Registers every built-in on `env` in each of its roles.
 pub fn register(env: &mut Environment<'_>) {
@@ -137,12 +154,23 @@ pub fn register(env: &mut Environment<'_>) {
             env.add_test(name, func);
         }
     }
+    for &(name, roles, func) in STATEFUL {
+        if roles.function {
+            env.add_function(name, func);
+        }
+        if roles.filter {
+            env.add_filter(name, func);
+        }
+    }
 }
 
 /// The names and roles of all built-ins, e.g. for `caldera` to list them
 /// or to suggest a name on a typo.
 pub fn names() -> impl Iterator<Item = (&'static str, Roles)> {
-    BUILTINS.iter().map(|&(name, roles, _)| (name, roles))
+    BUILTINS
+        .iter()
+        .map(|&(name, roles, _)| (name, roles))
+        .chain(STATEFUL.iter().map(|&(name, roles, _)| (name, roles)))
 }
 
 #[cfg(test)]
@@ -236,6 +264,44 @@ mod tests {
             count += 1;
         }
         assert!(count >= names().count(), "only {count} examples");
+    }
+
+    #[test]
+    fn runnable_doc_examples_give_their_result() {
+        // A line `<< expr >>  # -> json` in a fenced block is run, in the engine's own
+        // environment, and must give that result.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/functions.md");
+        let doc = std::fs::read_to_string(&path).expect("docs/functions.md exists");
+        let env = crate::render::environment();
+        let mut inside = false;
+        let mut count = 0;
+        for line in doc.lines() {
+            if line.starts_with("```") {
+                inside = !inside;
+                continue;
+            }
+            let Some((code, expected)) = line.split_once("  # -> ") else {
+                continue;
+            };
+            if !inside {
+                continue;
+            }
+            let expr = code
+                .trim()
+                .strip_prefix("<<")
+                .and_then(|c| c.strip_suffix(">>"))
+                .unwrap_or_else(|| panic!("not an expression: {code}"));
+            let got = env
+                .compile_expression(expr)
+                .and_then(|e| e.eval(()))
+                .unwrap_or_else(|e| panic!("<< {expr} >> fails: {e:#}"));
+            let got = crate::doc::Doc::from_value(&got).to_json();
+            let want: serde_json::Value = serde_json::from_str(expected)
+                .unwrap_or_else(|e| panic!("expected result of << {expr} >> is not JSON: {e}"));
+            assert_eq!(got, want, "<< {expr} >>");
+            count += 1;
+        }
+        assert!(count >= 10, "only {count} runnable examples");
     }
 
     #[test]

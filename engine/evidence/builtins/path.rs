@@ -50,9 +50,21 @@ fn step(value: &Value, segment: &str) -> Value {
 /// value at the path. Scalars have no fields, so a path applies to
 /// maps only and a scalar item is its own key; this lets a list of ids be
 /// matched against a list of records.
+///
+/// A list item is indexed when the path starts with a number (`'1'` is the
+/// second element of each `[key, value]` pair); otherwise it is its own key.
 pub(crate) fn key_of(item: &Value, path: Option<&str>) -> Value {
     match path {
         Some(path) if matches!(item.kind(), ValueKind::Map | ValueKind::Plain) => {
+            lookup(item, path)
+        }
+        Some(path)
+            if matches!(item.kind(), ValueKind::Seq)
+                && path
+                    .split('.')
+                    .next()
+                    .is_some_and(|s| s.parse::<i64>().is_ok()) =>
+        {
             lookup(item, path)
         }
         _ => item.clone(),

@@ -12,12 +12,16 @@ use minijinja::Environment;
 
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
-use crate::evidence::plan::{RecordsPlan, TextKind, ValuePlan, classify, condition_source};
+use crate::evidence::builtins::pattern::{PATTERN_ARG, compile};
+use crate::evidence::plan::{
+    ConditionalPlan, RecordsPlan, TextKind, ValuePlan, classify, condition_source, expression_inner,
+};
 use crate::evidence::select::Selector;
 use crate::load::names::{Known, Uses, scan, template_code};
+use crate::load::patterns::{calls, literal_string};
 use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
-use crate::spec::judge::{EvidenceValue, JudgeSpec, Scope};
+use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmUse, Scope};
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -278,73 +282,245 @@ impl<'a> JudgeCx<'a> {
             }
             EvidenceValue::Bool(b) => Some(ValuePlan::Const(Doc::Bool(*b))),
             EvidenceValue::Text(text) => self.plan_text(text, path, scope),
+            EvidenceValue::Conditional(c) => {
+                let condition = self.plan_condition(c.condition.as_deref(), path, scope);
+                let value = self.plan_value(&c.value, &format!("{path}.value"), scope)?;
+                Some(ValuePlan::Conditional(Box::new(ConditionalPlan {
+                    condition,
+                    omit_empty: c.omit_empty,
+                    value,
+                })))
+            }
             EvidenceValue::Records(rec) => {
-                let fe_path = format!("{path}.for_each");
-                let for_each = self.plan_text(&rec.for_each, &fe_path, scope)?;
-                if matches!(for_each, ValuePlan::Const(_) | ValuePlan::Template(_)) {
-                    let d = Diagnostic::error(
-                        Code::WrongType,
-                        "for_each must be a JSONPath selector (`$...`) or an expression (`<< ... >>`)",
-                    );
-                    let d = self.diag(d, &fe_path);
-                    self.push(d);
-                    return None;
+                let plan = self.plan_records(rec, path, scope)?;
+                if rec.condition.is_none() && !rec.omit_empty {
+                    return Some(plan);
                 }
-                let over_repos = rec.for_each.trim().starts_with("$.repos")
-                    || rec
-                        .for_each
-                        .trim()
-                        .trim_start_matches("<<")
-                        .trim()
-                        .starts_with("repos");
-                let mut available = scope.available.clone();
-                available.push("item");
-                if over_repos {
-                    available.extend(["id", "result", "truth"]);
-                }
-                let item_scope = NameScope {
-                    available: available.clone(),
-                    later: scope.later,
-                    open: !over_repos,
-                };
-                let filter = rec.filter.as_ref().and_then(|f| {
-                    let p = format!("{path}.where");
-                    let src = condition_source(f).to_owned();
-                    self.check_expr(&src, &p, &item_scope).then_some(src)
-                });
-                let mut fields = Vec::new();
-                let field_names: Vec<String> = rec.fields.keys().cloned().collect();
-                for (j, (fname, fvalue)) in rec.fields.iter().enumerate() {
-                    let fpath = format!("{path}.fields.{fname}");
-                    let mut avail = available.clone();
-                    avail.extend(field_names[..j].iter().map(String::as_str));
-                    let mut later: Vec<String> = field_names[j + 1..].to_vec();
-                    later.extend(scope.later.iter().cloned());
-                    let fscope = NameScope {
-                        available: avail,
-                        later: &later,
-                        open: !over_repos,
-                    };
-                    if let EvidenceValue::Records(_) = fvalue {
-                        let d = Diagnostic::error(
-                            Code::WrongType,
-                            "record lists cannot be nested; compute the inner list as its own evidence name",
-                        );
-                        let d = self.diag(d, &fpath);
-                        self.push(d);
-                        continue;
-                    }
-                    if let Some(p) = self.plan_value(fvalue, &fpath, &fscope) {
-                        fields.push((fname.clone(), p));
-                    }
-                }
-                Some(ValuePlan::Records(Box::new(RecordsPlan {
-                    for_each,
-                    filter,
-                    fields,
+                let condition = self.plan_condition(rec.condition.as_deref(), path, scope);
+                Some(ValuePlan::Conditional(Box::new(ConditionalPlan {
+                    condition,
+                    omit_empty: rec.omit_empty,
+                    value: plan,
                 })))
             }
         }
+    }
+
+    /// Names a record list hides from its expressions: a field named like a run-context
+    /// name, and, over repos, the run's `truth` map read as if it were still visible
+    /// (`truth[key]`: inside the list `truth` is the repo's own ground truth).
+    fn warn_shadowing(
+        &mut self,
+        rec: &crate::spec::judge::RecordsSpec,
+        path: &str,
+        over_repos: bool,
+    ) {
+        let texts: Vec<Option<&str>> = rec
+            .fields
+            .values()
+            .map(|v| match v {
+                EvidenceValue::Text(t) => Some(t.as_str()),
+                EvidenceValue::Conditional(c) => match &c.value {
+                    EvidenceValue::Text(t) => Some(t.as_str()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        for (i, name) in rec.fields.keys().enumerate() {
+            if !CONTEXT_NAMES.contains(&name.as_str()) {
+                continue;
+            }
+            // Harmless unless something after the field reads the name.
+            let read_after = texts[i + 1..]
+                .iter()
+                .flatten()
+                .chain(rec.key.as_deref().iter())
+                .chain(rec.value.as_deref().iter())
+                .any(|t| find_word(t, name).is_some());
+            if !read_after {
+                continue;
+            }
+            let d = Diagnostic::warning(
+                Code::ShadowedName,
+                format!(
+                    "field `{name}` of the record list `{path}` shadows the run context's `{name}`: the fields after it read the field"
+                ),
+            )
+            .help(format!(
+                "rename the field, or copy the run's `{name}` to an evidence name before the record list (`_all_{name}: << {name} >>`)"
+            ));
+            let d = self.key_diag(d, &format!("{path}.fields.{name}"));
+            self.push(d);
+        }
+        if !over_repos {
+            return;
+        }
+        let sources = rec
+            .fields
+            .iter()
+            .filter_map(|(f, v)| match v {
+                EvidenceValue::Text(t) => Some((format!("{path}.fields.{f}"), t.as_str())),
+                _ => None,
+            })
+            .chain(
+                rec.filter
+                    .iter()
+                    .map(|t| (format!("{path}.where"), t.as_str())),
+            )
+            .chain(rec.key.iter().map(|t| (format!("{path}.key"), t.as_str())))
+            .chain(
+                rec.value
+                    .iter()
+                    .map(|t| (format!("{path}.value"), t.as_str())),
+            );
+        let mut found = Vec::new();
+        for (at, text) in sources {
+            if indexes_by_variable(text, "truth") {
+                found.push(at);
+            }
+        }
+        for at in found {
+            let d = Diagnostic::warning(
+                Code::ShadowedName,
+                format!(
+                    "`truth[...]` inside `{path}`: over repos, the item key `truth` (this repo's ground truth) shadows the run context's `truth` (every repo's, by id)"
+                ),
+            )
+            .note("a repo without ground truth has `truth: null` here, so the lookup silently gives nothing")
+            .help("to look up the run's map, copy it before the record list (`_all_truth: << truth >>`) and index that");
+            let d = self.at_word(d, &at, "truth");
+            self.push(d);
+        }
+    }
+
+    /// The `if:` of a conditional value, checked in the value's own scope.
+    fn plan_condition(
+        &mut self,
+        condition: Option<&str>,
+        path: &str,
+        scope: &NameScope<'_>,
+    ) -> Option<String> {
+        let c = condition?;
+        let src = condition_source(c).to_owned();
+        self.check_expr(&src, &format!("{path}.if"), scope);
+        Some(src)
+    }
+
+    fn plan_records(
+        &mut self,
+        rec: &crate::spec::judge::RecordsSpec,
+        path: &str,
+        scope: &NameScope<'_>,
+    ) -> Option<ValuePlan> {
+        let fe_path = format!("{path}.for_each");
+        let for_each = self.plan_text(&rec.for_each, &fe_path, scope)?;
+        if matches!(for_each, ValuePlan::Const(_) | ValuePlan::Template(_)) {
+            let d = Diagnostic::error(
+                Code::WrongType,
+                "for_each must be a JSONPath selector (`$...`) or an expression (`<< ... >>`)",
+            );
+            let d = self.diag(d, &fe_path);
+            self.push(d);
+            return None;
+        }
+        let over_repos = rec.for_each.trim().starts_with("$.repos")
+            || rec
+                .for_each
+                .trim()
+                .trim_start_matches("<<")
+                .trim()
+                .starts_with("repos");
+        let mut available = scope.available.clone();
+        available.extend(["item", "loop"]);
+        if over_repos {
+            available.extend(["id", "result", "truth"]);
+        }
+        let item_scope = NameScope {
+            available: available.clone(),
+            later: scope.later,
+            open: !over_repos,
+        };
+        let filter = rec.filter.as_ref().and_then(|f| {
+            let p = format!("{path}.where");
+            let src = condition_source(f).to_owned();
+            self.check_expr(&src, &p, &item_scope).then_some(src)
+        });
+        self.warn_shadowing(rec, path, over_repos);
+        let mut fields = Vec::new();
+        let field_names: Vec<String> = rec.fields.keys().cloned().collect();
+        for (j, (fname, fvalue)) in rec.fields.iter().enumerate() {
+            let fpath = format!("{path}.fields.{fname}");
+            let mut avail = available.clone();
+            avail.extend(field_names[..j].iter().map(String::as_str));
+            let mut later: Vec<String> = field_names[j + 1..].to_vec();
+            later.extend(scope.later.iter().cloned());
+            let fscope = NameScope {
+                available: avail,
+                later: &later,
+                open: !over_repos,
+            };
+            let nested = match fvalue {
+                EvidenceValue::Records(_) => true,
+                EvidenceValue::Conditional(c) => {
+                    matches!(c.value, EvidenceValue::Records(_))
+                }
+                _ => false,
+            };
+            if nested {
+                let d = Diagnostic::error(
+                    Code::WrongType,
+                    "record lists cannot be nested; compute the inner list as its own evidence name",
+                );
+                let d = self.diag(d, &fpath);
+                self.push(d);
+                continue;
+            }
+            if let Some(p) = self.plan_value(fvalue, &fpath, &fscope) {
+                fields.push((fname.clone(), p));
+            }
+        }
+        if rec.fields.is_empty() && rec.value.is_none() {
+            let d = Diagnostic::error(
+                Code::MissingKey,
+                "a record list needs `fields` (a record per item) or `value` (one value per item)",
+            );
+            let d = self.diag(d, path);
+            self.push(d);
+        }
+        // `key` and `value` are computed after every field.
+        let mut after = available.clone();
+        after.extend(field_names.iter().map(String::as_str));
+        let after_scope = NameScope {
+            available: after,
+            later: scope.later,
+            open: !over_repos,
+        };
+        let entry = |cx: &mut Self, text: &Option<String>, name: &str| {
+            text.as_ref().and_then(|t| {
+                let p = format!("{path}.{name}");
+                let plan = cx.plan_text(t, &p, &after_scope)?;
+                if matches!(plan, ValuePlan::Const(_)) {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        format!("`{name}` must be a selector (`$...`) or an expression (`<< ... >>`), computed per item"),
+                    );
+                    let d = cx.diag(d, &p);
+                    cx.push(d);
+                    return None;
+                }
+                Some(plan)
+            })
+        };
+        let key = entry(self, &rec.key, "key");
+        let value = entry(self, &rec.value, "value");
+        Some(ValuePlan::Records(Box::new(RecordsPlan {
+            for_each,
+            filter,
+            fields,
+            key,
+            value,
+        })))
     }
 
     fn plan_text(&mut self, text: &str, path: &str, scope: &NameScope<'_>) -> Option<ValuePlan> {
@@ -380,7 +556,8 @@ impl<'a> JudgeCx<'a> {
                 let mut free: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
                 free.sort();
                 let uses = scan(src, free);
-                self.check_uses(&uses, path, scope)
+                let literals_ok = self.check_literals(src, path);
+                self.check_uses(&uses, path, scope) && literals_ok
             }
             Err(e) => {
                 let d = Diagnostic::error(
@@ -405,8 +582,10 @@ impl<'a> JudgeCx<'a> {
             Ok(t) => {
                 let mut free: Vec<String> = t.undeclared_variables(false).into_iter().collect();
                 free.sort();
-                let uses = scan(&template_code(src), free);
-                self.check_uses(&uses, path, scope)
+                let code = template_code(src);
+                let uses = scan(&code, free);
+                let literals_ok = self.check_literals(&code, path);
+                self.check_uses(&uses, path, scope) && literals_ok
             }
             Err(e) => {
                 let d = Diagnostic::error(
@@ -487,18 +666,157 @@ impl<'a> JudgeCx<'a> {
         ok
     }
 
+    /// Checks the literal arguments of built-in calls: regular expressions are compiled
+    /// now (and kept compiled for the run), and tests or filters named by a string
+    /// (`select('odd')`, `selectattr('a', 'eq', 1)`, `map('upper')`) must exist. True
+    /// when every literal is usable.
+    fn check_literals(&mut self, code: &str, path: &str) -> bool {
+        let mut names: Vec<&str> = PATTERN_ARG.iter().map(|(n, _)| *n).collect();
+        names.extend(NAMED_CALLEE.iter().map(|(n, ..)| *n));
+        let mut ok = true;
+        for call in calls(code, &names) {
+            if let Some(&(_, at, test)) = NAMED_CALLEE.iter().find(|(n, ..)| *n == call.name) {
+                // `map(attribute=...)` names no filter.
+                if call.name == "map" && call.keywords.iter().any(|(k, _)| *k == "attribute") {
+                    continue;
+                }
+                let Some(named) = call
+                    .positional
+                    .get(at)
+                    .and_then(|a| literal_string(self.checker.env, a))
+                else {
+                    continue;
+                };
+                ok &= self.check_named_callee(&call, &named, test, path);
+                if let Some(&(_, p)) = PATTERN_ARG.iter().find(|(n, _)| *n == named)
+                    && let Some(arg) = call.positional.get(at + p)
+                {
+                    ok &= self.check_pattern(&named, arg, false, path);
+                }
+                continue;
+            }
+            let index = PATTERN_ARG
+                .iter()
+                .find(|(n, _)| *n == call.name)
+                .map_or(1, |(_, i)| *i);
+            let Some(arg) = call.arg(index, "pattern") else {
+                continue;
+            };
+            let ignore_case = call.keywords.contains(&("ignore_case", "true"));
+            ok &= self.check_pattern(call.name, arg, ignore_case, path);
+        }
+        ok
+    }
+
+    /// A test or filter named by a string argument must exist.
+    fn check_named_callee(
+        &mut self,
+        call: &crate::load::patterns::Call<'_>,
+        named: &str,
+        test: bool,
+        path: &str,
+    ) -> bool {
+        let known = self.checker.known;
+        let (exists, kind, candidates) = if test {
+            (known.is_test(named), "test", known.test_candidates())
+        } else {
+            (known.is_filter(named), "filter", known.filter_candidates())
+        };
+        if exists {
+            return true;
+        }
+        let contains = (named == "contains").then(|| {
+            "there is no `contains` test: for text use `matching` (a regular expression, e.g. `selectattr('message', 'matching', 'SQL')`); for membership reverse it with `in` (`selectattr('id', 'in', ids)`)".to_owned()
+        });
+        let help = contains.or_else(|| did_you_mean_help(named, candidates.iter().copied())).or_else(|| {
+            (call.name == "select" || call.name == "reject").then(|| {
+                format!(
+                    "`{}('x')` takes a test name; to keep items whose attribute `x` is true, write `{}attr('x')`",
+                    call.name, call.name
+                )
+            })
+        });
+        let d = Diagnostic::error(
+            Code::UnknownFunction,
+            format!("unknown {kind} `{named}` (named in `{}`)", call.name),
+        )
+        .maybe_help(help)
+        .note(format!(
+            "`{}` looks the {kind} up by name only when it runs; caldera checks it now",
+            call.name
+        ));
+        let d = self.at_text(d, path, named);
+        self.push(d);
+        false
+    }
+
+    /// A literal pattern must compile; it stays compiled for the run.
+    fn check_pattern(&mut self, name: &str, arg: &str, ignore_case: bool, path: &str) -> bool {
+        let Some(pattern) = literal_string(self.checker.env, arg) else {
+            return true;
+        };
+        if pattern.contains('\u{8}') {
+            let d = Diagnostic::warning(
+                Code::RegexSyntax,
+                format!("the pattern given to `{name}` holds a backspace character"),
+            )
+            .note("in a string literal `\\b` is a backspace, as in a Python string without `r`")
+            .help("write `\\\\b` for a word boundary");
+            let d = self.at_text(d, path, arg);
+            self.push(d);
+        }
+        let Err(e) = compile(&pattern, ignore_case) else {
+            return true;
+        };
+        let d = Diagnostic::error(
+            Code::RegexSyntax,
+            format!("the pattern given to `{name}` does not compile: {e}"),
+        )
+        .note(format!("pattern: {pattern}"))
+        .help("patterns follow Python's `re` syntax without look-around or backreferences (the `regex` crate)");
+        let d = self.at_text(d, path, arg);
+        self.push(d);
+        false
+    }
+
+    /// Locates `d` at the first occurrence of `text` inside the value at `path`.
+    fn at_text(&self, d: Diagnostic, path: &str, text: &str) -> Diagnostic {
+        let span = self.index.value_span(path).and_then(|span| {
+            let value = self.source.get(span.start..span.end)?;
+            let at = value.find(text)?;
+            Some(Span::from_offsets(
+                self.source,
+                span.start + at,
+                span.start + at + text.len(),
+            ))
+        });
+        d.in_file(self.file)
+            .at(span.or(self.index.value_span(path)))
+            .key(path)
+    }
+
     // ------------------------------------------------------------------ heuristic
 
     fn check_heuristic(&mut self, spec: &JudgeSpec, names: &[String]) {
         let Some(h) = &spec.heuristic else {
-            let d = Diagnostic::warning(
-                Code::NoHeuristic,
-                format!(
-                    "judge `{}` has no heuristic: it is unscored in heuristic mode",
-                    spec.dimension
-                ),
-            )
-            .help("add a `heuristic:` with a metric and bands to score it without an LLM");
+            let d = if spec.llm == LlmUse::Never {
+                Diagnostic::error(
+                    Code::NoHeuristic,
+                    format!(
+                        "judge `{}` never calls a model (`llm: never`) and has no heuristic: nothing can score it",
+                        spec.dimension
+                    ),
+                )
+            } else {
+                Diagnostic::warning(
+                    Code::NoHeuristic,
+                    format!(
+                        "judge `{}` has no heuristic: it is unscored in heuristic mode",
+                        spec.dimension
+                    ),
+                )
+            }
+            .help("add a `heuristic:` with a metric and bands (or a `score`) to score it without an LLM");
             let d = self.key_diag(d, "dimension");
             self.push(d);
             return;
@@ -510,34 +828,36 @@ impl<'a> JudgeCx<'a> {
             later: &[],
             open: false,
         };
-        self.used.insert(h.metric.clone());
-        if !names.contains(&h.metric) {
-            let d = Diagnostic::error(
-                Code::MetricNotEvidence,
-                format!("heuristic metric `{}` is not an evidence name", h.metric),
-            )
-            .maybe_help(did_you_mean_help(
-                &h.metric,
-                names.iter().map(String::as_str),
-            ));
-            let d = self.diag(d, "heuristic.metric");
-            self.push(d);
-        }
-        self.check_bands(&h.bands);
+        self.check_scoring(h, names, &scope);
         if let Some(nd) = &h.when_no_data {
             self.check_expr(
                 condition_source(&nd.condition),
                 "heuristic.when_no_data.if",
                 &scope,
             );
-            self.check_score(nd.score, "heuristic.when_no_data.score");
-            if let Some(c) = nd.confidence {
-                self.check_confidence(c, "heuristic.when_no_data.confidence");
+            self.check_computed(&nd.score, "heuristic.when_no_data.score", true, &scope);
+            if let Some(c) = &nd.confidence {
+                self.check_computed(c, "heuristic.when_no_data.confidence", false, &scope);
             }
             self.check_text(&nd.reasoning, "heuristic.when_no_data.reasoning", &scope);
+            self.check_recommendations(
+                &nd.recommendations,
+                "heuristic.when_no_data.recommendations",
+                &scope,
+            );
         }
-        if let Some(c) = h.confidence {
-            self.check_confidence(c, "heuristic.confidence");
+        if let Some(c) = &h.confidence {
+            self.check_computed(c, "heuristic.confidence", false, &scope);
+        }
+        if let Some([lo, hi]) = h.sub_score_scale
+            && lo >= hi
+        {
+            let d = Diagnostic::error(
+                Code::ScoreOutOfRange,
+                format!("sub_score_scale must go from low to high, got [{lo}, {hi}]"),
+            );
+            let d = self.diag(d, "heuristic.sub_score_scale");
+            self.push(d);
         }
         self.check_text(&h.reasoning, "heuristic.reasoning", &scope);
         for (i, a) in h.adjust.iter().enumerate() {
@@ -551,26 +871,104 @@ impl<'a> JudgeCx<'a> {
         for (i, t) in h.evidence_cited.iter().enumerate() {
             self.check_text(t, &format!("heuristic.evidence_cited[{i}]"), &scope);
         }
-        for (i, r) in h.recommendations.iter().enumerate() {
-            if let Some(c) = &r.condition {
-                self.check_expr(
-                    condition_source(c),
-                    &format!("heuristic.recommendations[{i}].if"),
-                    &scope,
-                );
-            }
-            self.check_text(
-                &r.text,
-                &format!("heuristic.recommendations[{i}].text"),
-                &scope,
-            );
-        }
+        self.check_recommendations(&h.recommendations, "heuristic.recommendations", &scope);
         for (name, expr) in &h.sub_scores {
             self.check_expr(
                 condition_source(expr),
                 &format!("heuristic.sub_scores.{name}"),
                 &scope,
             );
+        }
+    }
+
+    /// How the heuristic scores: `metric` with `bands`, or a `score` of its own.
+    fn check_scoring(&mut self, h: &HeuristicSpec, names: &[String], scope: &NameScope<'_>) {
+        match (&h.metric, &h.score) {
+            (Some(_), Some(_)) => {
+                let d = Diagnostic::error(
+                    Code::WrongType,
+                    "a heuristic scores with `metric` and `bands`, or with a `score` of its own, not both",
+                );
+                let d = self.key_diag(d, "heuristic.score");
+                self.push(d);
+            }
+            (None, None) => {
+                let d = Diagnostic::error(
+                    Code::MissingKey,
+                    "a heuristic needs `metric` and `bands`, or a `score` (a number or an expression)",
+                );
+                let d = self.key_diag(d, "heuristic");
+                self.push(d);
+            }
+            (None, Some(score)) => {
+                self.check_computed(score, "heuristic.score", true, scope);
+                if !h.bands.is_empty() {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        "`bands` need a `metric`; with a `score` of its own the heuristic has no bands",
+                    );
+                    let d = self.key_diag(d, "heuristic.bands");
+                    self.push(d);
+                }
+            }
+            (Some(metric), None) => {
+                self.used.insert(metric.clone());
+                if !names.contains(metric) {
+                    let d = Diagnostic::error(
+                        Code::MetricNotEvidence,
+                        format!("heuristic metric `{metric}` is not an evidence name"),
+                    )
+                    .maybe_help(did_you_mean_help(metric, names.iter().map(String::as_str)));
+                    let d = self.diag(d, "heuristic.metric");
+                    self.push(d);
+                }
+                self.check_bands(&h.bands);
+            }
+        }
+    }
+
+    /// A score (`score: true`, 1-5) or a confidence (0..1), constant or computed.
+    fn check_computed(&mut self, value: &Computed, path: &str, score: bool, scope: &NameScope<'_>) {
+        match value {
+            Computed::Number(n) if score => {
+                if n.fract() != 0.0 {
+                    let d = Diagnostic::error(
+                        Code::ScoreOutOfRange,
+                        format!("a score is an integer, got {n}"),
+                    );
+                    let d = self.diag(d, path);
+                    self.push(d);
+                } else {
+                    self.check_score_f(*n, path);
+                }
+            }
+            Computed::Number(n) => self.check_confidence(*n, path),
+            Computed::Expr(src) => {
+                if expression_inner(src).is_none() {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        format!("expected a number or an expression `<< ... >>`, got `{src}`"),
+                    );
+                    let d = self.diag(d, path);
+                    self.push(d);
+                    return;
+                }
+                self.check_expr(condition_source(src), path, scope);
+            }
+        }
+    }
+
+    fn check_recommendations(
+        &mut self,
+        recs: &[crate::spec::judge::RecommendationSpec],
+        path: &str,
+        scope: &NameScope<'_>,
+    ) {
+        for (i, r) in recs.iter().enumerate() {
+            if let Some(c) = &r.condition {
+                self.check_expr(condition_source(c), &format!("{path}[{i}].if"), scope);
+            }
+            self.check_text(&r.text, &format!("{path}[{i}].text"), scope);
         }
     }
 
@@ -591,8 +989,30 @@ impl<'a> JudgeCx<'a> {
         };
         for (i, a) in spec.assertions.iter().enumerate() {
             let path = format!("assertions[{i}]");
-            self.check_expr(condition_source(&a.that), &format!("{path}.that"), &scope);
-            self.check_text(&a.message, &format!("{path}.message"), &scope);
+            let mut item_scope = NameScope {
+                available: scope.available.clone(),
+                later: &[],
+                open: false,
+            };
+            if let Some(fe) = &a.for_each {
+                let fe_path = format!("{path}.for_each");
+                if let Some(plan) = self.plan_text(fe, &fe_path, &scope)
+                    && matches!(plan, ValuePlan::Const(_) | ValuePlan::Template(_))
+                {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        "for_each must be a JSONPath selector (`$...`) or an expression (`<< ... >>`)",
+                    );
+                    let d = self.diag(d, &fe_path);
+                    self.push(d);
+                }
+                item_scope.available.extend(["item", "loop"]);
+                // The items' keys are names too; their shape is known only when it runs.
+                item_scope.open = true;
+            }
+            let scope = &item_scope;
+            self.check_expr(condition_source(&a.that), &format!("{path}.that"), scope);
+            self.check_text(&a.message, &format!("{path}.message"), scope);
             if let Some(cap) = a.cap {
                 self.check_score(cap, &format!("{path}.cap"));
             }
@@ -600,6 +1020,30 @@ impl<'a> JudgeCx<'a> {
     }
 
     // ------------------------------------------------------------------ prompt
+}
+
+/// Built-ins that take the name of a test (`true`) or filter (`false`) as a string, and
+/// the position of that name among their arguments in filter form.
+const NAMED_CALLEE: &[(&str, usize, bool)] = &[
+    ("select", 0, true),
+    ("reject", 0, true),
+    ("selectattr", 1, true),
+    ("rejectattr", 1, true),
+    ("map", 0, false),
+];
+
+/// Whether `text` indexes `name` with something other than a string literal
+/// (`truth[key]`, not `truth['expected']`).
+fn indexes_by_variable(text: &str, name: &str) -> bool {
+    let pattern = format!("{name}[");
+    text.match_indices(&pattern).any(|(at, _)| {
+        let before_ok = text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'));
+        let index = text[at + pattern.len()..].trim_start();
+        before_ok && !(index.starts_with('\'') || index.starts_with('"'))
+    })
 }
 
 /// Byte offset of `word` in `text` as a whole word.

@@ -9,6 +9,9 @@ use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::load::names::template_code;
 use crate::spec::judge::JudgeSpec;
 
+/// The names a prompt template sees.
+const PROMPT_NAMES: &[&str] = &["evidence", "response_format"];
+
 impl JudgeCx<'_> {
     pub(super) fn check_prompt(
         &mut self,
@@ -58,7 +61,8 @@ impl JudgeCx<'_> {
         };
         let env = self.checker.env;
         match env.template_from_str(&text) {
-            Ok(_) => {
+            Ok(tmpl) => {
+                self.check_prompt_names(&tmpl, &text, &canonical, names);
                 let code = template_code(&text);
                 static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
                 let re = RE.get_or_init(|| {
@@ -114,6 +118,50 @@ impl JudgeCx<'_> {
             path: canonical,
             text,
         })
+    }
+
+    /// A prompt sees `evidence`, `response_format` and the built-in functions; any other
+    /// name would render as an empty string, so it is an error here.
+    fn check_prompt_names(
+        &mut self,
+        tmpl: &minijinja::Template<'_, '_>,
+        text: &str,
+        file: &Path,
+        names: &[String],
+    ) {
+        let mut free: Vec<String> = tmpl.undeclared_variables(false).into_iter().collect();
+        free.sort();
+        for name in free {
+            if PROMPT_NAMES.contains(&name.as_str()) || self.checker.known.is_global(&name) {
+                continue;
+            }
+            let help = if names.contains(&name) {
+                format!("evidence is read as `evidence.{name}`")
+            } else if crate::render::CONTEXT_NAMES
+                .iter()
+                .chain(crate::render::REPO_SCOPE_NAMES)
+                .any(|n| *n == name)
+            {
+                format!(
+                    "the run context is not passed to prompts; compute what the prompt needs as evidence (e.g. `{name}: << {name} >>`) and write `evidence.{name}`"
+                )
+            } else {
+                did_you_mean_help(&name, names.iter().map(String::as_str))
+                    .map(|h| h.replacen('`', "`evidence.", 1))
+                    .unwrap_or_else(|| {
+                        "a prompt sees `evidence` (the judge's evidence) and `response_format`"
+                            .into()
+                    })
+            };
+            let d = Diagnostic::error(
+                Code::UnknownName,
+                format!("prompt reads `{name}`, which is not defined where it renders (it would print as an empty string)"),
+            )
+            .in_file(file)
+            .at(find_word(text, &name).map(|at| Span::from_offsets(text, at, at + name.len())))
+            .help(help);
+            self.push(d);
+        }
     }
 
     pub(super) fn warn_unused(

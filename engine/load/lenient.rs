@@ -1,0 +1,153 @@
+//! JSON as Python's `json` module writes it: standard JSON plus the bare tokens `NaN`,
+//! `Infinity` and `-Infinity` (the original framework's real outputs contain them).
+//!
+//! The tokens outside strings are replaced by marker strings, the text is parsed by
+//! serde_json as usual (so every other rule stays strict), and the markers are turned
+//! back into non-finite floats. A parse error's column is mapped back to the file as
+//! written.
+
+use crate::doc::Doc;
+
+/// Marker strings: a NUL first, so no text a tool writes is mistaken for one.
+const NAN: &str = "\u{0}caldera:NaN";
+const INF: &str = "\u{0}caldera:Infinity";
+const NEG_INF: &str = "\u{0}caldera:-Infinity";
+
+/// Where a replacement changed the length of a line: on `line`, columns from `after`
+/// on are `delta` bytes further right than in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shift {
+    line: usize,
+    after: usize,
+    delta: usize,
+}
+
+/// Parses `bytes`, reading `NaN`, `Infinity` and `-Infinity` as floats. On error, the
+/// shifts map the error's column back to the file.
+pub fn parse(bytes: &[u8]) -> Result<Doc, (serde_json::Error, Vec<Shift>)> {
+    let (text, shifts) = rewrite(bytes);
+    if shifts.is_empty() {
+        return serde_json::from_slice::<Doc>(bytes).map_err(|e| (e, shifts));
+    }
+    serde_json::from_slice::<Doc>(&text)
+        .map(restore)
+        .map_err(|e| (e, shifts))
+}
+
+/// The column in the file of column `column` of line `line` of the rewritten text.
+pub fn original_column(shifts: &[Shift], line: usize, column: usize) -> usize {
+    let moved: usize = shifts
+        .iter()
+        .filter(|s| s.line == line && s.after <= column)
+        .map(|s| s.delta)
+        .sum();
+    column.saturating_sub(moved)
+}
+
+/// Replaces the non-finite tokens outside strings by quoted markers.
+fn rewrite(bytes: &[u8]) -> (Vec<u8>, Vec<Shift>) {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut shifts = Vec::new();
+    let (mut line, mut col) = (1usize, 1usize);
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            out.push(b);
+            if b == b'\\' && i + 1 < bytes.len() {
+                out.push(bytes[i + 1]);
+                i += 2;
+                col += 2;
+                continue;
+            }
+            if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            col += 1;
+            continue;
+        }
+        let token = [("-Infinity", NEG_INF), ("Infinity", INF), ("NaN", NAN)]
+            .into_iter()
+            .find(|(t, _)| {
+                bytes[i..].starts_with(t.as_bytes())
+                    && !bytes
+                        .get(i + t.len())
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            });
+        if let Some((t, marker)) = token {
+            let quoted = serde_json::to_string(marker).unwrap_or_default();
+            out.extend_from_slice(quoted.as_bytes());
+            col += quoted.len();
+            shifts.push(Shift {
+                line,
+                after: col,
+                delta: quoted.len() - t.len(),
+            });
+            i += t.len();
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'\n' => {
+                line += 1;
+                col = 0;
+            }
+            _ => {}
+        }
+        out.push(b);
+        i += 1;
+        col += 1;
+    }
+    (out, shifts)
+}
+
+/// Turns markers back into floats.
+fn restore(doc: Doc) -> Doc {
+    match doc {
+        Doc::Str(s) => match &*s {
+            NAN => Doc::Float(f64::NAN),
+            INF => Doc::Float(f64::INFINITY),
+            NEG_INF => Doc::Float(f64::NEG_INFINITY),
+            _ => Doc::Str(s),
+        },
+        Doc::Array(items) => Doc::from(items.iter().cloned().map(restore).collect::<Vec<_>>()),
+        Doc::Object(map) => Doc::object(map.iter().map(|(k, v)| (k.clone(), restore(v.clone())))),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_pythons_non_finite_numbers_outside_strings_only() {
+        let doc =
+            parse(br#"{"palma": Infinity, "low": -Infinity, "x": [NaN, 1], "s": "NaN Infinity"}"#)
+                .unwrap();
+        assert_eq!(doc.field("palma"), Some(&Doc::Float(f64::INFINITY)));
+        assert_eq!(doc.field("low"), Some(&Doc::Float(f64::NEG_INFINITY)));
+        assert!(matches!(doc.dotted("x.0"), Some(Doc::Float(f)) if f.is_nan()));
+        assert_eq!(doc.field("s"), Some(&Doc::from("NaN Infinity")));
+        // Shown as null, as JSON has no such numbers.
+        assert_eq!(
+            doc.to_string(),
+            r#"{"palma":null,"low":null,"x":[null,1],"s":"NaN Infinity"}"#
+        );
+    }
+
+    #[test]
+    fn errors_point_at_the_file_as_written() {
+        let text = b"{\"a\": NaN, \"b\": Infinity, \"c\": tru}";
+        let (err, shifts) = parse(text).unwrap_err();
+        // The same text with numbers of the same widths errs at the same column.
+        let plain = serde_json::from_slice::<Doc>(b"{\"a\": 1.0, \"b\": 2.000000, \"c\": tru}")
+            .unwrap_err();
+        assert_eq!(
+            original_column(&shifts, err.line(), err.column()),
+            plain.column()
+        );
+    }
+}

@@ -1,0 +1,566 @@
+//! `caldera validate` on a suite's own inputs: every judge is evaluated on them, and what
+//! only data can show is reported with file, line and key path:
+//!
+//! - a field path (`truth.expectd.cves`) or name that never matched anything, with the
+//!   keys found where it stopped (a misspelled path reads as undefined, which minijinja
+//!   lets through: the judge would fall through to `when_no_data` or count nothing);
+//! - a JSONPath selector that never matched anything;
+//! - an expression that raised (an unknown filter named in a string, a type error);
+//! - record-list items whose keys shadow a run-context name the record reads.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use indexmap::IndexMap;
+use minijinja::Environment;
+use minijinja::value::{Value, ValueKind};
+use regex::Regex;
+
+use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
+use crate::doc::Doc;
+use crate::evidence::eval::{Context, EvalError, Probe, evaluate_probed, full_scope};
+use crate::evidence::plan::{RecordsPlan, ValuePlan, condition_source};
+use crate::load::judge::JudgePlan;
+use crate::load::names::template_code;
+use crate::load::suite::Suite;
+use crate::load::yaml::KeyIndex;
+use crate::render::CONTEXT_NAMES;
+use crate::run::context::{Inputs, build_context, repo_context};
+use crate::spec::judge::{HeuristicSpec, JudgeSpec, Scope};
+use crate::verdict::heuristic::{self, HeuristicOutcome};
+
+/// Evaluates the suite and every judge on `inputs`; returns what the data showed.
+pub fn check_with_data(
+    env: &Environment<'static>,
+    suite: &Suite,
+    inputs: &Inputs,
+) -> Vec<Diagnostic> {
+    let mut ctx = build_context(suite, inputs);
+    let suite_probe = FileProbe::new(&suite.file, &suite.index);
+    match evaluate_probed(env, &suite.evidence, &ctx, Some(&suite_probe)) {
+        Ok(shared) => ctx.names.extend(shared),
+        Err(e) => {
+            suite_probe.error(&e);
+            // Every judge reads the suite's evidence: nothing more can be checked.
+            return suite_probe.report();
+        }
+    }
+    let mut out = suite_probe.report();
+    for plan in &suite.judges {
+        out.extend(check_judge(env, plan, &ctx));
+    }
+    out
+}
+
+/// Evaluates one judge on every unit (the suite, or each repo) and reports.
+fn check_judge(env: &Environment<'static>, plan: &JudgePlan, ctx: &Context) -> Vec<Diagnostic> {
+    let probe = FileProbe::new(&plan.file, &plan.index);
+    let units: Vec<Context> = match plan.spec.scope {
+        Scope::Suite => vec![ctx.clone()],
+        Scope::Repo => match ctx.names.get("repos") {
+            Some(Doc::Array(repos)) => repos.iter().map(|r| repo_context(ctx, r)).collect(),
+            _ => Vec::new(),
+        },
+    };
+    for unit in &units {
+        let evidence = match evaluate_probed(env, &plan.evidence, unit, Some(&probe)) {
+            Ok(ev) => ev,
+            Err(e) => {
+                probe.error(&e);
+                continue;
+            }
+        };
+        let scope = full_scope(unit, &evidence);
+        if let Some(h) = &plan.spec.heuristic {
+            probe_heuristic(&probe, h, &scope);
+            if let HeuristicOutcome::Error(message) = heuristic::evaluate(env, h, &evidence, &scope)
+            {
+                probe.error_text(&message);
+            }
+        }
+        let root = unit.root_with(&evidence);
+        probe_assertions(env, &probe, &plan.spec, &scope, &root);
+    }
+    probe.report()
+}
+
+/// Shows every expression of a heuristic to the probe.
+fn probe_heuristic(probe: &FileProbe<'_>, h: &HeuristicSpec, scope: &Value) {
+    let mut sites: Vec<(String, &str)> = vec![("heuristic.reasoning".into(), &h.reasoning)];
+    if let Some(nd) = &h.when_no_data {
+        sites.push((
+            "heuristic.when_no_data.if".into(),
+            condition_source(&nd.condition),
+        ));
+        sites.push(("heuristic.when_no_data.reasoning".into(), &nd.reasoning));
+    }
+    for (i, a) in h.adjust.iter().enumerate() {
+        sites.push((
+            format!("heuristic.adjust[{i}].if"),
+            condition_source(&a.condition),
+        ));
+        sites.push((format!("heuristic.adjust[{i}].reason"), &a.reason));
+    }
+    for (i, r) in h.recommendations.iter().enumerate() {
+        if let Some(c) = &r.condition {
+            sites.push((
+                format!("heuristic.recommendations[{i}].if"),
+                condition_source(c),
+            ));
+        }
+        sites.push((format!("heuristic.recommendations[{i}].text"), &r.text));
+    }
+    for (i, t) in h.evidence_cited.iter().enumerate() {
+        sites.push((format!("heuristic.evidence_cited[{i}]"), t));
+    }
+    for (name, e) in &h.sub_scores {
+        sites.push((format!("heuristic.sub_scores.{name}"), condition_source(e)));
+    }
+    for (path, src) in sites {
+        probe.expression(&path, src, scope);
+    }
+}
+
+/// Runs the assertions, showing their expressions to the probe (per item for `for_each`)
+/// and reporting those that could not be evaluated.
+fn probe_assertions(
+    env: &Environment<'static>,
+    probe: &FileProbe<'_>,
+    spec: &JudgeSpec,
+    scope: &Value,
+    root: &Doc,
+) {
+    for (i, a) in spec.assertions.iter().enumerate() {
+        let path = format!("assertions[{i}]");
+        match &a.for_each {
+            None => {
+                probe.expression(&format!("{path}.that"), condition_source(&a.that), scope);
+                probe.expression(&format!("{path}.message"), &a.message, scope);
+            }
+            Some(fe) => {
+                let fe_path = format!("{path}.for_each");
+                if fe.trim().starts_with('$') {
+                    if let Ok(items) = crate::verdict::assertions::items_of(env, fe, scope, root) {
+                        probe.selected(&fe_path, &Doc::from(items));
+                    }
+                } else {
+                    probe.expression(&fe_path, condition_source(fe), scope);
+                }
+                let items =
+                    crate::verdict::assertions::items_of(env, fe, scope, root).unwrap_or_default();
+                for n in 0..items.len() {
+                    let item_scope = crate::verdict::assertions::item_scope(scope, &items, n);
+                    probe.expression(
+                        &format!("{path}.that"),
+                        condition_source(&a.that),
+                        &item_scope,
+                    );
+                    probe.expression(&format!("{path}.message"), &a.message, &item_scope);
+                }
+            }
+        }
+    }
+    let failures = crate::verdict::assertions::check(env, &spec.assertions, scope, root, None);
+    for f in failures {
+        if f.message.contains("could not be evaluated") {
+            probe.error_text(&f.message);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ the probe
+
+/// What was seen in one file (a judge or `suite.yaml`), by key path.
+struct FileProbe<'a> {
+    file: &'a Path,
+    index: &'a KeyIndex,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Field paths read by each expression.
+    paths: IndexMap<String, Vec<Traced>>,
+    /// Each selector: its text, and whether it ever found something.
+    selectors: IndexMap<String, bool>,
+    /// Item keys shadowing a context name: (record list path, name) -> example item.
+    shadows: IndexMap<(String, String), String>,
+    /// Evaluation errors: key path -> (message, times).
+    errors: IndexMap<String, (String, usize)>,
+}
+
+/// One field path of one expression.
+struct Traced {
+    segments: Vec<String>,
+    matched: bool,
+    /// How many leading segments were found at best, and the keys there.
+    deepest: usize,
+    keys: BTreeSet<String>,
+    times: usize,
+}
+
+/// Keys kept per traced path, for "did you mean".
+const KEYS_KEPT: usize = 64;
+
+impl<'a> FileProbe<'a> {
+    fn new(file: &'a Path, index: &'a KeyIndex) -> FileProbe<'a> {
+        FileProbe {
+            file,
+            index,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn error(&self, e: &EvalError) {
+        let message = match &e.item {
+            Some(item) => format!("{} (item {item})", e.message),
+            None => e.message.clone(),
+        };
+        self.record_error(&e.key_path, message);
+    }
+
+    /// An error written `key.path: message`, as heuristics and assertions word them.
+    fn error_text(&self, text: &str) {
+        let (path, message) = match text.split_once(": ") {
+            Some((p, m)) if !p.contains(' ') => (p.to_owned(), m.to_owned()),
+            _ => match text.strip_prefix("assertions[") {
+                Some(rest) => {
+                    let i: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    (format!("assertions[{i}].that"), text.to_owned())
+                }
+                None => (String::new(), text.to_owned()),
+            },
+        };
+        self.record_error(&path, message);
+    }
+
+    fn record_error(&self, path: &str, message: String) {
+        if let Ok(mut s) = self.state.lock() {
+            s.errors.entry(path.to_owned()).or_insert((message, 0)).1 += 1;
+        }
+    }
+
+    fn locate(&self, d: Diagnostic, path: &str, text: Option<&str>) -> Diagnostic {
+        let span = self.index.value_span(path);
+        let narrowed = text.and_then(|t| {
+            let span = span?;
+            let source = std::fs::read_to_string(self.file).ok()?;
+            let value = source.get(span.start..span.end)?;
+            let at = value.find(t)?;
+            Some(Span::from_offsets(
+                &source,
+                span.start + at,
+                span.start + at + t.len(),
+            ))
+        });
+        let d = d.in_file(self.file).at(narrowed.or(span));
+        if path.is_empty() { d } else { d.key(path) }
+    }
+
+    /// Everything seen, as diagnostics in key-path order of first sight.
+    fn report(&self) -> Vec<Diagnostic> {
+        let Ok(state) = self.state.lock() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (path, (message, times)) in &state.errors {
+            let d = Diagnostic::error(Code::EvaluationError, message.clone());
+            let d = if *times > 1 {
+                d.note(format!("raised {times} times on the suite's inputs"))
+            } else {
+                d.note("raised on the suite's inputs")
+            };
+            out.push(self.locate(d, path, None));
+        }
+        for ((path, name), item) in &state.shadows {
+            let d = Diagnostic::warning(
+                Code::ShadowedName,
+                format!(
+                    "items of `{path}` have a key `{name}`, which shadows the run context's `{name}` inside the record list (and the record reads `{name}`)"
+                ),
+            )
+            .note(format!("for example item {item}"))
+            .help(format!(
+                "read the item's key as `item.{name}`; for the run's `{name}`, copy it to an evidence name before the record list (`_all_{name}: << {name} >>`)"
+            ));
+            out.push(self.locate(d, &format!("{path}.for_each"), None));
+        }
+        for (path, found) in &state.selectors {
+            if *found {
+                continue;
+            }
+            let d = Diagnostic::warning(
+                Code::NeverMatched,
+                "this selector never matched anything in the suite's inputs",
+            )
+            .help("check each step of the path against the documents (a misspelled key selects nothing)");
+            out.push(self.locate(d, path, None));
+        }
+        for (path, traced) in &state.paths {
+            for t in traced.iter().filter(|t| !t.matched && t.times > 0) {
+                out.push(self.locate(never_matched(t), path, Some(&t.segments.join("."))));
+            }
+        }
+        // In the order of the file.
+        out.sort_by_key(|d| d.span.map_or(0, |s| s.start));
+        out
+    }
+}
+
+/// The warning for a path that never matched.
+fn never_matched(t: &Traced) -> Diagnostic {
+    let text = t.segments.join(".");
+    if t.segments.len() == 1 {
+        return Diagnostic::warning(
+            Code::NeverMatched,
+            format!("`{text}` is never defined where it is read, on any of the suite's inputs"),
+        )
+        .note(format!(
+            "read {} time(s); it was undefined each time",
+            t.times
+        ));
+    }
+    let found = t.segments[..t.deepest].join(".");
+    let missing = &t.segments[t.deepest.min(t.segments.len() - 1)];
+    let mut d = Diagnostic::warning(
+        Code::NeverMatched,
+        format!("field path `{text}` never matched anything in the suite's inputs"),
+    )
+    .note(format!(
+        "read {} time(s); it was undefined each time, so it counts as missing (and may send the judge to `when_no_data`)",
+        t.times
+    ));
+    if t.deepest == 0 {
+        return d.note(format!("`{}` itself was never defined", t.segments[0]));
+    }
+    if !t.keys.is_empty() {
+        let keys: Vec<&str> = t.keys.iter().map(String::as_str).take(12).collect();
+        d = d.note(format!(
+            "`{found}` was found; its keys include: {}",
+            keys.join(", ")
+        ));
+        let prefix = format!("{found}.");
+        d = d.maybe_help(
+            did_you_mean_help(missing, t.keys.iter().map(String::as_str))
+                .map(|h| h.replacen('`', &format!("`{prefix}"), 1)),
+        );
+    } else {
+        d = d.note(format!("`{found}` was found but has no key `{missing}`"));
+    }
+    d
+}
+
+impl Probe for FileProbe<'_> {
+    fn expression(&self, path: &str, source: &str, scope: &Value) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let traced = state
+            .paths
+            .entry(path.to_owned())
+            .or_insert_with(|| field_paths(source));
+        for t in traced.iter_mut().filter(|t| !t.matched) {
+            trace(t, scope);
+        }
+    }
+
+    fn selected(&self, path: &str, found: &Doc) {
+        let hit = match found {
+            Doc::Null => false,
+            Doc::Array(items) => !items.is_empty(),
+            _ => true,
+        };
+        if let Ok(mut state) = self.state.lock() {
+            *state.selectors.entry(path.to_owned()).or_insert(false) |= hit;
+        }
+    }
+
+    fn records(&self, path: &str, rec: &RecordsPlan, items: &[Doc]) {
+        if over_repos(&rec.for_each) {
+            return; // their keys (`id`, `result`, `truth`) are the documented join
+        }
+        for (n, item) in items.iter().enumerate() {
+            let Doc::Object(map) = item else { continue };
+            for name in CONTEXT_NAMES {
+                if map.get(name).is_some() && reads(rec, name) {
+                    let label = crate::evidence::eval::item_label(item, n);
+                    if let Ok(mut state) = self.state.lock() {
+                        state
+                            .shadows
+                            .entry((path.to_owned(), (*name).to_owned()))
+                            .or_insert(label);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a record list goes over the run's repos (the loader's rule).
+fn over_repos(for_each: &ValuePlan) -> bool {
+    match for_each {
+        ValuePlan::Select(s) => s.source.trim().starts_with("$.repos"),
+        ValuePlan::Expr(e) => e.trim().starts_with("repos"),
+        _ => false,
+    }
+}
+
+/// Whether any expression of the record list reads `name` as a name.
+fn reads(rec: &RecordsPlan, name: &str) -> bool {
+    let text = |p: &ValuePlan| match p {
+        ValuePlan::Expr(s) | ValuePlan::Template(s) => field_paths(s)
+            .iter()
+            .any(|t| t.segments.first().is_some_and(|r| r == name)),
+        _ => false,
+    };
+    rec.fields.iter().any(|(_, p)| text(p))
+        || rec.key.as_ref().is_some_and(text)
+        || rec.value.as_ref().is_some_and(text)
+}
+
+/// Follows `t` in `scope`, noting how far it got.
+fn trace(t: &mut Traced, scope: &Value) {
+    t.times += 1;
+    let mut current = scope.get_attr(&t.segments[0]).unwrap_or(Value::UNDEFINED);
+    if current.is_undefined() {
+        return;
+    }
+    for (depth, seg) in (1..).zip(&t.segments[1..]) {
+        let next = current.get_attr(seg).unwrap_or(Value::UNDEFINED);
+        if next.is_undefined() {
+            if depth >= t.deepest {
+                if depth > t.deepest {
+                    t.keys.clear();
+                }
+                t.deepest = depth;
+                if current.kind() == ValueKind::Map
+                    && let Ok(keys) = current.try_iter()
+                {
+                    for k in keys.take(KEYS_KEPT) {
+                        if t.keys.len() < KEYS_KEPT {
+                            t.keys.insert(k.to_string());
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        current = next;
+    }
+    t.matched = true;
+}
+
+/// The field paths an expression or template reads: `name(.attr)*` whose root is a free
+/// name (not a loop variable of the template, not a function, filter or test).
+fn field_paths(source: &str) -> Vec<Traced> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    let env = ENV.get_or_init(crate::render::environment);
+    let template = source.contains("<<") || source.contains("<%");
+    let (free, code): (Vec<String>, String) = if template {
+        match env.template_from_str(source) {
+            Ok(t) => (
+                t.undeclared_variables(false).into_iter().collect(),
+                template_code(source),
+            ),
+            Err(_) => return Vec::new(),
+        }
+    } else {
+        match env.compile_expression(source) {
+            Ok(e) => (
+                e.undeclared_variables(false).into_iter().collect(),
+                source.to_owned(),
+            ),
+            Err(_) => return Vec::new(),
+        }
+    };
+    static RES: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (strings, path) = RES.get_or_init(|| {
+        (
+            Regex::new(r#""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'"#).unwrap_or_else(|_| unreachable!()),
+            Regex::new(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*").unwrap_or_else(|_| unreachable!()),
+        )
+    });
+    let code = strings.replace_all(&code, "''");
+    let mut out: Vec<Traced> = Vec::new();
+    for m in path.find_iter(&code) {
+        let before = code[..m.start()].chars().next_back();
+        if before.is_some_and(|c| c == '.' || c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let head = code[..m.start()].trim_end();
+        if head.ends_with('|') || head.ends_with(" is") || head.ends_with(" is not") {
+            continue; // a filter or a test
+        }
+        let mut segments: Vec<String> = m.as_str().split('.').map(str::to_owned).collect();
+        let rest = code[m.end()..].trim_start();
+        if rest.starts_with('(') {
+            segments.pop(); // a call: a function, or a method of the path before it
+        }
+        if rest.starts_with('=') && !rest.starts_with("==") {
+            continue; // a keyword argument's name
+        }
+        let Some(root) = segments.first() else {
+            continue;
+        };
+        if !free.iter().any(|f| f == root) || out.iter().any(|t| t.segments == segments) {
+            continue;
+        }
+        out.push(Traced {
+            segments,
+            matched: false,
+            deepest: 0,
+            keys: BTreeSet::new(),
+            times: 0,
+        });
+    }
+    out
+}
+
+/// The results folder a suite reads by default, for "do its inputs exist".
+pub fn default_results(suite: &Suite) -> PathBuf {
+    suite.dir.join(&suite.spec.inputs.results.folder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(source: &str) -> Vec<String> {
+        field_paths(source)
+            .into_iter()
+            .map(|t| t.segments.join("."))
+            .collect()
+    }
+
+    #[test]
+    fn finds_field_paths_but_not_calls_filters_tests_or_loop_names() {
+        assert_eq!(
+            texts(
+                "truth.expected.cves | length > pct(a.b, c) if x.y is defined and z.items() else 'q.r'"
+            ),
+            vec!["truth.expected.cves", "a.b", "c", "x.y", "z"]
+        );
+        assert_eq!(
+            texts("<% for f in findings %><< f.rule >> << f.x | default(d.e) >><% endfor %>"),
+            vec!["findings", "d.e"]
+        );
+        assert_eq!(texts("sort_by(xs, 'a', reverse=true)"), vec!["xs"]);
+    }
+
+    #[test]
+    fn traces_how_far_a_path_gets() {
+        let scope =
+            Doc::from_json(&serde_json::json!({"truth": {"expected": {"cves": [1]}}})).to_value();
+        let mut t = field_paths("truth.expectd.cves").remove(0);
+        trace(&mut t, &scope);
+        assert!(!t.matched);
+        assert_eq!(t.deepest, 1);
+        assert!(t.keys.contains("expected"));
+        let d = never_matched(&t);
+        assert_eq!(d.help.as_deref(), Some("did you mean `truth.expected`?"));
+        let mut ok = field_paths("truth.expected.cves").remove(0);
+        trace(&mut ok, &scope);
+        assert!(ok.matched);
+    }
+}

@@ -1,0 +1,474 @@
+//! The judge language end to end, on small suites written here over the sample data of
+//! `tests/fixtures/examples`: heuristics without a metric, `when_no_data` with computed
+//! scores and recommendations, `llm: never` judges in LLM mode.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
+
+use crate::llm_server::{MockServer, anthropic_text};
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A project in `root`: the sample suite at `judges.d/examples` with `judges` as its
+/// judge files (name, YAML) and `prompts` under `prompts/` (name, text).
+pub fn project(root: &Path, judges: &[(&str, &str)], prompts: &[(&str, &str)]) -> PathBuf {
+    let suite = root.join("judges.d/examples");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/examples"),
+        &suite,
+    );
+    for (name, text) in judges {
+        std::fs::write(suite.join(name), text).expect("write judge");
+    }
+    std::fs::create_dir_all(root.join("prompts")).expect("mkdir");
+    for (name, text) in prompts {
+        std::fs::write(root.join("prompts").join(name), text).expect("write prompt");
+    }
+    suite
+}
+
+/// Runs the binary in `root` with `args` plus `--out`; returns (exit code, stderr, result).
+pub fn caldera(root: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, Value) {
+    let out = root.join("result.json");
+    let _ = std::fs::remove_file(&out);
+    let mut cmd = Command::new(get_cargo_bin("caldera"));
+    cmd.current_dir(root)
+        .env("NO_COLOR", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(args);
+    if args.first() == Some(&"run") {
+        cmd.arg("--out").arg(&out);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().expect("runs");
+    let result = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (
+        output.status.code().expect("exit code"),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        result,
+    )
+}
+
+fn dimension<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["dimensions"]
+        .as_array()
+        .and_then(|d| d.iter().find(|d| d["name"] == name))
+        .unwrap_or_else(|| panic!("no dimension {name} in {result:#}"))
+}
+
+const COUNTS: &str = "\
+dimension: counts
+weight: 1
+llm: never
+evidence:
+  joined: << repos | selectattr('truth') | list | length >>
+  findings: << repos | map(attribute='result.findings') | flatten | list | length >>
+heuristic:
+  when_no_data:
+    if: << joined == 0 >>
+    score: << 3 if findings > 0 else 1 >>
+    confidence: << 0.3 if findings > 0 else 0.2 >>
+    reasoning: No scan has ground truth (<< findings >> findings).
+    recommendations:
+      - text: Add ground truth for at least one sample repo.
+      - if: << findings == 0 >>
+        text: Never shown here.
+  score: 4
+  reasoning: << findings >> findings
+";
+
+#[test]
+fn when_no_data_computes_its_score_and_gives_recommendations() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let suite = project(tmp.path(), &[("counts.yaml", COUNTS)], &[]);
+    std::fs::remove_dir_all(suite.join("data/truth/")).expect("rm truth");
+    std::fs::create_dir_all(suite.join("data/truth/")).expect("mkdir");
+    let (_, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    let d = dimension(&result, "counts");
+    assert_eq!(d["score"], 3, "{stderr}");
+    assert_eq!(d["confidence"], 0.3);
+    assert_eq!(
+        d["recommendations"],
+        serde_json::json!(["Add ground truth for at least one sample repo."])
+    );
+    assert_eq!(d["reasoning"], "No scan has ground truth (4 findings).");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_with_llm_never_is_scored_by_its_heuristic_in_llm_mode() {
+    let server = MockServer::start(|_, _| {
+        anthropic_text(
+            r#"{"score": 2, "confidence": 0.9, "reasoning": "asked", "evidence_cited": [], "recommendations": [], "sub_scores": {}}"#,
+            "end_turn",
+        )
+    })
+    .await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let asked = "\
+dimension: asked
+weight: 1
+evidence:
+  n: << repos | length >>
+heuristic:
+  metric: n
+  bands: [{ min: 1, score: 5 }, { score: 1 }]
+  reasoning: << n >> repos
+prompt: ../../prompts/asked.md
+";
+    project(
+        tmp.path(),
+        &[("counts.yaml", COUNTS), ("asked.yaml", asked)],
+        &[("asked.md", "Judge these: << evidence >>")],
+    );
+    let root = tmp.path().to_path_buf();
+    let base = server.base.clone();
+    let (code, stderr, result) = tokio::task::spawn_blocking(move || {
+        caldera(
+            &root,
+            &[
+                "run",
+                "judges.d/examples",
+                "--timeout",
+                "5",
+                "--cache",
+                "off",
+            ],
+            &[
+                ("ANTHROPIC_API_KEY", "test-key"),
+                ("ANTHROPIC_BASE_URL", base.as_str()),
+            ],
+        )
+    })
+    .await
+    .expect("joins");
+    assert_eq!(
+        server.hits(),
+        1,
+        "only the judge without `llm: never` asks: {stderr}"
+    );
+    let never = dimension(&result, "counts");
+    assert_eq!(never["source"], "heuristic");
+    assert_eq!(never["score"], 4);
+    assert!(
+        never["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("llm: never"),
+        "{never:#}"
+    );
+    assert!(never["llm_calls"].is_null());
+    let asked = dimension(&result, "asked");
+    assert_eq!(asked["source"], "llm");
+    assert_eq!(asked["score"], 2);
+    assert!(asked["note"].is_null());
+    assert!(code == 0 || code == 1, "{stderr}");
+}
+
+const GAMMA: &str = "\
+dimension: gamma
+weight: 1
+evidence:
+  ratio: << results.gamma.stats.palma >>
+  unbounded: << results.gamma.stats.palma > 1e308 >>
+  repos_read: << repos | map(attribute='id') | list >>
+  baseline: << inputs.baseline >>
+heuristic:
+  score: 3
+  reasoning: << repos_read | join(', ') >>
+";
+
+/// Writes the inputs the three input options are about: a run folder whose
+/// `output.json` holds Python's `Infinity`, a broken file, and a broken named input.
+fn messy_inputs(suite: &Path) {
+    let run = suite.join("data/results/gamma");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    std::fs::write(
+        run.join("output.json"),
+        "{\"language\": \"c\", \"findings\": [], \"stats\": {\"palma\": Infinity, \"gini\": NaN}}",
+    )
+    .expect("write");
+    std::fs::write(
+        suite.join("data/results/broken.json"),
+        "{\"id\": \"broken\",\n  \"x\": }",
+    )
+    .expect("write");
+    std::fs::write(suite.join("data/baseline.json"), "[1, 2,").expect("write");
+}
+
+fn suite_yaml(results: &str) -> String {
+    format!(
+        "suite: examples\nweights: relative\ninputs:\n  results: {results}\n  ground_truth: data/truth\n  files:\n    baseline: {{ file: data/baseline.json, skip_unreadable: true }}\n"
+    )
+}
+
+#[test]
+fn lenient_json_run_folders_and_skipped_files_are_read_and_listed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let suite = project(tmp.path(), &[("gamma.yaml", GAMMA)], &[]);
+    messy_inputs(&suite);
+    std::fs::write(
+        suite.join("suite.yaml"),
+        suite_yaml(
+            "{ folder: data/results, json: lenient, skip_unreadable: true, run_file: output.json }",
+        ),
+    )
+    .expect("write");
+    let (_, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    let d = dimension(&result, "gamma");
+    assert_eq!(d["status"], "scored", "{stderr}\n{d:#}");
+    // The run folder is named by its folder; Infinity is read, and shown as null.
+    assert_eq!(
+        d["evidence"]["repos_read"],
+        serde_json::json!(["alpha", "beta", "gamma"])
+    );
+    assert_eq!(d["evidence"]["unbounded"], true);
+    assert_eq!(d["evidence"]["ratio"], Value::Null);
+    assert_eq!(d["evidence"]["baseline"], Value::Null);
+    let problems: Vec<&str> = result["summary"]["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    let skipped: Vec<&&str> = problems
+        .iter()
+        .filter(|m| m.starts_with("skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 2, "{problems:#?}");
+    assert!(
+        skipped[0].contains("broken.json:2:") && skipped[0].contains("inputs.results"),
+        "{skipped:?}"
+    );
+    assert!(skipped[1].contains("baseline.json") && skipped[1].contains("inputs.files.baseline"));
+    assert_eq!(
+        result["inputs"]["skipped"].as_array().map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn strict_json_refuses_infinity_and_says_how_to_read_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let suite = project(tmp.path(), &[("gamma.yaml", GAMMA)], &[]);
+    messy_inputs(&suite);
+    std::fs::remove_file(suite.join("data/results/broken.json")).expect("rm");
+    std::fs::write(
+        suite.join("suite.yaml"),
+        suite_yaml("{ folder: data/results, run_file: output.json }"),
+    )
+    .expect("write");
+    let (code, stderr, _) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("error[json-syntax]"), "{stderr}");
+    assert!(stderr.contains("gamma/output.json:1:"), "{stderr}");
+    assert!(stderr.contains("json: lenient"), "{stderr}");
+}
+
+#[test]
+fn a_prompt_name_that_renders_empty_is_a_load_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let per_repo = "\
+dimension: per_repo
+weight: 1
+scope: repo
+evidence:
+  findings: << result.findings | length >>
+heuristic:
+  metric: findings
+  bands: [{ min: 1, score: 4 }, { score: 2 }]
+  reasoning: << findings >> findings
+prompt: ../../prompts/per_repo.md
+";
+    project(
+        tmp.path(),
+        &[("per_repo.yaml", per_repo)],
+        &[(
+            "per_repo.md",
+            "Repo << id >> has << evidence.findings >> findings.\n<< findngs >>\n",
+        )],
+    );
+    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("prompt reads `id`, which is not defined where it renders"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("per_repo.md:1:9"), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `evidence.findings`?"),
+        "{stderr}"
+    );
+}
+
+/// The trap of a misspelled field path: the run gives a plausible score from
+/// `when_no_data`; `caldera validate` on the suite's own inputs names the path, where it
+/// stopped, and what was meant.
+#[test]
+fn validate_on_the_data_catches_a_misspelled_path_that_falls_through_to_when_no_data() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = "\
+dimension: rules
+weight: 1
+evidence:
+  expected: << truth.alpha.expectd.rules | default([]) >>
+  found: << results.alpha.findings | map(attribute='rule') | select('in', expected) | unique | list >>
+  recall: << pct(found | length, expected | length) >>
+heuristic:
+  metric: recall
+  bands: [{ min: 90, score: 5 }, { score: 2 }]
+  when_no_data: { if: << expected | length == 0 >>, score: 3, reasoning: No rules expected. }
+  reasoning: << recall >>%
+";
+    project(tmp.path(), &[("rules.yaml", rules)], &[]);
+    // The run alone looks fine.
+    let (_, _, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert_eq!(dimension(&result, "rules")["score"], 3);
+    // Validation on the data does not.
+    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, 0, "warnings only: {stderr}");
+    assert!(
+        stderr.contains(
+            "warning[never-matched]: field path `truth.alpha.expectd.rules` never matched anything"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("rules.yaml:4:16"), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `truth.alpha.expected`?"),
+        "{stderr}"
+    );
+    let (code, _, _) = caldera(
+        tmp.path(),
+        &["validate", "judges.d/examples", "--deny-warnings"],
+        &[],
+    );
+    assert_eq!(code, 2);
+    let (code, stderr, _) = caldera(
+        tmp.path(),
+        &[
+            "validate",
+            "judges.d/examples",
+            "--no-data",
+            "--deny-warnings",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// The trap of a shadowed name: items that carry their own `truth` hide the run's
+/// ground truth from the record's expressions.
+#[test]
+fn validate_on_the_data_catches_an_item_key_that_shadows_the_run_context() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let shadow = "\
+dimension: shadow
+weight: 1
+evidence:
+  # Each item carries a `truth` flag, so `truth` below is the flag, not the run's map.
+  checks:
+    for_each: \"<< [{'repo': 'alpha', 'truth': true}, {'repo': 'beta', 'truth': false}] >>\"
+    fields:
+      repo: << item.repo >>
+      expected: << truth[repo].expected.high if truth[repo] is defined else 0 >>
+  high: << checks | sum(attribute='expected') >>
+heuristic:
+  metric: high
+  bands: [{ min: 2, score: 5 }, { score: 2 }]
+  reasoning: << high >>
+";
+    project(tmp.path(), &[("shadow.yaml", shadow)], &[]);
+    let (_, _, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    // alpha's ground truth expects 2 HIGH findings; the shadowed lookup finds none.
+    assert_eq!(dimension(&result, "shadow")["evidence"]["high"], 0);
+    let (_, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert!(
+        stderr.contains("warning[shadowed-name]: items of `evidence.checks` have a key `truth`, which shadows the run context's `truth`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("shadow.yaml:6:15"), "{stderr}");
+}
+
+/// Tests and filters named in strings are looked up by minijinja only when the
+/// expression runs; caldera checks them when the judge loads.
+#[test]
+fn tests_and_filters_named_in_strings_are_checked_at_load() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let named = "\
+dimension: named
+weight: 1
+evidence:
+  reported: << results.alpha.findings | select('reported') | list >>
+  failed: << results.alpha.findings | selectattr('message', 'contains', 'SQL') | list >>
+  upper: << results.alpha.findings | map(attribute='rule') | map('uper') | list >>
+  ok: << results.alpha.findings | selectattr('severity', 'eq', 'HIGH') | map(attribute='rule') | map('lower') | list >>
+heuristic:
+  score: 3
+  reasoning: << reported | length >> << failed | length >> << upper | length >> << ok | length >>
+";
+    project(tmp.path(), &[("named.yaml", named)], &[]);
+    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("unknown test `reported` (named in `select`)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("write `selectattr('x')`"), "{stderr}");
+    assert!(
+        stderr.contains("unknown test `contains` (named in `selectattr`)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unknown filter `uper` (named in `map`)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean `upper`?"), "{stderr}");
+    assert!(stderr.contains("named.yaml:4:49"), "{stderr}");
+    assert!(stderr.contains("there is no `contains` test"), "{stderr}");
+    assert_eq!(
+        stderr.matches("error[unknown-function]").count(),
+        3,
+        "{stderr}"
+    );
+}
