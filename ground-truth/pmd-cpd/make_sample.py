@@ -152,8 +152,14 @@ def main():
                     [occ(k + "Checkout.kt", 30, 49), occ(k + "Cart.kt", 12, 31)]),
               clone("CPD-0002", 20, 104, "require(items.isNotEmpty()) { \"empty cart\" }",
                     [occ(k + "Checkout.kt", 90, 109), occ(k + "Checkout.kt", 150, 169)])]
-    write(os.path.join(HERE, "outputs", "nightly-kotlin.json"),
-          run("nightly-kotlin", "kotlin", {"ignore_identifiers": False, "ignore_literals": False}, files, clones))
+    # Written by an older wrapper in the bare shape: no envelope, run facts in the
+    # document's own `metadata` (with the CPD version), and no `config`.
+    doc = run("nightly-kotlin", "kotlin", {}, files, clones)["data"]
+    del doc["config"], doc["elapsed_seconds"]
+    doc = {"metadata": {"version": "0.9.1", "cpd_version": "7.2.0",
+                        "analyzed_at": "2026-03-05T02:00:00+00:00", "elapsed_seconds": 3.1,
+                        "ignore_identifiers": False, "ignore_literals": False}, **doc}
+    write(os.path.join(HERE, "outputs", "nightly-kotlin.json"), doc)
 
 
 main()
