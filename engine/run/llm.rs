@@ -73,6 +73,8 @@ pub struct LlmOptions {
     pub allow_errors: bool,
     /// `--batch`: uncached prompts go through the Message Batches API.
     pub batch: bool,
+    /// `--panel-matrices`: every pairwise kappa table in full, whatever the panel's size.
+    pub panel_matrices: bool,
 }
 
 impl Default for LlmOptions {
@@ -93,6 +95,7 @@ impl Default for LlmOptions {
             run_id: None,
             allow_errors: false,
             batch: false,
+            panel_matrices: false,
         }
     }
 }
@@ -384,6 +387,7 @@ pub fn run_llm(
     let mut dims = Vec::new();
     let mut panels = Vec::new();
     let mut missing_members = Vec::new();
+    let pairs = crate::run::panel::Pairs::for_panel(models.len(), opts.panel_matrices);
     for (j, plan) in suite.judges.iter().enumerate() {
         let format = format_of(plan);
         let mut scores: Vec<UnitScore> = Vec::new();
@@ -445,8 +449,12 @@ pub fn run_llm(
             v.model_verdicts = model_verdicts;
         }
         if models.len() > 1 {
-            let panel =
-                crate::run::panel::dimension_panel(&plan.spec.dimension, &models, &per_model);
+            let panel = crate::run::panel::dimension_panel(
+                &plan.spec.dimension,
+                &models,
+                &per_model,
+                pairs,
+            );
             v.panel = Some(panel.clone());
             panels.push(panel);
         }
@@ -491,6 +499,7 @@ pub fn run_llm(
             &models,
             &panels,
             suite.spec.kappa_target,
+            pairs,
         ));
     }
     result.summary.problems.extend(missing_members);
