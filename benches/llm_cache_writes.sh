@@ -20,8 +20,12 @@ SERIES=${SERIES:-3}
 work=$(mktemp -d)
 trap 'kill "${mock_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-cargo build --quiet --release --example llm_bench
-bin=${CARGO_TARGET_DIR:-target}/release/examples/llm_bench
+# LLM_BENCH_BIN measures another build of the example (e.g. an older commit's).
+bin=${LLM_BENCH_BIN:-}
+if [[ -z $bin ]]; then
+    cargo build --quiet --release --example llm_bench
+    bin=${CARGO_TARGET_DIR:-target}/release/examples/llm_bench
+fi
 
 start_mock() {
     rm -f "$work/port"

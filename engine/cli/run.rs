@@ -124,6 +124,11 @@ pub struct RunArgs {
     /// consensus is the median, and agreement (kappa, alpha) is reported.
     #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
     pub models: Vec<String>,
+    /// Write every pairwise kappa table in full. Past 8 models they are summarised
+    /// (each model's mean kappa, the pairs that agree least and most), so the result
+    /// stays the size of what a person reads.
+    #[arg(long, help_heading = "LLM mode")]
+    pub panel_matrices: bool,
     /// Most model requests in flight at once; rate-limit answers (429) lower the limit
     /// and successes raise it back.
     #[arg(long, default_value_t = 8, value_name = "N", help_heading = "LLM mode")]
@@ -305,6 +310,7 @@ pub fn execute(args: RunArgs) -> Exit {
             allow_errors: args.allow_errors,
             repeat: args.repeat,
             batch: args.batch,
+            panel_matrices: args.panel_matrices,
         };
         match run_llm(&env, &suite, &options) {
             Ok(result) => {

@@ -314,6 +314,9 @@ fn comparison(out: &mut String, c: &Comparison, diff_only: bool) {
                 let _ = writeln!(out, "  - {}", safe(&p.line()));
             }
         }
+        if let Some(d) = &p.pairwise {
+            panel_digest(&mut out, &d.unweighted);
+        }
     }
     for note in &c.notes {
         let _ = writeln!(out, "\n  note: {note}");
@@ -345,4 +348,36 @@ pub fn verdict_line(c: &Comparison) -> String {
             c.regressions.join("; ")
         )
     }
+}
+
+/// A large panel's pairs in three lines: how many, the least agreeing pairs, and the
+/// models that agree least with the rest.
+fn panel_digest(out: &mut String, d: &crate::run::panel::PairwiseDigest) {
+    let lowest: Vec<String> = d
+        .lowest
+        .iter()
+        .map(|e| format!("{} {:.3}", e.pair, e.kappa))
+        .collect();
+    let mut models: Vec<(&String, f64)> = d
+        .by_model
+        .iter()
+        .filter_map(|(m, k)| k.map(|k| (m, k)))
+        .collect();
+    models.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let models: Vec<String> = models
+        .iter()
+        .take(crate::run::panel::DIGEST_ENDS)
+        .map(|(m, k)| format!("{m} {k:.3}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "    {} pairs, summarised (--panel-matrices writes them all)",
+        d.n_pairs
+    );
+    let _ = writeln!(out, "    least agreeing pairs: {}", lowest.join(", "));
+    let _ = writeln!(
+        out,
+        "    models least in agreement with the rest: {}",
+        models.join(", ")
+    );
 }

@@ -77,6 +77,8 @@ pub struct LlmOptions {
     pub repeat: u32,
     /// `--batch`: uncached prompts go through the Message Batches API.
     pub batch: bool,
+    /// `--panel-matrices`: every pairwise kappa table in full, whatever the panel's size.
+    pub panel_matrices: bool,
 }
 
 impl Default for LlmOptions {
@@ -98,6 +100,7 @@ impl Default for LlmOptions {
             allow_errors: false,
             repeat: 1,
             batch: false,
+            panel_matrices: false,
         }
     }
 }
@@ -466,6 +469,7 @@ pub fn run_llm_on(
     let mut dims = Vec::new();
     let mut panels = Vec::new();
     let mut missing_members = Vec::new();
+    let pairs = crate::run::panel::Pairs::for_panel(models.len(), opts.panel_matrices);
     for (j, plan) in suite.judges.iter().enumerate() {
         if plan.spec.llm == LlmUse::Never {
             dims.push(heuristic_only(plan, &units[j], threshold, total_weight));
@@ -566,8 +570,12 @@ pub fn run_llm_on(
             v.model_verdicts = model_verdicts;
         }
         if models.len() > 1 {
-            let panel =
-                crate::run::panel::dimension_panel(&plan.spec.dimension, &models, &per_model);
+            let panel = crate::run::panel::dimension_panel(
+                &plan.spec.dimension,
+                &models,
+                &per_model,
+                pairs,
+            );
             v.panel = Some(panel.clone());
             panels.push(panel);
         }
@@ -613,6 +621,7 @@ pub fn run_llm_on(
             &models,
             &panels,
             suite.spec.kappa_target,
+            pairs,
         ));
     }
     result.summary.problems.extend(missing_members);

@@ -8,7 +8,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::score::agreement::{
-    ConsensusRule, PairwiseKappa, PanelOptions, PanelSummary, Weighting, pairwise_kappa, panel,
+    ConsensusRule, Interpretation, PairList, PairwiseKappa, PanelOptions, PanelSummary, Weighting,
+    pairwise_kappa, pairwise_lists, panel, panel_without_pairs,
 };
 use crate::spec::suite::Consensus;
 use crate::verdict::heuristic::HeuristicOutcome;
@@ -113,6 +114,31 @@ pub fn consensus_scoring(
     })
 }
 
+/// Past this many models, pairwise tables are summarised: 8 models make 28 pairs, a
+/// table a person still reads; 250 make 31,125. `--panel-matrices` keeps them all.
+pub const FULL_PAIRS_UP_TO: usize = 8;
+
+/// How much of the pairwise tables a result keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pairs {
+    /// Every pair's kappa.
+    Full,
+    /// A digest per weighting (see [`PairwiseDigest`]).
+    Summary,
+}
+
+impl Pairs {
+    /// Full tables for a handful of models or when asked for, else a summary.
+    pub fn for_panel(models: usize, full_requested: bool) -> Pairs {
+        if full_requested || models <= FULL_PAIRS_UP_TO {
+            Pairs::Full
+        } else {
+            Pairs::Summary
+        }
+    }
+}
+
 /// Agreement over one dimension's units.
 #[derive(Clone, Debug, Serialize)]
 pub struct DimensionPanel {
@@ -120,7 +146,8 @@ pub struct DimensionPanel {
     pub dimension: String,
     /// Each model's score per unit (`null` where the model gave none).
     pub ratings: IndexMap<String, Vec<Option<i64>>>,
-    /// Agreement statistics; absent when they cannot be computed (see `note`).
+    /// Agreement statistics; absent when they cannot be computed (see `note`). In a
+    /// summarised panel, without pairwise kappas (they are summarised for the run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agreement: Option<PanelSummary<i64>>,
     /// Why statistics are missing or thin (one unit gives undefined kappas).
@@ -133,6 +160,7 @@ pub fn dimension_panel(
     dimension: &str,
     models: &[String],
     per_model: &[Vec<Option<i64>>],
+    pairs: Pairs,
 ) -> DimensionPanel {
     let ratings: IndexMap<String, Vec<Option<i64>>> = models
         .iter()
@@ -140,12 +168,20 @@ pub fn dimension_panel(
         .zip(per_model.iter().cloned())
         .collect();
     let items = per_model.first().map_or(0, Vec::len);
-    let (agreement, note) = match panel(&ratings, &options(Weighting::Unweighted)) {
+    let computed = match pairs {
+        Pairs::Full => panel(&ratings, &options(Weighting::Unweighted)),
+        Pairs::Summary => panel_without_pairs(&ratings, &options(Weighting::Unweighted)),
+    };
+    let (agreement, note) = match computed {
         Ok(s) => (
             Some(s),
-            (items < 2).then(|| {
-                "one item per model: chance agreement cannot be estimated, so kappas are undefined; see the run-level panel".to_owned()
-            }),
+            if items < 2 {
+                Some("one item per model: chance agreement cannot be estimated, so kappas are undefined; see the run-level panel".to_owned())
+            } else if pairs == Pairs::Summary {
+                Some(summarised_note(models.len()))
+            } else {
+                None
+            },
         ),
         Err(e) => (None, Some(e.to_string())),
     };
@@ -157,12 +193,135 @@ pub fn dimension_panel(
     }
 }
 
+fn summarised_note(models: usize) -> String {
+    format!(
+        "{models} models make {} pairs: pairwise kappas are summarised in the run-level panel (--panel-matrices writes them all)",
+        models * models.saturating_sub(1) / 2
+    )
+}
+
 fn options(weighting: Weighting) -> PanelOptions<i64> {
     PanelOptions {
         weighting,
         order: Some(SCALE.to_vec()),
         consensus: ConsensusRule::Median,
     }
+}
+
+/// One pair and its kappa.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PairEntry {
+    /// `"<a>_vs_<b>"`, as in the full tables.
+    pub pair: String,
+    /// The kappa.
+    pub kappa: f64,
+}
+
+/// Pairwise kappas of a large panel, summarised: what a person reads of 31,125 pairs.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PairwiseDigest {
+    /// Pairs in all.
+    pub n_pairs: usize,
+    /// Pairs whose kappa is undefined.
+    pub n_pairs_undefined: usize,
+    /// Mean of the defined kappas (the same mean the full table gives).
+    pub mean_kappa: Option<f64>,
+    /// Lowest and highest defined kappa.
+    pub range: Option<(f64, f64)>,
+    /// Each model's mean kappa with the other models (defined pairs), in model order.
+    pub by_model: IndexMap<String, Option<f64>>,
+    /// The pairs that agree least, lowest first.
+    pub lowest: Vec<PairEntry>,
+    /// The pairs that agree most, highest first.
+    pub highest: Vec<PairEntry>,
+    /// Pairs per verbal strength (Landis and Koch), `undefined` included.
+    pub by_interpretation: IndexMap<String, usize>,
+}
+
+/// Pairs listed at each end of a digest.
+pub const DIGEST_ENDS: usize = 5;
+
+/// Summarises every pair's kappa; see [`PairwiseDigest`].
+pub fn digest(list: &PairList) -> PairwiseDigest {
+    let m = list.names.len();
+    let mut sums = vec![(0.0f64, 0usize); m];
+    let mut defined: Vec<Kappa> = Vec::with_capacity(list.kappas.len());
+    let mut bands: Vec<(Interpretation, usize)> = Vec::new();
+    for &(x, y, k) in &list.kappas {
+        let band = Interpretation::of(k);
+        match bands.iter_mut().find(|(b, _)| *b == band) {
+            Some((_, n)) => *n += 1,
+            None => bands.push((band, 1)),
+        }
+        if let Some(k) = k {
+            defined.push((k, x, y));
+            for i in [x, y] {
+                sums[i].0 += k;
+                sums[i].1 += 1;
+            }
+        }
+    }
+    let mean_kappa = (!defined.is_empty())
+        .then(|| defined.iter().map(|d| d.0).sum::<f64>() / defined.len() as f64);
+    let range = defined.iter().fold(None, |acc: Option<(f64, f64)>, d| {
+        Some(acc.map_or((d.0, d.0), |(lo, hi)| (lo.min(d.0), hi.max(d.0))))
+    });
+    let (lowest, highest) = ends(&defined, DIGEST_ENDS);
+    let entry = |&(k, x, y): &Kappa| PairEntry {
+        pair: format!("{}_vs_{}", list.names[x], list.names[y]),
+        kappa: k,
+    };
+    PairwiseDigest {
+        n_pairs: list.kappas.len(),
+        n_pairs_undefined: list.kappas.len() - defined.len(),
+        mean_kappa,
+        range,
+        by_model: list
+            .names
+            .iter()
+            .zip(&sums)
+            .map(|(n, &(sum, count))| (n.clone(), (count > 0).then(|| sum / count as f64)))
+            .collect(),
+        lowest: lowest.iter().map(entry).collect(),
+        highest: highest.iter().map(entry).collect(),
+        by_interpretation: bands.into_iter().map(|(b, n)| (b.to_string(), n)).collect(),
+    }
+}
+
+/// A defined kappa and its pair's rater positions.
+type Kappa = (f64, usize, usize);
+
+/// The `n` lowest kappas (lowest first) and the `n` highest (highest first), ties in
+/// pair order; one pass, no sort of all the pairs.
+fn ends(defined: &[Kappa], n: usize) -> (Vec<Kappa>, Vec<Kappa>) {
+    let order = |a: &Kappa, b: &Kappa| a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2)));
+    let (mut low, mut high): (Vec<Kappa>, Vec<Kappa>) =
+        (Vec::with_capacity(n + 1), Vec::with_capacity(n + 1));
+    for d in defined {
+        if low.len() < n || low.last().is_some_and(|l| order(d, l).is_lt()) {
+            let at = low.partition_point(|l| order(l, d).is_lt());
+            low.insert(at, *d);
+            low.truncate(n);
+        }
+        let higher = |h: &Kappa| d.0.total_cmp(&h.0).is_gt();
+        if high.len() < n || high.last().is_some_and(higher) {
+            let at = high.partition_point(|h| h.0.total_cmp(&d.0).is_ge());
+            high.insert(at, *d);
+            high.truncate(n);
+        }
+    }
+    (low, high)
+}
+
+/// A large panel's pairwise kappas, summarised per weighting.
+#[derive(Clone, Debug, Serialize)]
+pub struct PairwiseDigests {
+    /// Unweighted kappa.
+    pub unweighted: PairwiseDigest,
+    /// Linear weights (ordinal scores).
+    pub linear: PairwiseDigest,
+    /// Quadratic weights.
+    pub quadratic: PairwiseDigest,
 }
 
 /// Agreement over every unit of every dimension.
@@ -174,12 +333,21 @@ pub struct RunPanel {
     pub items: usize,
     /// Ratings missing because a model gave no verdict.
     pub missing_ratings: usize,
-    /// Unweighted statistics: pairwise and mean kappa, Fleiss, alpha, agreement rate.
+    /// `full`: every pair's kappa below; `summary`: a digest per weighting in
+    /// `pairwise` (past [`FULL_PAIRS_UP_TO`] models, unless `--panel-matrices`).
+    pub pairs: Pairs,
+    /// Unweighted statistics: pairwise and mean kappa, Fleiss, alpha, agreement rate
+    /// (in a summary, `pairwise_kappa` is empty and the mean comes from the digest).
     pub agreement: Option<PanelSummary<i64>>,
-    /// Pairwise kappa with linear weights (ordinal scores).
+    /// Pairwise kappa with linear weights (ordinal scores); full tables only.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub linear: Option<PairwiseKappa>,
-    /// Pairwise kappa with quadratic weights.
+    /// Pairwise kappa with quadratic weights; full tables only.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub quadratic: Option<PairwiseKappa>,
+    /// The pairwise kappas summarised, per weighting; summaries only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairwise: Option<PairwiseDigests>,
     /// The suite's target for the mean kappa.
     pub kappa_target: f64,
     /// Set when the mean kappa is below target or undefined.
@@ -188,7 +356,12 @@ pub struct RunPanel {
 }
 
 /// Builds the run-level panel from the dimensions' ratings.
-pub fn run_panel(models: &[String], dims: &[DimensionPanel], target: Option<f64>) -> RunPanel {
+pub fn run_panel(
+    models: &[String],
+    dims: &[DimensionPanel],
+    target: Option<f64>,
+    pairs: Pairs,
+) -> RunPanel {
     let target = target.unwrap_or(DEFAULT_KAPPA_TARGET);
     let mut ratings: IndexMap<String, Vec<Option<i64>>> =
         models.iter().map(|m| (m.clone(), Vec::new())).collect();
@@ -201,11 +374,41 @@ pub fn run_panel(models: &[String], dims: &[DimensionPanel], target: Option<f64>
     }
     let items = ratings.values().next().map_or(0, Vec::len);
     let missing = ratings.values().flatten().filter(|r| r.is_none()).count();
-    let agreement = panel(&ratings, &options(Weighting::Unweighted)).ok();
-    let linear = pairwise_kappa(&ratings, Weighting::Linear, Some(&SCALE)).ok();
-    let quadratic = pairwise_kappa(&ratings, Weighting::Quadratic, Some(&SCALE)).ok();
-    let mean = agreement.as_ref().and_then(|a| a.mean_kappa);
-    let warning = match mean {
+    let mut panel = RunPanel {
+        models: models.to_vec(),
+        items,
+        missing_ratings: missing,
+        pairs,
+        agreement: None,
+        linear: None,
+        quadratic: None,
+        pairwise: None,
+        kappa_target: target,
+        warning: None,
+    };
+    match pairs {
+        Pairs::Full => {
+            panel.agreement = self::panel(&ratings, &options(Weighting::Unweighted)).ok();
+            panel.linear = pairwise_kappa(&ratings, Weighting::Linear, Some(&SCALE)).ok();
+            panel.quadratic = pairwise_kappa(&ratings, Weighting::Quadratic, Some(&SCALE)).ok();
+        }
+        Pairs::Summary => {
+            let digests = digests(&ratings);
+            panel.agreement = panel_without_pairs(&ratings, &options(Weighting::Unweighted))
+                .ok()
+                .map(|mut a| {
+                    if let Some(d) = &digests {
+                        a.mean_kappa = d.unweighted.mean_kappa;
+                        a.mean_kappa_interpretation = Interpretation::of(a.mean_kappa);
+                        a.n_pairs_undefined = d.unweighted.n_pairs_undefined;
+                    }
+                    a
+                });
+            panel.pairwise = digests;
+        }
+    }
+    let mean = panel.agreement.as_ref().and_then(|a| a.mean_kappa);
+    panel.warning = match mean {
         Some(k) if k < target => Some(format!(
             "mean pairwise kappa {k:.3} is below the target {target:.2}: the models disagree too often for a publishable score"
         )),
@@ -214,16 +417,23 @@ pub fn run_panel(models: &[String], dims: &[DimensionPanel], target: Option<f64>
         )),
         _ => None,
     };
-    RunPanel {
-        models: models.to_vec(),
-        items,
-        missing_ratings: missing,
-        agreement,
-        linear,
-        quadratic,
-        kappa_target: target,
-        warning,
-    }
+    panel
+}
+
+/// The three weightings' digests (one pass over the pairs: see [`pairwise_lists`]).
+fn digests(ratings: &IndexMap<String, Vec<Option<i64>>>) -> Option<PairwiseDigests> {
+    let weightings = [
+        Weighting::Unweighted,
+        Weighting::Linear,
+        Weighting::Quadratic,
+    ];
+    let lists = pairwise_lists(ratings, &weightings, Some(&SCALE)).ok()?;
+    let mut digests = lists.iter().map(digest);
+    Some(PairwiseDigests {
+        unweighted: digests.next()?,
+        linear: digests.next()?,
+        quadratic: digests.next()?,
+    })
 }
 
 #[cfg(test)]
@@ -290,8 +500,9 @@ mod tests {
                 vec![Some(1), Some(2), Some(3), Some(4)],
                 vec![Some(2), Some(1), Some(4), Some(3)],
             ],
+            Pairs::Full,
         );
-        let p = run_panel(&models, &[dim], None);
+        let p = run_panel(&models, &[dim], None, Pairs::Full);
         assert_eq!(p.items, 4);
         assert!(p.warning.is_some());
         let same = dimension_panel(
@@ -301,9 +512,79 @@ mod tests {
                 vec![Some(1), Some(2), Some(3)],
                 vec![Some(1), Some(2), Some(3)],
             ],
+            Pairs::Full,
         );
-        let p = run_panel(&models, &[same], None);
+        let p = run_panel(&models, &[same], None, Pairs::Full);
         assert_eq!(p.agreement.and_then(|a| a.mean_kappa), Some(1.0));
         assert!(p.warning.is_none());
+    }
+
+    #[test]
+    fn a_summary_keeps_the_full_tables_mean_and_names_the_extremes() {
+        let models: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+        // Nine models rate alike; m9 contradicts them.
+        let alike = vec![Some(1), Some(2), Some(3), Some(4), Some(5), Some(3)];
+        let contrary = vec![Some(5), Some(4), Some(1), Some(2), Some(1), Some(2)];
+        let per_model: Vec<Vec<Option<i64>>> = (0..10)
+            .map(|i| {
+                if i == 9 {
+                    contrary.clone()
+                } else {
+                    alike.clone()
+                }
+            })
+            .collect();
+        let full = run_panel(
+            &models,
+            &[dimension_panel("d", &models, &per_model, Pairs::Full)],
+            None,
+            Pairs::Full,
+        );
+        let summary = run_panel(
+            &models,
+            &[dimension_panel("d", &models, &per_model, Pairs::Summary)],
+            None,
+            Pairs::Summary,
+        );
+        let mean = |p: &RunPanel| p.agreement.as_ref().and_then(|a| a.mean_kappa).unwrap();
+        assert!((mean(&full) - mean(&summary)).abs() < 1e-12);
+        let quadratic_full = full.quadratic.as_ref().unwrap().mean_kappa.unwrap();
+        let digests = summary.pairwise.as_ref().unwrap();
+        assert!((digests.quadratic.mean_kappa.unwrap() - quadratic_full).abs() < 1e-12);
+        let d = &digests.unweighted;
+        assert_eq!((d.n_pairs, d.n_pairs_undefined), (45, 0));
+        assert_eq!(d.lowest.len(), DIGEST_ENDS);
+        assert!(
+            d.lowest.iter().all(|p| p.pair.ends_with("_vs_m9")),
+            "{:?}",
+            d.lowest
+        );
+        assert_eq!(d.highest[0].kappa, 1.0);
+        assert!(d.by_model["m9"].unwrap() < d.by_model["m0"].unwrap());
+        assert_eq!(d.by_interpretation["Almost Perfect"], 36);
+        // No pair table in the summary: its size does not grow with the pairs.
+        assert!(
+            summary
+                .agreement
+                .as_ref()
+                .unwrap()
+                .pairwise_kappa
+                .is_empty()
+        );
+        assert!(summary.linear.is_none() && summary.quadratic.is_none());
+    }
+
+    #[test]
+    fn ends_match_a_full_sort() {
+        let values: Vec<(f64, usize, usize)> = (0..200)
+            .map(|i| (((i * 37) % 23) as f64 / 7.0, i, i + 1))
+            .collect();
+        let (low, high) = ends(&values, 5);
+        let mut ascending = values.clone();
+        ascending.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        assert_eq!(low, ascending[..5]);
+        let mut descending = values;
+        descending.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        assert_eq!(high, descending[..5]);
     }
 }

@@ -96,3 +96,82 @@ async fn a_silent_member_fails_the_run_on_coverage() {
         .count();
     assert_eq!(panel, 7, "one per judge");
 }
+
+/// Past eight models the pairwise tables are summarised (the same mean, the least and
+/// most agreeing pairs, each model's mean); `--panel-matrices` writes them in full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_panel_is_summarised_unless_matrices_are_asked_for() {
+    // Eleven models score by the prompt's length; m11 contradicts them.
+    let server = MockServer::start(|_, seen| {
+        let prompt = prompt_of(seen);
+        let base = 1 + (prompt.len() % 5) as i64;
+        let score = if seen.body["model"] == "m11" {
+            6 - base
+        } else {
+            base
+        };
+        let verdict = format!(r#"{{"score": {score}, "confidence": 0.8, "reasoning": "r"}}"#);
+        anthropic_text(&verdict, "end_turn")
+    })
+    .await;
+    let models: Vec<String> = (0..12).map(|i| format!("m{i:02}")).collect();
+    let models = models.join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d, m) = (
+        server.base.clone(),
+        dir.path().to_path_buf(),
+        models.clone(),
+    );
+    let (_, stdout, summary) =
+        tokio::task::spawn_blocking(move || run(&base, &d, &["--models", &m]))
+            .await
+            .unwrap();
+    let panel = &summary["panel"];
+    assert_eq!(panel["pairs"], "summary");
+    assert!(
+        panel["agreement"]["pairwise_kappa"]
+            .as_object()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(panel["linear"].is_null());
+    let digest = &panel["pairwise"]["unweighted"];
+    assert_eq!(digest["n_pairs"], 66);
+    let lowest = digest["lowest"].as_array().unwrap();
+    assert!(
+        lowest
+            .iter()
+            .all(|p| p["pair"].as_str().unwrap().ends_with("_vs_m11")),
+        "{lowest:#?}"
+    );
+    assert_eq!(digest["by_model"].as_object().unwrap().len(), 12);
+    for d in summary["dimensions"].as_array().unwrap() {
+        let pairs = &d["panel"]["agreement"]["pairwise_kappa"];
+        assert!(pairs.as_object().unwrap().is_empty(), "{}", d["name"]);
+    }
+    assert!(stdout.contains("66 pairs, summarised"), "{stdout}");
+    assert!(stdout.contains("_vs_m11"), "{stdout}");
+
+    // The same run with --panel-matrices (answered from the cache): every pair.
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (_, _, full) = tokio::task::spawn_blocking(move || {
+        run(&base, &d, &["--models", &models, "--panel-matrices"])
+    })
+    .await
+    .unwrap();
+    let panel = &full["panel"];
+    assert_eq!(panel["pairs"], "full");
+    assert_eq!(
+        panel["agreement"]["pairwise_kappa"]
+            .as_object()
+            .unwrap()
+            .len(),
+        66
+    );
+    assert_eq!(panel["quadratic"]["pairs"].as_object().unwrap().len(), 66);
+    assert_eq!(
+        panel["agreement"]["mean_kappa"], summary["panel"]["agreement"]["mean_kappa"],
+        "the summary keeps the full table's mean"
+    );
+    assert_eq!(full["usage"]["cached"], 84);
+}

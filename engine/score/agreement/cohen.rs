@@ -151,6 +151,84 @@ pub fn pairwise_kappa<L: RatingLabel>(
     Ok(pairwise_coded(&coded, &names, weighting))
 }
 
+/// Every pair's kappa by rater position, without the per-pair details of
+/// [`PairwiseKappa`]: what a summary of a large panel needs (hundreds of raters make
+/// tens of thousands of pairs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairList {
+    /// Rater names in input order.
+    pub names: Vec<String>,
+    /// `(x, y, kappa)` for every pair `x < y`, in order; `None` where undefined.
+    pub kappas: Vec<(usize, usize, Option<f64>)>,
+}
+
+/// Kappa for every pair of raters, by position, once per weighting (one [`PairList`]
+/// each, in `weightings` order). Each pair's confusion counts are made once and read
+/// with every weighting: a large panel's tens of thousands of pairs cost one pass.
+/// The kappas are exactly those of [`cohen_kappa`] (the same integer arithmetic).
+///
+/// # Errors
+/// Fewer than two raters, ratings of unequal length, or a rating not in `order`.
+pub fn pairwise_lists<L: RatingLabel>(
+    raters: &Raters<L>,
+    weightings: &[Weighting],
+    order: Option<&[L]>,
+) -> Result<Vec<PairList>, AgreementError> {
+    if raters.len() < 2 {
+        return Err(AgreementError::TooFewRaters(raters.len()));
+    }
+    let names: Vec<String> = raters.keys().cloned().collect();
+    let columns: Vec<&[Option<L>]> = raters.values().map(Vec::as_slice).collect();
+    let coded = code(&columns, &names, order)?;
+    let k = coded.categories.len();
+    let weights: Vec<Vec<u128>> = weightings
+        .iter()
+        .map(|w| (0..k * k).map(|ij| w.weight(ij / k, ij % k)).collect())
+        .collect();
+    let m = names.len();
+    let mut lists: Vec<Vec<(usize, usize, Option<f64>)>> = weightings
+        .iter()
+        .map(|_| Vec::with_capacity(m * (m - 1) / 2))
+        .collect();
+    let (mut confusion, mut rows, mut cols) = (vec![0u128; k * k], vec![0u128; k], vec![0u128; k]);
+    for x in 0..m {
+        for y in x + 1..m {
+            confusion.fill(0);
+            let mut n = 0u128;
+            for (a, b) in coded.columns[x].iter().zip(&coded.columns[y]) {
+                if let (Some(i), Some(j)) = (a, b) {
+                    confusion[i * k + j] += 1;
+                    n += 1;
+                }
+            }
+            for i in 0..k {
+                rows[i] = (0..k).map(|j| confusion[i * k + j]).sum();
+                cols[i] = (0..k).map(|j| confusion[j * k + i]).sum();
+            }
+            for (w, list) in weights.iter().zip(&mut lists) {
+                let (mut observed, mut expected) = (0u128, 0u128);
+                for i in 0..k {
+                    for j in 0..k {
+                        observed += w[i * k + j] * confusion[i * k + j];
+                        expected += w[i * k + j] * rows[i] * cols[j];
+                    }
+                }
+                #[allow(clippy::cast_precision_loss)]
+                let kappa =
+                    (n > 0 && expected > 0).then(|| 1.0 - (n * observed) as f64 / expected as f64);
+                list.push((x, y, kappa));
+            }
+        }
+    }
+    Ok(lists
+        .into_iter()
+        .map(|kappas| PairList {
+            names: names.clone(),
+            kappas,
+        })
+        .collect())
+}
+
 pub(crate) fn pairwise_coded<L>(
     coded: &Coded<L>,
     names: &[String],

@@ -21,11 +21,11 @@ mod panel;
 mod scale;
 
 pub use alpha::{Alpha, AlphaLevel, krippendorff_alpha};
-pub use cohen::{CohenKappa, PairwiseKappa, cohen_kappa, pairwise_kappa};
+pub use cohen::{CohenKappa, PairList, PairwiseKappa, cohen_kappa, pairwise_kappa, pairwise_lists};
 pub use consensus::{Consensus, ConsensusRule, UnanimousAgreement, consensus, unanimous_agreement};
 pub use fleiss::{FleissKappa, fleiss_kappa};
 pub use interpret::Interpretation;
-pub use panel::{PanelOptions, PanelSummary, panel};
+pub use panel::{PanelOptions, PanelSummary, panel, panel_without_pairs};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};

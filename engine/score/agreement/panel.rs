@@ -84,13 +84,38 @@ pub fn panel<L: RatingLabel>(
     raters: &Raters<L>,
     options: &PanelOptions<L>,
 ) -> Result<PanelSummary<L>, AgreementError> {
+    summarise(raters, options, true)
+}
+
+/// [`panel`] without the pairwise kappas (`pairwise_kappa` empty, `mean_kappa` `None`):
+/// every other measure is linear in the raters, the pairs are quadratic, so a large
+/// panel summarises them separately (see [`super::pairwise_list`]).
+///
+/// # Errors
+/// As [`panel`].
+pub fn panel_without_pairs<L: RatingLabel>(
+    raters: &Raters<L>,
+    options: &PanelOptions<L>,
+) -> Result<PanelSummary<L>, AgreementError> {
+    summarise(raters, options, false)
+}
+
+fn summarise<L: RatingLabel>(
+    raters: &Raters<L>,
+    options: &PanelOptions<L>,
+    pairs: bool,
+) -> Result<PanelSummary<L>, AgreementError> {
     if raters.len() < 2 {
         return Err(AgreementError::TooFewRaters(raters.len()));
     }
     let names: Vec<String> = raters.keys().cloned().collect();
     let columns: Vec<&[Option<L>]> = raters.values().map(Vec::as_slice).collect();
     let coded = code(&columns, &names, options.order.as_deref())?;
-    let pairwise = pairwise_coded(&coded, &names, options.weighting);
+    let pairwise = if pairs {
+        pairwise_coded(&coded, &names, options.weighting)
+    } else {
+        pairwise_coded(&coded, &[], options.weighting)
+    };
     let n_items = coded.n_items();
     let missing_by_rater = names
         .iter()
