@@ -299,6 +299,38 @@ pub struct RunPanelView {
     pub kappa_target: Option<f64>,
     /// Set when agreement is below target or undefined.
     pub warning: Option<String>,
+    /// A large panel's pairwise kappas, summarised (past a handful of models).
+    pub pairwise: Option<PairwiseView>,
+}
+
+/// A large panel's pairwise kappas summarised, per weighting (unweighted read here).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PairwiseView {
+    /// Unweighted kappa.
+    pub unweighted: DigestView,
+}
+
+/// What a person reads of many pairs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct DigestView {
+    /// Pairs in all.
+    pub n_pairs: usize,
+    /// The least agreeing pairs.
+    pub lowest: Vec<PairEndView>,
+    /// Each model's mean kappa with the others.
+    pub by_model: indexmap::IndexMap<String, Option<f64>>,
+}
+
+/// One pair at an end of the ranking.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PairEndView {
+    /// `a~b`.
+    pub pair: String,
+    /// Its kappa.
+    pub kappa: f64,
 }
 
 /// Model usage.

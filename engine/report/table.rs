@@ -239,6 +239,9 @@ fn usage_and_panel(out: &mut String, r: &Report) {
             );
         }
     }
+    if let Some(d) = &p.pairwise {
+        panel_digest(out, &d.unweighted);
+    }
 }
 
 /// The comparison with a baseline: decision and score change, one line per dimension,
@@ -314,9 +317,6 @@ fn comparison(out: &mut String, c: &Comparison, diff_only: bool) {
                 let _ = writeln!(out, "  - {}", safe(&p.line()));
             }
         }
-        if let Some(d) = &p.pairwise {
-            panel_digest(&mut out, &d.unweighted);
-        }
     }
     for note in &c.notes {
         let _ = writeln!(out, "\n  note: {note}");
@@ -352,11 +352,11 @@ pub fn verdict_line(c: &Comparison) -> String {
 
 /// A large panel's pairs in three lines: how many, the least agreeing pairs, and the
 /// models that agree least with the rest.
-fn panel_digest(out: &mut String, d: &crate::run::panel::PairwiseDigest) {
+fn panel_digest(out: &mut String, d: &crate::report::model::DigestView) {
     let lowest: Vec<String> = d
         .lowest
         .iter()
-        .map(|e| format!("{} {:.3}", e.pair, e.kappa))
+        .map(|e| format!("{} {:.3}", safe(&e.pair), e.kappa))
         .collect();
     let mut models: Vec<(&String, f64)> = d
         .by_model

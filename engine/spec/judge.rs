@@ -556,14 +556,18 @@ impl JsonSchema for FieldValue {
         "FieldValue".into()
     }
 
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        // The conditional form, which a field may take too (a reference in the
+        // generator's own definitions section).
+        let conditional = generator.subschema_for::<ConditionalSpec>();
         json_schema!({
-            "description": "A JSONPath selector (`$...`) over the item, an expression (`<< expr >>`), a text with `<< >>` parts, or a constant.",
+            "description": "A JSONPath selector (`$...`) over the item, an expression (`<< expr >>`), a text with `<< >>` parts, a constant, or a conditional value (`{value, if, omit_empty}`).",
             "examples": ["$.id", "<< result.vulnerabilities | length >>"],
             "anyOf": [
                 {"type": "string", "description": "Selector, expression, template or string constant."},
                 {"type": "number", "description": "A number constant."},
-                {"type": "boolean", "description": "A boolean constant."}
+                {"type": "boolean", "description": "A boolean constant."},
+                conditional
             ]
         })
     }
