@@ -7,6 +7,12 @@
 //! copy, and it implements both `jsonpath_rust::Queryable` (selectors run on it
 //! directly) and a lazy `minijinja` object view (expressions read it without converting
 //! the whole tree).
+//!
+//! Size matters: a run keeps every document in memory, and a finding is a dozen members.
+//! A `Doc` is 16 bytes (strings are thin pointers, [`Str`], with the length beside the
+//! text), and objects with the same keys share one list of them (see [`DocMap`]), so a
+//! finding's member costs 16 bytes, where `serde_json::Value` with an `IndexMap`
+//! spends about 100.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -19,7 +25,13 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 mod map;
 
-pub use map::DocMap;
+pub use map::{DocMap, KeyCache, MapBuilder, Shapes};
+
+/// A shared, immutable string: one pointer wide (the length lives in the allocation),
+/// so `Doc` and object members stay small. Clones are a reference-count increment.
+pub type Str = arcstr::ArcStr;
+
+const _: () = assert!(std::mem::size_of::<Doc>() == 16, "Doc must stay 16 bytes");
 
 /// A JSON value with shared, immutable containers.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,7 +46,7 @@ pub enum Doc {
     /// Any other number.
     Float(f64),
     /// A string.
-    Str(Arc<str>),
+    Str(Str),
     /// An array.
     Array(Arc<DocSeq>),
     /// An object, keys in document order.
@@ -43,7 +55,7 @@ pub enum Doc {
 
 impl Doc {
     /// Builds an object from key/value pairs (keys kept in the given order).
-    pub fn object<K: Into<Arc<str>>>(pairs: impl IntoIterator<Item = (K, Doc)>) -> Doc {
+    pub fn object<K: Into<Str>>(pairs: impl IntoIterator<Item = (K, Doc)>) -> Doc {
         Doc::Object(Arc::new(DocObj(
             pairs.into_iter().map(|(k, v)| (k.into(), v)).collect(),
         )))
@@ -98,7 +110,8 @@ impl Doc {
             Doc::Bool(b) => Value::from(*b),
             Doc::Int(i) => Value::from(*i),
             Doc::Float(f) => Value::from(*f),
-            Doc::Str(s) => Value::from(s.clone()),
+            // Up to 22 bytes minijinja stores inline, without allocating.
+            Doc::Str(s) => Value::from(s.as_str()),
             // The containers are the minijinja objects themselves: handing one to an
             // expression is a reference-count increment, not an allocation.
             Doc::Array(items) => Value::from_dyn_object(items.clone()),
@@ -128,20 +141,20 @@ impl Doc {
                     f64::try_from(value.clone()).map_or(Doc::Null, Doc::Float)
                 }
             }
-            ValueKind::String => Doc::Str(Arc::from(value.as_str().unwrap_or_default())),
+            ValueKind::String => Doc::Str(Str::from(value.as_str().unwrap_or_default())),
             ValueKind::Map => {
-                let mut map = DocMap::default();
+                let mut map = MapBuilder::default();
                 if let Ok(keys) = value.try_iter() {
                     for key in keys {
                         let item = value.get_item(&key).unwrap_or_default();
-                        let name: Arc<str> = match key.as_str() {
-                            Some(s) => Arc::from(s),
-                            None => Arc::from(key.to_string()),
+                        let name: Str = match key.as_str() {
+                            Some(s) => Str::from(s),
+                            None => Str::from(key.to_string()),
                         };
                         map.insert(name, Doc::from_value(&item));
                     }
                 }
-                Doc::Object(Arc::new(DocObj(map)))
+                Doc::Object(Arc::new(DocObj(map.finish())))
             }
             ValueKind::Seq | ValueKind::Iterable => Doc::Array(Arc::new(DocSeq(
                 value
@@ -150,9 +163,9 @@ impl Doc {
                     .unwrap_or_default(),
             ))),
             ValueKind::Bytes | ValueKind::Plain | ValueKind::Invalid => {
-                Doc::Str(Arc::from(value.to_string()))
+                Doc::Str(Str::from(value.to_string()))
             }
-            _ => Doc::Str(Arc::from(value.to_string())),
+            _ => Doc::Str(Str::from(value.to_string())),
         }
     }
 
@@ -165,13 +178,13 @@ impl Doc {
                 Some(i) => Doc::Int(i),
                 None => Doc::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
-            serde_json::Value::String(s) => Doc::Str(Arc::from(s.as_str())),
+            serde_json::Value::String(s) => Doc::Str(Str::from(s.as_str())),
             serde_json::Value::Array(items) => {
                 Doc::Array(Arc::new(DocSeq(items.iter().map(Doc::from_json).collect())))
             }
             serde_json::Value::Object(map) => Doc::Object(Arc::new(DocObj(
                 map.iter()
-                    .map(|(k, v)| (Arc::from(k.as_str()), Doc::from_json(v)))
+                    .map(|(k, v)| (Str::from(k.as_str()), Doc::from_json(v)))
                     .collect(),
             ))),
         }
@@ -234,8 +247,12 @@ impl<'de> Deserialize<'de> for Doc {
 struct DocVisitor {
     keys: RefCell<Interner>,
     values: RefCell<Interner>,
-    /// One scratch map per nesting level (see [`DocMap::take_exact`]).
-    scratch: RefCell<Vec<DocMap>>,
+    /// One scratch map per nesting level (see [`MapBuilder::take_exact`]).
+    scratch: RefCell<Vec<MapBuilder>>,
+    /// Objects with the same keys share their list of keys.
+    shapes: RefCell<Shapes>,
+    /// One scratch list per nesting level: arrays are copied out at their exact size.
+    scratch_seqs: RefCell<Vec<Vec<Doc>>>,
 }
 
 /// Values longer than this are not interned: long text rarely repeats exactly.
@@ -244,16 +261,16 @@ const INTERN_VALUES_UP_TO: usize = 32;
 /// Strings seen so far, looked up by text. Bounded, so a document of unique strings
 /// costs one lookup each and no more memory.
 #[derive(Default)]
-struct Interner(HashSet<Arc<str>, foldhash::fast::RandomState>);
+struct Interner(HashSet<Str, foldhash::fast::RandomState>);
 
 impl Interner {
     const CAP: usize = 4096;
 
-    fn intern(&mut self, s: &str) -> Arc<str> {
+    fn intern(&mut self, s: &str) -> Str {
         if let Some(k) = self.0.get(s) {
             return k.clone();
         }
-        let k: Arc<str> = Arc::from(s);
+        let k = Str::from(s);
         if self.0.len() < Self::CAP {
             self.0.insert(k.clone());
         }
@@ -262,7 +279,7 @@ impl Interner {
 }
 
 impl DocVisitor {
-    fn intern(&self, key: &str) -> Arc<str> {
+    fn intern(&self, key: &str) -> Str {
         self.keys.borrow_mut().intern(key)
     }
 }
@@ -281,15 +298,15 @@ impl<'de> de::DeserializeSeed<'de> for DocSeed<'_> {
 struct KeySeed<'a>(&'a DocVisitor);
 
 impl<'de> de::DeserializeSeed<'de> for KeySeed<'_> {
-    type Value = Arc<str>;
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Arc<str>, D::Error> {
+    type Value = Str;
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Str, D::Error> {
         struct KeyVisitor<'a>(&'a DocVisitor);
         impl Visitor<'_> for KeyVisitor<'_> {
-            type Value = Arc<str>;
+            type Value = Str;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object key")
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Arc<str>, E> {
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str, E> {
                 Ok(self.0.intern(v))
             }
         }
@@ -328,14 +345,18 @@ impl<'de> Visitor<'de> for &DocVisitor {
         if v.len() <= INTERN_VALUES_UP_TO {
             return Ok(Doc::Str(self.values.borrow_mut().intern(v)));
         }
-        Ok(Doc::Str(Arc::from(v)))
+        Ok(Doc::Str(Str::from(v)))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        let mut items = self.scratch_seqs.borrow_mut().pop().unwrap_or_default();
         while let Some(item) = seq.next_element_seed(DocSeed(self))? {
             items.push(item);
         }
-        Ok(Doc::Array(Arc::new(DocSeq(items))))
+        // Moved into storage of exactly their number; the scratch keeps its capacity.
+        let mut exact = Vec::with_capacity(items.len());
+        exact.append(&mut items);
+        self.scratch_seqs.borrow_mut().push(items);
+        Ok(Doc::Array(Arc::new(DocSeq(exact))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
         let mut out = self.scratch.borrow_mut().pop().unwrap_or_default();
@@ -343,7 +364,7 @@ impl<'de> Visitor<'de> for &DocVisitor {
             let value = map.next_value_seed(DocSeed(self))?;
             out.insert(key, value);
         }
-        let exact = out.take_exact();
+        let exact = out.take_exact(&mut self.shapes.borrow_mut());
         self.scratch.borrow_mut().push(out);
         Ok(Doc::Object(Arc::new(DocObj(exact))))
     }
@@ -353,12 +374,17 @@ impl<'de> Visitor<'de> for &DocVisitor {
 
 impl From<&str> for Doc {
     fn from(s: &str) -> Doc {
-        Doc::Str(Arc::from(s))
+        Doc::Str(Str::from(s))
     }
 }
 impl From<String> for Doc {
     fn from(s: String) -> Doc {
-        Doc::Str(Arc::from(s))
+        Doc::Str(Str::from(s))
+    }
+}
+impl From<Str> for Doc {
+    fn from(s: Str) -> Doc {
+        Doc::Str(s)
     }
 }
 impl From<bool> for Doc {
@@ -481,7 +507,7 @@ impl Object for DocObj {
         self.0.get(key.as_str()?).map(Doc::to_value)
     }
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        let keys: Vec<Value> = self.0.keys().map(|k| Value::from(k.clone())).collect();
+        let keys: Vec<Value> = self.0.keys().map(|k| Value::from(k.as_str())).collect();
         Enumerator::Values(keys)
     }
     fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
@@ -555,7 +581,7 @@ mod tests {
         assert_eq!(d.field("k19"), Some(&Doc::Int(19)));
         let d = doc(r#"[{"s": "HIGH"}, {"s": "HIGH"}]"#);
         match (d.dotted("0.s"), d.dotted("1.s")) {
-            (Some(Doc::Str(a)), Some(Doc::Str(b))) => assert!(Arc::ptr_eq(a, b)),
+            (Some(Doc::Str(a)), Some(Doc::Str(b))) => assert!(Str::ptr_eq(a, b)),
             other => panic!("unexpected {other:?}"),
         }
     }

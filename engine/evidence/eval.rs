@@ -304,7 +304,7 @@ const PARALLEL_MIN_ITEMS: usize = 32;
 /// The fields computed so far for the current item: one layer, filled in place, so a
 /// record of n fields costs n insertions rather than n scope rebuilds.
 #[derive(Debug, Default)]
-struct FieldsLayer(std::sync::Mutex<IndexMap<std::sync::Arc<str>, Value>>);
+struct FieldsLayer(std::sync::Mutex<IndexMap<crate::doc::Str, Value>>);
 
 impl minijinja::value::Object for FieldsLayer {
     fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
@@ -315,7 +315,7 @@ impl minijinja::value::Object for FieldsLayer {
         let keys = self
             .0
             .lock()
-            .map(|m| m.keys().map(|k| Value::from(k.clone())).collect())
+            .map(|m| m.keys().map(|k| Value::from(k.as_str())).collect())
             .unwrap_or_default();
         minijinja::value::Enumerator::Values(keys)
     }
@@ -343,15 +343,15 @@ fn eval_items(
         })
         .transpose()?;
     // Names are shared, not re-allocated per item.
-    let fields: Vec<(std::sync::Arc<str>, String, Compiled<'_>)> = rec
+    let fields: Vec<(crate::doc::Str, String, Compiled<'_>)> = rec
         .fields
         .iter()
         .map(|(name, plan)| {
             let p = format!("{path}.fields.{name}");
-            Compiled::new(env, plan, &p).map(|c| (std::sync::Arc::from(name.as_str()), p, c))
+            Compiled::new(env, plan, &p).map(|c| (crate::doc::Str::from(name.as_str()), p, c))
         })
         .collect::<Result<_, _>>()?;
-    let item_key: std::sync::Arc<str> = std::sync::Arc::from("item");
+    let item_key = crate::doc::Str::from("item");
 
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -376,7 +376,7 @@ fn eval_items(
                 continue;
             }
         }
-        let mut record: Vec<(std::sync::Arc<str>, Doc)> = Vec::with_capacity(fields.len());
+        let mut record: Vec<(crate::doc::Str, Doc)> = Vec::with_capacity(fields.len());
         for (name, p, compiled) in &fields {
             let value = compiled
                 .eval(&item_value, item, p, None)

@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use minijinja::value::{Kwargs, Rest, Value, ValueOrKwargs, from_args};
 use minijinja::{Error, State, filters};
 
-use crate::doc::{Doc, DocSeq};
+use crate::doc::{Doc, DocSeq, KeyCache};
 
 /// Registers the overrides on `env` (after minijinja's built-ins).
 pub fn register(env: &mut minijinja::Environment<'_>) {
@@ -117,13 +117,45 @@ fn num(d: &Doc) -> Option<f64> {
     }
 }
 
-/// A dotted path over a document, as minijinja's `get_path` reads it.
-fn path<'a>(d: &'a Doc, attr: &str) -> Option<&'a Doc> {
-    attr.split('.').try_fold(d, |cur, seg| match cur {
-        Doc::Object(map) => map.get(seg),
-        Doc::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
-        _ => None,
-    })
+/// A dotted path over documents, as minijinja's `get_path` reads it, split once per
+/// filter call and read from every item of a list: each segment keeps a [`KeyCache`],
+/// so the same member of items of one shape is found without scanning their keys.
+struct Path<'s> {
+    segs: Vec<Seg<'s>>,
+}
+
+struct Seg<'s> {
+    name: &'s str,
+    /// The segment as an array index, when it is one.
+    index: Option<usize>,
+    cache: KeyCache,
+}
+
+impl<'s> Path<'s> {
+    fn new(attr: &'s str) -> Path<'s> {
+        Path {
+            segs: attr
+                .split('.')
+                .map(|name| Seg {
+                    name,
+                    index: name.parse().ok(),
+                    cache: KeyCache::default(),
+                })
+                .collect(),
+        }
+    }
+
+    fn get<'a>(&mut self, d: &'a Doc) -> Option<&'a Doc> {
+        let mut cur = d;
+        for seg in &mut self.segs {
+            cur = match cur {
+                Doc::Object(map) => map.get_cached(seg.name, &mut seg.cache)?,
+                Doc::Array(items) => items.get(seg.index?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
 }
 
 fn select_native(
@@ -135,14 +167,20 @@ fn select_native(
 ) -> Option<Value> {
     let args: Vec<Doc> = args.iter().map(Doc::from_value).collect();
     let args = args.as_slice();
+    let mut path = Path::new(attr);
     let mut out = Vec::new();
     for item in items.iter() {
         if !matches!(item, Doc::Object(_)) {
             return None;
         }
-        if native_test(test, path(item, attr), args)? != invert {
+        if native_test(test, path.get(item), args)? != invert {
             out.push(item.clone());
         }
+    }
+    // A kept selection may live as long as the run (evidence): give back what doubling
+    // over-allocated.
+    if out.capacity() > out.len() + out.len() / 8 {
+        out.shrink_to_fit();
     }
     Some(Doc::from(out).to_value())
 }
@@ -207,8 +245,9 @@ pub fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result
     {
         let mut out = Vec::with_capacity(items.len());
         let mut complete = true;
+        let mut path = Path::new(&attr);
         for item in items.iter() {
-            match path(item, &attr) {
+            match path.get(item) {
                 Some(v) => out.push(v.clone()),
                 None => {
                     complete = false;
