@@ -187,6 +187,16 @@ pub struct Shapes {
 impl Shapes {
     const CAP: usize = 4096;
 
+    /// Whether no more shapes are remembered.
+    pub(crate) fn is_full(&self) -> bool {
+        self.table.len() >= Self::CAP
+    }
+
+    /// Forgets every shape (objects keep theirs).
+    pub(crate) fn clear(&mut self) {
+        self.table.clear();
+    }
+
     /// The shape of `keys`: a remembered one with the very same key strings, else new.
     fn shape(&mut self, keys: &[Str]) -> Arc<Shape> {
         if keys.is_empty() {
@@ -222,15 +232,26 @@ pub struct MapBuilder {
     values: Vec<Doc>,
     /// Key -> position, only once the object has more than [`INDEX_ABOVE`] members.
     index: Option<Index>,
+    /// The shape of the last map this builder made (see [`MapBuilder::predicted_key`]).
+    last: Option<Arc<Shape>>,
 }
 
 impl MapBuilder {
+    /// The key the last map made by this builder had at the position of the next one:
+    /// a parser reusing one builder per nesting level gets the keys of the previous
+    /// sibling, which in a list of objects of one shape are the keys to come.
+    #[inline]
+    pub(crate) fn predicted_key(&self) -> Option<&Str> {
+        self.last.as_ref()?.keys.get(self.keys.len())
+    }
+
     /// An empty builder with room for `n` members.
     pub fn with_capacity(n: usize) -> MapBuilder {
         MapBuilder {
             keys: Vec::with_capacity(n),
             values: Vec::with_capacity(n),
             index: None,
+            last: None,
         }
     }
 
@@ -276,6 +297,7 @@ impl MapBuilder {
         let shape = shapes.shape(&self.keys);
         self.keys.clear();
         self.index = None;
+        self.last = Some(shape.clone());
         DocMap {
             shape,
             values: self.values.drain(..).collect(),

@@ -66,13 +66,45 @@ pub fn list_json(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
 
 /// Parses one JSON file into a `Doc`, with a located error.
 pub fn parse_json_file(path: &Path) -> Result<(Doc, u64), Diagnostic> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Diagnostic::error(Code::Io, format!("cannot read file: {e}")).in_file(path))?;
+    READ_BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+        Ok(mut bytes) => {
+            let parsed = read_into(path, &mut bytes).and_then(|()| parse_bytes(path, &bytes));
+            if bytes.capacity() > KEEP_BUFFER_UP_TO {
+                *bytes = Vec::new();
+            }
+            parsed
+        }
+        Err(_) => {
+            let mut bytes = Vec::new();
+            read_into(path, &mut bytes).and_then(|()| parse_bytes(path, &bytes))
+        }
+    })
+}
+
+thread_local! {
+    /// The bytes of the file being parsed, one buffer per thread reused across files:
+    /// fresh memory for every file costs the kernel a page clear per page.
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A buffer grown past this by a large file is given back rather than kept.
+const KEEP_BUFFER_UP_TO: usize = 64 << 20;
+
+fn read_into(path: &Path, bytes: &mut Vec<u8>) -> Result<(), Diagnostic> {
+    use std::io::Read;
+    bytes.clear();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(bytes))
+        .map(|_| ())
+        .map_err(|e| Diagnostic::error(Code::Io, format!("cannot read file: {e}")).in_file(path))
+}
+
+fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<(Doc, u64), Diagnostic> {
     let size = bytes.len() as u64;
-    match serde_json::from_slice::<Doc>(&bytes) {
+    match serde_json::from_slice::<Doc>(bytes) {
         Ok(doc) => Ok((doc, size)),
         Err(e) => {
-            let text = String::from_utf8_lossy(&bytes);
+            let text = String::from_utf8_lossy(bytes);
             let span =
                 (e.line() > 0).then(|| Span::at_line_col(&text, e.line(), e.column().max(1), 1));
             let msg = e.to_string();
