@@ -25,11 +25,12 @@ impl KeyIndex {
     pub fn build(source: &str) -> KeyIndex {
         let mut index = KeyIndex::default();
         let mut stack: Vec<Frame> = Vec::new();
+        let lines = crate::diag::Lines::new(source);
         for event in Parser::new_from_str(source) {
             let Ok((event, span)) = event else { break };
             let start = span.start.byte_offset().unwrap_or(span.start.index());
             let end = span.end.byte_offset().unwrap_or(span.end.index());
-            let here = Span::from_offsets(source, start, end);
+            let here = lines.span(source, start, end);
             match event {
                 Event::MappingStart(..) | Event::SequenceStart(..) => {
                     let path = index.value_path(&mut stack);
