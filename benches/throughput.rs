@@ -10,9 +10,15 @@
 //! 1. plain `serde_json::from_slice::<serde_json::Value>` over every file, one thread;
 //! 2. the same bytes parsed into caldera's `Doc`, one thread;
 //! 3. the full heuristic run of `judges.d/trivy` by the release binary in a fresh
-//!    process (load, parse on all cores, every judge, the result written), wall time;
+//!    process (load, parse on all cores, every judge, the result written): wall time
+//!    and peak resident memory (the child's `ru_maxrss`), `--runs K` times (median).
 //!
-//! It prints MB/s for each and the ratio of (3) to (1).
+//! It prints MB/s and ms per MB for each, the ratio of (3) to (1), the peak RSS against
+//! the budget of 2x the input + 30 MB, and checks the result against a reference run:
+//! the first run over a folder stores its result (volatile fields removed) as
+//! `reference.json` there, later runs must give the same JSON (`--update-reference`
+//! replaces it). A difference exits 1, so a faster engine cannot silently score
+//! differently.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +33,8 @@ struct Args {
     repos: usize,
     vulns: usize,
     dir: Option<PathBuf>,
+    runs: usize,
+    update_reference: bool,
 }
 
 fn args() -> Args {
@@ -34,6 +42,8 @@ fn args() -> Args {
         repos: 200,
         vulns: 2000,
         dir: None,
+        runs: 1,
+        update_reference: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -43,6 +53,8 @@ fn args() -> Args {
                 a.vulns = it.next().and_then(|v| v.parse().ok()).unwrap_or(a.vulns)
             }
             "--dir" => a.dir = it.next().map(PathBuf::from),
+            "--runs" => a.runs = it.next().and_then(|v| v.parse().ok()).unwrap_or(a.runs),
+            "--update-reference" => a.update_reference = true,
             _ => {} // cargo bench passes --bench
         }
     }
@@ -195,37 +207,102 @@ fn main() {
         let _ = std::fs::read(f);
     }
 
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_self());
     for f in &files {
         let data = std::fs::read(f).unwrap_or_default();
         let v: serde_json::Value = serde_json::from_slice(&data).unwrap_or_default();
         std::hint::black_box(v);
     }
-    let parse = t.elapsed().as_secs_f64();
+    let (parse, parse_cpu) = (t.elapsed().as_secs_f64(), cpu_self() - c);
     println!(
-        "serde_json::Value parse, 1 thread: {:>8.3} s  {:>7.1} MB/s",
+        "serde_json::Value parse, 1 thread: {:>8.3} s  {:>7.1} MB/s  (cpu {:.3} s)",
         parse,
-        mbps(bytes, parse)
+        mbps(bytes, parse),
+        parse_cpu
     );
 
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_self());
     for f in &files {
         let data = std::fs::read(f).unwrap_or_default();
         let v: caldera::doc::Doc = serde_json::from_slice(&data).unwrap_or_default();
         std::hint::black_box(v);
     }
-    let doc = t.elapsed().as_secs_f64();
+    let (doc, doc_cpu) = (t.elapsed().as_secs_f64(), cpu_self() - c);
     println!(
-        "caldera Doc parse, 1 thread:       {:>8.3} s  {:>7.1} MB/s",
+        "caldera Doc parse, 1 thread:       {:>8.3} s  {:>7.1} MB/s  (cpu {:.3} s)",
         doc,
-        mbps(bytes, doc)
+        mbps(bytes, doc),
+        doc_cpu
     );
 
-    // The run is measured as users get it: the release binary in a fresh process
-    // (suite load, validation, parallel parse, every judge, the JSON result written).
+    // The memory documents take, all kept at once as a run keeps them.
+    let before = rss_now();
+    let kept: Vec<caldera::doc::Doc> = files
+        .iter()
+        .map(|f| serde_json::from_slice(&std::fs::read(f).unwrap_or_default()).unwrap_or_default())
+        .collect();
+    let held = rss_now().saturating_sub(before);
+    println!(
+        "documents held in memory: {:.1} MB = {:.2}x the JSON bytes",
+        held as f64 / 1e6,
+        held as f64 / bytes as f64
+    );
+    drop(kept);
+    println!(
+        "per MB: plain parse {:.2} ms, Doc parse {:.2} ms",
+        parse * 1e3 / (bytes as f64 / 1e6),
+        doc * 1e3 / (bytes as f64 / 1e6)
+    );
+
     let out = dir.join("result.json");
+    let mut runs: Vec<Run> = (0..a.runs.max(1)).map(|_| run_once(&dir, &out)).collect();
+    runs.sort_by(|x, y| x.wall.total_cmp(&y.wall));
+    let Run { wall: run, cpu, .. } = runs[runs.len() / 2];
+    let peak = runs.iter().map(|r| r.peak).max().unwrap_or(0);
+    let result: serde_json::Value = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let mb = bytes as f64 / 1e6;
+    println!(
+        "caldera run --heuristic (binary, all cores): {:>6.3} s  {:>7.1} MB/s  {:.2} ms/MB  (median of {}; {} judges, score {}, {})",
+        run,
+        mbps(bytes, run),
+        run * 1e3 / mb,
+        runs.len(),
+        result["dimensions"].as_array().map_or(0, Vec::len),
+        result["total_score"],
+        result["decision"]
+    );
+    println!(
+        "run cpu: {:.3} s = {:.2} ms/MB (user + system over all threads)",
+        cpu,
+        cpu * 1e3 / mb
+    );
+    println!(
+        "ratio run / plain parse throughput: {:.2} wall, {:.2} cpu",
+        parse / run,
+        parse_cpu / cpu
+    );
+    let budget = 2 * bytes + 30 * 1024 * 1024;
+    println!(
+        "peak RSS: {:.1} MB = {:.2}x the input (budget 2x + 30 MB = {:.1} MB: {})",
+        peak as f64 / 1e6,
+        peak as f64 / bytes as f64,
+        budget as f64 / 1e6,
+        if peak <= budget { "within" } else { "OVER" }
+    );
+    if !check_reference(&dir, &result, a.update_reference) {
+        std::process::exit(1);
+    }
+}
+
+/// One heuristic run of the release binary in a fresh process: wall seconds, the
+/// child's peak resident set in bytes and its CPU seconds. The run is measured as users get it (suite load,
+/// validation, parallel parse, every judge, the JSON result written).
+fn run_once(dir: &Path, out: &Path) -> Run {
     let t = Instant::now();
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_caldera"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_caldera"))
         .args([
             "run",
             "judges.d/trivy",
@@ -237,28 +314,105 @@ fn main() {
         .arg("--ground-truth")
         .arg(dir.join("expected"))
         .arg("--out")
-        .arg(&out)
+        .arg(out)
         .stdout(std::process::Stdio::null())
-        .status();
-    let run = t.elapsed().as_secs_f64();
-    if !status
-        .as_ref()
-        .is_ok_and(|s| s.code().is_some_and(|c| c == 0 || c == 1))
-    {
-        eprintln!("the run failed: {status:?}");
+        .spawn();
+    let Ok(child) = child else {
+        eprintln!("cannot start the run: {child:?}");
+        std::process::exit(2);
+    };
+    let (code, peak, cpu) = wait_with_rusage(child.id());
+    let wall = t.elapsed().as_secs_f64();
+    if !matches!(code, Some(0 | 1)) {
+        eprintln!("the run failed: exit {code:?}");
         std::process::exit(2);
     }
-    let result: serde_json::Value = std::fs::read_to_string(&out)
+    Run { wall, cpu, peak }
+}
+
+/// What one run of the binary cost.
+#[derive(Clone, Copy)]
+struct Run {
+    wall: f64,
+    cpu: f64,
+    peak: u64,
+}
+
+/// This process's resident set now, in bytes (from `/proc/self/statm`; 0 elsewhere).
+fn rss_now() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
         .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    println!(
-        "caldera run --heuristic (binary, all cores): {:>6.3} s  {:>7.1} MB/s  ({} judges, score {}, {})",
-        run,
-        mbps(bytes, run),
-        result["dimensions"].as_array().map_or(0, Vec::len),
-        result["total_score"],
-        result["decision"]
-    );
-    println!("ratio run / plain parse throughput: {:.2}", parse / run);
+        .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// CPU seconds (user + system) this process has used so far. The machine may be shared:
+/// CPU time says what the work costs, wall time what one waits.
+fn cpu_self() -> f64 {
+    // SAFETY: `rusage` is plain data that `getrusage` fills.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    secs(&usage)
+}
+
+fn secs(u: &libc::rusage) -> f64 {
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// Waits for `pid` with `wait4`, which reports that child's own resource usage (not the
+/// sum over every child, as `getrusage(RUSAGE_CHILDREN)` would).
+fn wait_with_rusage(pid: u32) -> (Option<i32>, u64, f64) {
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that `wait4` fills; `pid` is our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    if r < 0 {
+        return (None, 0, 0.0);
+    }
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    // Linux reports ru_maxrss in kilobytes.
+    (code, usage.ru_maxrss as u64 * 1024, secs(&usage))
+}
+
+/// The result without what changes from run to run (ids, times, folders).
+fn stable(mut v: serde_json::Value) -> serde_json::Value {
+    if let Some(m) = v.as_object_mut() {
+        for k in ["run_id", "timestamp", "duration_ms"] {
+            m.remove(k);
+        }
+    }
+    v
+}
+
+/// Compares the result with the folder's reference (stored on the first run).
+fn check_reference(dir: &Path, result: &serde_json::Value, update: bool) -> bool {
+    let path = dir.join("reference.json");
+    let now = stable(result.clone());
+    let stored = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    match stored {
+        Some(reference) if !update => {
+            if reference == now {
+                println!("result: equal to the reference run ({})", path.display());
+                true
+            } else {
+                let _ = std::fs::write(
+                    dir.join("result.differs.json"),
+                    serde_json::to_vec_pretty(&now).unwrap_or_default(),
+                );
+                eprintln!(
+                    "result DIFFERS from the reference run ({}); see result.differs.json",
+                    path.display()
+                );
+                false
+            }
+        }
+        _ => {
+            let _ = std::fs::write(&path, serde_json::to_vec_pretty(&now).unwrap_or_default());
+            println!("result: stored as the reference run ({})", path.display());
+            true
+        }
+    }
 }

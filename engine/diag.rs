@@ -175,10 +175,33 @@ impl Span {
 
     /// The span of the byte range `start..end` in `source`.
     pub fn from_offsets(source: &str, start: usize, end: usize) -> Span {
-        let start = start.min(source.len());
-        let before = &source[..start];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Lines::new(source).span(source, start, end)
+    }
+}
+
+/// Where the lines of a text start, so that many spans in one file cost a binary search
+/// each rather than a scan from the top (indexing every key of a file that way was
+/// quadratic in its size).
+#[derive(Debug, Clone)]
+pub struct Lines {
+    /// Byte offset of the start of each line; the first is 0.
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    /// The line starts of `source`.
+    pub fn new(source: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
+        Lines { starts }
+    }
+
+    /// The span of the byte range `start..end` in `source` (the text these lines are of).
+    pub fn span(&self, source: &str, start: usize, end: usize) -> Span {
+        let start = floor_char_boundary(source, start.min(source.len()));
+        // The last line starting at or before `start`.
+        let line = self.starts.partition_point(|&s| s <= start).max(1);
+        let line_start = self.starts[line - 1];
         let column = source[line_start..start].chars().count() + 1;
         Span {
             start,
@@ -187,6 +210,15 @@ impl Span {
             column,
         }
     }
+}
+
+/// The largest character boundary at or below `i` (an offset inside a character reads
+/// as that character's start, instead of failing).
+fn floor_char_boundary(source: &str, mut i: usize) -> usize {
+    while !source.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// A problem, located as precisely as we know.
@@ -496,4 +528,26 @@ pub fn display_path(path: &Path) -> String {
 pub fn tally(diags: &[Diagnostic]) -> (usize, usize) {
     let errors = diags.iter().filter(|d| d.is_error()).count();
     (errors, diags.len() - errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Line and column from the line table agree with counting from the top, at every
+    /// character boundary, across empty lines, multibyte text and the end of the text.
+    #[test]
+    fn line_table_spans_match_counting() {
+        let text = "a: 1\n\nbé: [x, ü]\n  - ok\nlast";
+        let lines = Lines::new(text);
+        for (start, _) in text.char_indices().chain([(text.len(), ' ')]) {
+            let before = &text[..start];
+            let line = before.matches('\n').count() + 1;
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = text[line_start..start].chars().count() + 1;
+            let span = lines.span(text, start, start + 1);
+            assert_eq!((span.line, span.column), (line, column), "offset {start}");
+            assert_eq!(span.end, (start + 1).min(text.len()));
+        }
+    }
 }

@@ -7,6 +7,12 @@
 //! copy, and it implements both `jsonpath_rust::Queryable` (selectors run on it
 //! directly) and a lazy `minijinja` object view (expressions read it without converting
 //! the whole tree).
+//!
+//! Size matters: a run keeps every document in memory, and a finding is a dozen members.
+//! A `Doc` is 16 bytes (strings are thin pointers, [`Str`], with the length beside the
+//! text), and objects with the same keys share one list of them (see [`DocMap`]), so a
+//! finding's member costs 16 bytes, where `serde_json::Value` with an `IndexMap`
+//! spends about 100.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -19,7 +25,13 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 mod map;
 
-pub use map::DocMap;
+pub use map::{DocMap, KeyCache, MapBuilder, Shapes};
+
+/// A shared, immutable string: one pointer wide (the length lives in the allocation),
+/// so `Doc` and object members stay small. Clones are a reference-count increment.
+pub type Str = arcstr::ArcStr;
+
+const _: () = assert!(std::mem::size_of::<Doc>() == 16, "Doc must stay 16 bytes");
 
 /// A JSON value with shared, immutable containers.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,7 +46,7 @@ pub enum Doc {
     /// Any other number.
     Float(f64),
     /// A string.
-    Str(Arc<str>),
+    Str(Str),
     /// An array.
     Array(Arc<DocSeq>),
     /// An object, keys in document order.
@@ -43,7 +55,7 @@ pub enum Doc {
 
 impl Doc {
     /// Builds an object from key/value pairs (keys kept in the given order).
-    pub fn object<K: Into<Arc<str>>>(pairs: impl IntoIterator<Item = (K, Doc)>) -> Doc {
+    pub fn object<K: Into<Str>>(pairs: impl IntoIterator<Item = (K, Doc)>) -> Doc {
         Doc::Object(Arc::new(DocObj(
             pairs.into_iter().map(|(k, v)| (k.into(), v)).collect(),
             false,
@@ -107,7 +119,8 @@ impl Doc {
             Doc::Bool(b) => Value::from(*b),
             Doc::Int(i) => Value::from(*i),
             Doc::Float(f) => Value::from(*f),
-            Doc::Str(s) => Value::from(s.clone()),
+            // Up to 22 bytes minijinja stores inline, without allocating.
+            Doc::Str(s) => Value::from(s.as_str()),
             // The containers are the minijinja objects themselves: handing one to an
             // expression is a reference-count increment, not an allocation.
             Doc::Array(items) => Value::from_dyn_object(items.clone()),
@@ -137,20 +150,20 @@ impl Doc {
                     f64::try_from(value.clone()).map_or(Doc::Null, Doc::Float)
                 }
             }
-            ValueKind::String => Doc::Str(Arc::from(value.as_str().unwrap_or_default())),
+            ValueKind::String => Doc::Str(Str::from(value.as_str().unwrap_or_default())),
             ValueKind::Map => {
-                let mut map = DocMap::default();
+                let mut map = MapBuilder::default();
                 if let Ok(keys) = value.try_iter() {
                     for key in keys {
                         let item = value.get_item(&key).unwrap_or_default();
-                        let name: Arc<str> = match key.as_str() {
-                            Some(s) => Arc::from(s),
-                            None => Arc::from(key.to_string()),
+                        let name: Str = match key.as_str() {
+                            Some(s) => Str::from(s),
+                            None => Str::from(key.to_string()),
                         };
                         map.insert(name, Doc::from_value(&item));
                     }
                 }
-                Doc::Object(Arc::new(DocObj(map, false)))
+                Doc::Object(Arc::new(DocObj(map.finish(), false)))
             }
             ValueKind::Seq | ValueKind::Iterable => Doc::Array(Arc::new(DocSeq(
                 value
@@ -159,9 +172,9 @@ impl Doc {
                     .unwrap_or_default(),
             ))),
             ValueKind::Bytes | ValueKind::Plain | ValueKind::Invalid => {
-                Doc::Str(Arc::from(value.to_string()))
+                Doc::Str(Str::from(value.to_string()))
             }
-            _ => Doc::Str(Arc::from(value.to_string())),
+            _ => Doc::Str(Str::from(value.to_string())),
         }
     }
 
@@ -174,13 +187,13 @@ impl Doc {
                 Some(i) => Doc::Int(i),
                 None => Doc::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
-            serde_json::Value::String(s) => Doc::Str(Arc::from(s.as_str())),
+            serde_json::Value::String(s) => Doc::Str(Str::from(s.as_str())),
             serde_json::Value::Array(items) => {
                 Doc::Array(Arc::new(DocSeq(items.iter().map(Doc::from_json).collect())))
             }
             serde_json::Value::Object(map) => Doc::Object(Arc::new(DocObj(
                 map.iter()
-                    .map(|(k, v)| (Arc::from(k.as_str()), Doc::from_json(v)))
+                    .map(|(k, v)| (Str::from(k.as_str()), Doc::from_json(v)))
                     .collect(),
                 false,
             ))),
@@ -199,6 +212,29 @@ impl fmt::Display for Doc {
             Ok(s) => f.write_str(&s),
             Err(_) => Err(fmt::Error),
         }
+    }
+}
+
+// ---------------------------------------------------------------- release
+
+static EXIT_WITHOUT_FREEING: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Makes [`release`] leave values to the operating system: for a process that exits
+/// once its run is done (the command-line tool), not for a library caller.
+pub fn exit_without_freeing() {
+    EXIT_WITHOUT_FREEING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Frees `value` (a run's documents and evidence), or, in a process that exits once the
+/// run is done (see [`exit_without_freeing`]), leaves it to the operating system, which
+/// takes the whole address space back at once: freeing the millions of objects of a
+/// 1 GB run one by one costs about a second on one core.
+pub fn release<T>(value: T) {
+    if EXIT_WITHOUT_FREEING.load(std::sync::atomic::Ordering::Relaxed) {
+        std::mem::forget(value);
+    } else {
+        drop(value);
     }
 }
 
@@ -238,8 +274,24 @@ impl Serialize for Doc {
 
 impl<'de> Deserialize<'de> for Doc {
     fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Doc, D::Error> {
-        de.deserialize_any(&DocVisitor::default())
+        PARSER.with(|parser| match parser.try_borrow_mut() {
+            Ok(visitor) => {
+                visitor.start_document();
+                de.deserialize_any(&*visitor)
+            }
+            // A document read while another is being read on this thread (not done
+            // today) gets its own parser state.
+            Err(_) => de.deserialize_any(&DocVisitor::default()),
+        })
     }
+}
+
+thread_local! {
+    /// The parser state of this thread, reused from one document to the next: its
+    /// tables and scratch space are allocated once per thread, not once per file (fresh
+    /// memory costs the kernel a page clear per page), and documents read on one thread
+    /// share key strings and shapes.
+    static PARSER: RefCell<DocVisitor> = RefCell::default();
 }
 
 /// Interns object keys, and short string values, while parsing: documents repeat the
@@ -249,8 +301,12 @@ impl<'de> Deserialize<'de> for Doc {
 struct DocVisitor {
     keys: RefCell<Interner>,
     values: RefCell<Interner>,
-    /// One scratch map per nesting level (see [`DocMap::take_exact`]).
-    scratch: RefCell<Vec<DocMap>>,
+    /// One scratch map per nesting level (see [`MapBuilder::take_exact`]).
+    scratch: RefCell<Vec<MapBuilder>>,
+    /// Objects with the same keys share their list of keys.
+    shapes: RefCell<Shapes>,
+    /// One scratch list per nesting level: arrays are copied out at their exact size.
+    scratch_seqs: RefCell<Vec<Vec<Doc>>>,
 }
 
 /// Values longer than this are not interned: long text rarely repeats exactly.
@@ -259,26 +315,44 @@ const INTERN_VALUES_UP_TO: usize = 32;
 /// Strings seen so far, looked up by text. Bounded, so a document of unique strings
 /// costs one lookup each and no more memory.
 #[derive(Default)]
-struct Interner(HashSet<Arc<str>, foldhash::fast::RandomState>);
+struct Interner(HashSet<Str, foldhash::fast::RandomState>);
 
 impl Interner {
     const CAP: usize = 4096;
 
-    fn intern(&mut self, s: &str) -> Arc<str> {
+    fn intern(&mut self, s: &str) -> Str {
         if let Some(k) = self.0.get(s) {
             return k.clone();
         }
-        let k: Arc<str> = Arc::from(s);
+        let k = Str::from(s);
         if self.0.len() < Self::CAP {
             self.0.insert(k.clone());
         }
         k
     }
+
+    fn is_full(&self) -> bool {
+        self.0.len() >= Self::CAP
+    }
 }
 
 impl DocVisitor {
-    fn intern(&self, key: &str) -> Arc<str> {
+    fn intern(&self, key: &str) -> Str {
         self.keys.borrow_mut().intern(key)
+    }
+
+    /// Readies the state for the next document: values are interned per document (ids
+    /// rarely repeat across files, and a full table would stop interning); keys and
+    /// shapes carry over, unless their tables are full.
+    fn start_document(&self) {
+        self.values.borrow_mut().0.clear();
+        let mut keys = self.keys.borrow_mut();
+        let mut shapes = self.shapes.borrow_mut();
+        if keys.is_full() || shapes.is_full() {
+            // Shapes are keyed by the identity of interned keys: they go together.
+            keys.0.clear();
+            shapes.clear();
+        }
     }
 }
 
@@ -292,23 +366,28 @@ impl<'de> de::DeserializeSeed<'de> for DocSeed<'_> {
     }
 }
 
-/// A key seed that interns.
-struct KeySeed<'a>(&'a DocVisitor);
+/// A key seed that interns; `predicted` is the key at this position in the previous
+/// object of this nesting level: in a list of objects of one shape it is nearly always
+/// the key, and comparing the text with it is cheaper than hashing.
+struct KeySeed<'a>(&'a DocVisitor, Option<&'a Str>);
 
 impl<'de> de::DeserializeSeed<'de> for KeySeed<'_> {
-    type Value = Arc<str>;
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Arc<str>, D::Error> {
-        struct KeyVisitor<'a>(&'a DocVisitor);
+    type Value = Str;
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Str, D::Error> {
+        struct KeyVisitor<'a>(&'a DocVisitor, Option<&'a Str>);
         impl Visitor<'_> for KeyVisitor<'_> {
-            type Value = Arc<str>;
+            type Value = Str;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object key")
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Arc<str>, E> {
-                Ok(self.0.intern(v))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str, E> {
+                match self.1 {
+                    Some(p) if p.as_str() == v => Ok(p.clone()),
+                    _ => Ok(self.0.intern(v)),
+                }
             }
         }
-        de.deserialize_str(KeyVisitor(self.0))
+        de.deserialize_str(KeyVisitor(self.0, self.1))
     }
 }
 
@@ -343,28 +422,32 @@ impl<'de> Visitor<'de> for &DocVisitor {
         if v.len() <= INTERN_VALUES_UP_TO {
             return Ok(Doc::Str(self.values.borrow_mut().intern(v)));
         }
-        Ok(Doc::Str(Arc::from(v)))
+        Ok(Doc::Str(Str::from(v)))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        let mut items = self.scratch_seqs.borrow_mut().pop().unwrap_or_default();
         while let Some(item) = seq.next_element_seed(DocSeed(self))? {
             items.push(item);
         }
-        Ok(Doc::Array(Arc::new(DocSeq(items))))
+        // Moved into storage of exactly their number; the scratch keeps its capacity.
+        let mut exact = Vec::with_capacity(items.len());
+        exact.append(&mut items);
+        self.scratch_seqs.borrow_mut().push(items);
+        Ok(Doc::Array(Arc::new(DocSeq(exact))))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
         let mut out = self.scratch.borrow_mut().pop().unwrap_or_default();
-        while let Some(key) = map.next_key_seed(KeySeed(self))? {
+        while let Some(key) = map.next_key_seed(KeySeed(self, out.predicted_key()))? {
             let value = map.next_value_seed(DocSeed(self))?;
             // Readers disagree on which of two equal keys counts (the first, the last,
             // an error): a document that says both is refused rather than guessed at.
-            if out.insert(key.clone(), value).is_some() {
+            if out.insert(key.clone(), value) {
                 return Err(de::Error::custom(format!(
                     "duplicate key `{key}` in the same object"
                 )));
             }
         }
-        let exact = out.take_exact();
+        let exact = out.take_exact(&mut self.shapes.borrow_mut());
         self.scratch.borrow_mut().push(out);
         Ok(Doc::Object(Arc::new(DocObj(exact, false))))
     }
@@ -374,12 +457,17 @@ impl<'de> Visitor<'de> for &DocVisitor {
 
 impl From<&str> for Doc {
     fn from(s: &str) -> Doc {
-        Doc::Str(Arc::from(s))
+        Doc::Str(Str::from(s))
     }
 }
 impl From<String> for Doc {
     fn from(s: String) -> Doc {
-        Doc::Str(Arc::from(s))
+        Doc::Str(Str::from(s))
+    }
+}
+impl From<Str> for Doc {
+    fn from(s: Str) -> Doc {
+        Doc::Str(s)
     }
 }
 impl From<bool> for Doc {
@@ -521,8 +609,8 @@ impl Object for DocObj {
         let keys: Vec<Value> = self
             .0
             .keys()
-            .filter(|k| self.shows(k))
-            .map(|k| Value::from(k.clone()))
+            .filter(|k| self.shows(k.as_str()))
+            .map(|k| Value::from(k.as_str()))
             .collect();
         Enumerator::Values(keys)
     }
@@ -600,9 +688,33 @@ mod tests {
         assert_eq!(d.field("k19"), Some(&Doc::Int(19)));
         let d = doc(r#"[{"s": "HIGH"}, {"s": "HIGH"}]"#);
         match (d.dotted("0.s"), d.dotted("1.s")) {
-            (Some(Doc::Str(a)), Some(Doc::Str(b))) => assert!(Arc::ptr_eq(a, b)),
+            (Some(Doc::Str(a)), Some(Doc::Str(b))) => assert!(Str::ptr_eq(a, b)),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// The parser state carried from one document to the next on a thread (interned
+    /// keys, shapes, predicted keys) never changes what a document reads as: objects in
+    /// varying key order, a document with more distinct keys than the tables hold, and
+    /// documents after it.
+    #[test]
+    fn documents_parsed_in_a_row_read_as_alone() {
+        let varied = r#"[{"a":1,"b":2},{"b":3,"a":4},{"a":5},{"c":6,"a":7,"b":8},{"a":9,"b":10}]"#;
+        let keys: Vec<String> = (0..5000)
+            .map(|i| format!(r#""k{i}":{{"k{i}":{i}}}"#))
+            .collect();
+        let wide = format!("{{{}}}", keys.join(","));
+        let nested = r#"{"a":{"a":{"a":1}},"b":[{"a":2},{"a":3,"c":4}]}"#;
+        for text in [varied, &wide, varied, nested, &wide, nested] {
+            let d: Doc = serde_json::from_str(text).unwrap();
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                serde_json::to_string(&d).unwrap(),
+                serde_json::to_string(&v).unwrap()
+            );
+        }
+        // A repeated key is still refused after the reused builders saw other documents.
+        assert!(serde_json::from_str::<Doc>(r#"{"b":[{"a":3,"a":4}]}"#).is_err());
     }
 
     #[test]

@@ -6,5 +6,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // The process ends with its command: its documents go back to the system with it.
+    caldera::doc::exit_without_freeing();
     caldera::cli::main()
 }

@@ -478,7 +478,7 @@ fn eval_records(
 /// One computed item of a record list: its key (when the list is a map), its value
 /// (the record, or `value:`), and a label for messages.
 struct Entry {
-    key: Option<std::sync::Arc<str>>,
+    key: Option<crate::doc::Str>,
     value: Doc,
     label: String,
 }
@@ -491,10 +491,9 @@ fn assemble(rec: &RecordsPlan, entries: Vec<Entry>, path: &str) -> Result<Doc, E
             entries.into_iter().map(|e| e.value).collect::<Vec<_>>(),
         ));
     }
-    let mut map: IndexMap<std::sync::Arc<str>, (Doc, String)> =
-        IndexMap::with_capacity(entries.len());
+    let mut map: IndexMap<crate::doc::Str, (Doc, String)> = IndexMap::with_capacity(entries.len());
     for e in entries {
-        let key = e.key.unwrap_or_else(|| std::sync::Arc::from(""));
+        let key = e.key.unwrap_or_else(|| crate::doc::Str::from(""));
         if let Some((_, first)) = map.get(&key) {
             return Err(EvalError {
                 key_path: format!("{path}.key"),
@@ -511,10 +510,10 @@ fn assemble(rec: &RecordsPlan, entries: Vec<Entry>, path: &str) -> Result<Doc, E
 }
 
 /// A map key from a computed value: a string, or an integer written as one.
-fn entry_key(value: Doc, path: &str, label: &str) -> Result<std::sync::Arc<str>, EvalError> {
+fn entry_key(value: Doc, path: &str, label: &str) -> Result<crate::doc::Str, EvalError> {
     match value {
         Doc::Str(s) => Ok(s),
-        Doc::Int(i) => Ok(std::sync::Arc::from(i.to_string())),
+        Doc::Int(i) => Ok(crate::doc::Str::from(i.to_string())),
         other => Err(EvalError {
             key_path: path.to_owned(),
             item: Some(label.to_owned()),
@@ -532,7 +531,7 @@ const PARALLEL_MIN_ITEMS: usize = 32;
 /// The fields computed so far for the current item: one layer, filled in place, so a
 /// record of n fields costs n insertions rather than n scope rebuilds.
 #[derive(Debug, Default)]
-struct FieldsLayer(std::sync::Mutex<IndexMap<std::sync::Arc<str>, Value>>);
+struct FieldsLayer(std::sync::Mutex<IndexMap<crate::doc::Str, Value>>);
 
 impl minijinja::value::Object for FieldsLayer {
     fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
@@ -543,7 +542,7 @@ impl minijinja::value::Object for FieldsLayer {
         let keys = self
             .0
             .lock()
-            .map(|m| m.keys().map(|k| Value::from(k.clone())).collect())
+            .map(|m| m.keys().map(|k| Value::from(k.as_str())).collect())
             .unwrap_or_default();
         minijinja::value::Enumerator::Values(keys)
     }
@@ -637,7 +636,7 @@ fn eval_items(
     let offset = range.start;
     let items = &all[range];
     let uses_loop = mentions(rec, "loop");
-    let loop_key: std::sync::Arc<str> = std::sync::Arc::from("loop");
+    let loop_key = crate::doc::Str::from("loop");
     let filter = rec
         .filter
         .as_deref()
@@ -650,15 +649,15 @@ fn eval_items(
         })
         .transpose()?;
     // Names are shared, not re-allocated per item.
-    let fields: Vec<(std::sync::Arc<str>, String, Compiled<'_>)> = rec
+    let fields: Vec<(crate::doc::Str, String, Compiled<'_>)> = rec
         .fields
         .iter()
         .map(|(name, plan)| {
             let p = format!("{path}.fields.{name}");
-            Compiled::new(env, plan, &p).map(|c| (std::sync::Arc::from(name.as_str()), p, c))
+            Compiled::new(env, plan, &p).map(|c| (crate::doc::Str::from(name.as_str()), p, c))
         })
         .collect::<Result<_, _>>()?;
-    let item_key: std::sync::Arc<str> = std::sync::Arc::from("item");
+    let item_key = crate::doc::Str::from("item");
     let key_path = format!("{path}.key");
     let value_path = format!("{path}.value");
     let key_c = rec
@@ -712,7 +711,7 @@ fn eval_items(
                 continue;
             }
         }
-        let mut record: Vec<(std::sync::Arc<str>, Doc)> = Vec::with_capacity(fields.len());
+        let mut record: Vec<(crate::doc::Str, Doc)> = Vec::with_capacity(fields.len());
         for ((name, p, compiled), (_, plan)) in fields.iter().zip(&rec.fields) {
             observe_before(probe, plan, p, &item_value);
             let value = compiled

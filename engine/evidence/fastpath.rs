@@ -1,5 +1,6 @@
 //! Native versions of the filters judges run over every finding: `selectattr`,
-//! `rejectattr`, `map(attribute=...)` and `list`, for lists that are JSON documents.
+//! `rejectattr`, `select`, `reject`, `map(attribute=...)`, `unique` and `list`, for lists
+//! that are JSON documents.
 //!
 //! minijinja's own filters convert each item to a value, build an argument vector and
 //! call the test through dynamic dispatch: fine for tens of items, slow for millions.
@@ -14,13 +15,16 @@ use std::cmp::Ordering;
 use minijinja::value::{Kwargs, Rest, Value, ValueOrKwargs, from_args};
 use minijinja::{Error, State, filters};
 
-use crate::doc::{Doc, DocSeq};
+use crate::doc::{Doc, DocSeq, KeyCache};
 
 /// Registers the overrides on `env` (after minijinja's built-ins).
 pub fn register(env: &mut minijinja::Environment<'_>) {
     env.add_filter("selectattr", selectattr);
     env.add_filter("rejectattr", rejectattr);
+    env.add_filter("select", select);
+    env.add_filter("reject", reject);
     env.add_filter("map", map);
+    env.add_filter("unique", unique);
     env.add_filter("list", list);
 }
 
@@ -28,10 +32,31 @@ fn doc_list(value: &Value) -> Option<std::sync::Arc<DocSeq>> {
     value.downcast_object::<DocSeq>()
 }
 
-/// Decides `test(field, arg)` natively; `None` when minijinja must decide. `args` are
-/// the test's arguments, converted once per filter call.
-fn native_test(test: Option<&str>, field: Option<&Doc>, args: &[Doc]) -> Option<bool> {
-    let arg = args.first();
+/// A test's argument, converted once per filter call: a document, or the items of a
+/// list that is not one (a concatenation such as `ids + aliases`, a list an expression
+/// built), kept as minijinja values and compared without converting each (converting
+/// a string allocates).
+enum Arg {
+    Doc(Doc),
+    Items(Vec<Value>),
+}
+
+impl Arg {
+    fn of(value: &Value) -> Arg {
+        let is_doc = value.downcast_object_ref::<DocSeq>().is_some()
+            || value.downcast_object_ref::<crate::doc::DocObj>().is_some();
+        match value.kind() {
+            minijinja::value::ValueKind::Seq if !is_doc => match value.try_iter() {
+                Ok(items) => Arg::Items(items.collect()),
+                Err(_) => Arg::Doc(Doc::from_value(value)),
+            },
+            _ => Arg::Doc(Doc::from_value(value)),
+        }
+    }
+}
+
+/// Decides `test(field, arg)` natively; `None` when minijinja must decide.
+fn native_test(test: Option<&str>, field: Option<&Doc>, args: &[Arg]) -> Option<bool> {
     match (test, field) {
         (None, None) => Some(false),
         (None, Some(d)) => Some(truthy(d)),
@@ -46,8 +71,15 @@ fn native_test(test: Option<&str>, field: Option<&Doc>, args: &[Doc]) -> Option<
         }
         (Some("string"), Some(d)) if args.is_empty() => Some(matches!(d, Doc::Str(_))),
         (Some("mapping"), Some(d)) if args.is_empty() => Some(matches!(d, Doc::Object(_))),
+        (Some("in"), Some(d)) if args.len() == 1 => match &args[0] {
+            Arg::Doc(Doc::Array(items)) => any_same(items.iter(), |x| same(d, x)),
+            Arg::Items(items) => any_same(items.iter(), |x| same_value(d, x)),
+            Arg::Doc(_) => None,
+        },
         (Some(name), Some(d)) if args.len() == 1 => {
-            let arg = arg?;
+            let Arg::Doc(arg) = &args[0] else {
+                return None;
+            };
             match name {
                 "equalto" | "eq" | "==" => same(d, arg),
                 "ne" | "!=" => same(d, arg).map(|b| !b),
@@ -55,22 +87,36 @@ fn native_test(test: Option<&str>, field: Option<&Doc>, args: &[Doc]) -> Option<
                 "le" | "<=" => order(d, arg).map(|o| o != Ordering::Greater),
                 "gt" | "greaterthan" | ">" => order(d, arg).map(|o| o == Ordering::Greater),
                 "ge" | ">=" => order(d, arg).map(|o| o != Ordering::Less),
-                "in" => match arg {
-                    Doc::Array(items) => {
-                        let mut hit = false;
-                        for x in items.iter() {
-                            if same(d, x)? {
-                                hit = true;
-                                break;
-                            }
-                        }
-                        Some(hit)
-                    }
-                    _ => None,
-                },
                 _ => None,
             }
         }
+        _ => None,
+    }
+}
+
+/// Whether any item is equal; `None` as soon as one cannot be compared natively.
+fn any_same<T>(
+    items: impl Iterator<Item = T>,
+    mut eq: impl FnMut(T) -> Option<bool>,
+) -> Option<bool> {
+    for x in items {
+        if eq(x)? {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// [`same`] against a minijinja value, without converting strings.
+fn same_value(d: &Doc, v: &Value) -> Option<bool> {
+    match v.kind() {
+        minijinja::value::ValueKind::String => match d {
+            Doc::Str(s) => Some(s.as_str() == v.as_str()?),
+            _ => None,
+        },
+        minijinja::value::ValueKind::Number
+        | minijinja::value::ValueKind::Bool
+        | minijinja::value::ValueKind::None => same(d, &Doc::from_value(v)),
         _ => None,
     }
 }
@@ -117,13 +163,45 @@ fn num(d: &Doc) -> Option<f64> {
     }
 }
 
-/// A dotted path over a document, as minijinja's `get_path` reads it.
-fn path<'a>(d: &'a Doc, attr: &str) -> Option<&'a Doc> {
-    attr.split('.').try_fold(d, |cur, seg| match cur {
-        Doc::Object(map) => map.get(seg),
-        Doc::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
-        _ => None,
-    })
+/// A dotted path over documents, as minijinja's `get_path` reads it, split once per
+/// filter call and read from every item of a list: each segment keeps a [`KeyCache`],
+/// so the same member of items of one shape is found without scanning their keys.
+struct Path<'s> {
+    segs: Vec<Seg<'s>>,
+}
+
+struct Seg<'s> {
+    name: &'s str,
+    /// The segment as an array index, when it is one.
+    index: Option<usize>,
+    cache: KeyCache,
+}
+
+impl<'s> Path<'s> {
+    fn new(attr: &'s str) -> Path<'s> {
+        Path {
+            segs: attr
+                .split('.')
+                .map(|name| Seg {
+                    name,
+                    index: name.parse().ok(),
+                    cache: KeyCache::default(),
+                })
+                .collect(),
+        }
+    }
+
+    fn get<'a>(&mut self, d: &'a Doc) -> Option<&'a Doc> {
+        let mut cur = d;
+        for seg in &mut self.segs {
+            cur = match cur {
+                Doc::Object(map) => map.get_cached(seg.name, &mut seg.cache)?,
+                Doc::Array(items) => items.get(seg.index?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
 }
 
 fn select_native(
@@ -133,18 +211,118 @@ fn select_native(
     args: &[Value],
     invert: bool,
 ) -> Option<Value> {
-    let args: Vec<Doc> = args.iter().map(Doc::from_value).collect();
+    let args: Vec<Arg> = args.iter().map(Arg::of).collect();
     let args = args.as_slice();
+    let mut path = Path::new(attr);
     let mut out = Vec::new();
     for item in items.iter() {
         if !matches!(item, Doc::Object(_)) {
             return None;
         }
-        if native_test(test, path(item, attr), args)? != invert {
+        if native_test(test, path.get(item), args)? != invert {
+            out.push(item.clone());
+        }
+    }
+    // A kept selection may live as long as the run (evidence): give back what doubling
+    // over-allocated.
+    if out.capacity() > out.len() + out.len() / 8 {
+        out.shrink_to_fit();
+    }
+    Some(Doc::from(out).to_value())
+}
+
+/// `select`/`reject` over the items themselves; `None` when minijinja must decide.
+fn select_items_native(
+    items: &DocSeq,
+    test: Option<&str>,
+    args: &[Value],
+    invert: bool,
+) -> Option<Value> {
+    let args: Vec<Arg> = args.iter().map(Arg::of).collect();
+    let mut out = Vec::new();
+    for item in items.iter() {
+        if native_test(test, Some(item), &args)? != invert {
             out.push(item.clone());
         }
     }
     Some(Doc::from(out).to_value())
+}
+
+/// `select`: native over document lists, else minijinja's.
+pub fn select(
+    state: &mut State,
+    value: Value,
+    test_name: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+) -> Result<Value, Error> {
+    select_items(state, value, test_name, args, false)
+}
+
+/// `reject`: native over document lists, else minijinja's.
+pub fn reject(
+    state: &mut State,
+    value: Value,
+    test_name: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+) -> Result<Value, Error> {
+    select_items(state, value, test_name, args, true)
+}
+
+fn select_items(
+    state: &mut State,
+    value: Value,
+    test_name: Option<Cow<'_, str>>,
+    args: Rest<ValueOrKwargs>,
+    invert: bool,
+) -> Result<Value, Error> {
+    let argv = values(args);
+    if let Some(items) = doc_list(&value)
+        && let Some(v) = select_items_native(&items, test_name.as_deref(), &argv, invert)
+    {
+        return Ok(v);
+    }
+    let fallback = if invert {
+        filters::reject
+    } else {
+        filters::select
+    };
+    fallback(state, value, test_name, rest(argv)).map(Value::from)
+}
+
+/// `unique` of a document list of strings (without `attribute`): the first of each,
+/// compared lower-cased unless `case_sensitive=true`, as minijinja compares them. Other
+/// lists go to minijinja's.
+pub fn unique(state: &State, value: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    if let Some(items) = doc_list(&value)
+        && !kwargs.has("attribute")
+        && let Ok(case_sensitive) = kwargs.get::<Option<bool>>("case_sensitive")
+        && kwargs.assert_all_used().is_ok()
+        && let Some(out) = unique_strings(&items, case_sensitive.unwrap_or(false))
+    {
+        return Ok(Doc::from(out).to_value());
+    }
+    filters::unique(state, value, kwargs)
+}
+
+fn unique_strings(items: &DocSeq, case_sensitive: bool) -> Option<Vec<Doc>> {
+    let mut seen: std::collections::HashSet<Cow<'_, str>, foldhash::fast::RandomState> =
+        std::collections::HashSet::default();
+    let mut out = Vec::new();
+    for item in items.iter() {
+        let Doc::Str(s) = item else { return None };
+        // Lower-casing changes nothing in ASCII text without capitals; anything else
+        // goes through `to_lowercase`, as minijinja's does (titlecase letters too).
+        let unchanged = s.is_ascii() && !s.bytes().any(|b| b.is_ascii_uppercase());
+        let key = if case_sensitive || unchanged {
+            Cow::Borrowed(s.as_str())
+        } else {
+            Cow::Owned(s.to_lowercase())
+        };
+        if seen.insert(key) {
+            out.push(item.clone());
+        }
+    }
+    Some(out)
 }
 
 fn values(args: Rest<ValueOrKwargs>) -> Vec<Value> {
@@ -207,8 +385,9 @@ pub fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result
     {
         let mut out = Vec::with_capacity(items.len());
         let mut complete = true;
+        let mut path = Path::new(&attr);
         for item in items.iter() {
-            match path(item, &attr) {
+            match path.get(item) {
                 Some(v) => out.push(v.clone()),
                 None => {
                     complete = false;
@@ -269,7 +448,8 @@ mod tests {
                 {"s": "HIGH", "c": null, "n": 3, "m": {"k": "a"}},
                 {"s": "MEDIUM", "c": 9, "n": -1, "t": true, "m": {}},
                 {"s": 5, "c": "7.0", "n": 2.5, "t": null}
-            ], "ids": ["HIGH", "LOW"]}"#,
+            ], "ids": ["HIGH", "LOW"],
+            "words": ["a", "B", "b", "A", "", "Straße", "STRASSE", "straße", "İ", "i̇", "ǅ", "ǆ", "x"]}"#,
         )
         .unwrap();
         let exprs = [
@@ -291,6 +471,25 @@ mod tests {
             "xs | map(attribute='m.k') | list",
             "xs | selectattr('s', 'string') | map(attribute='n') | sum",
             "xs | list | length",
+            "xs | map(attribute='t') | select | list",
+            "xs | map(attribute='t') | reject | list",
+            "xs | map(attribute='n') | select('gt', 0) | list",
+            "xs | map(attribute='s') | select('in', ids) | list",
+            "xs | map(attribute='s') | reject('in', ids) | list",
+            "xs | map(attribute='s') | select('string') | list",
+            "xs | map(attribute='s') | select('startingwith', 'H') | list",
+            "xs | map(attribute='m') | select | list",
+            "words | unique | list",
+            "words | unique(case_sensitive=true) | list",
+            "xs | map(attribute='s') | unique | list",
+            "xs | unique(attribute='s') | list",
+            "words | select | unique | list",
+            "xs | map(attribute='s') | select('in', ids + ['MEDIUM']) | list",
+            "xs | map(attribute='s') | reject('in', ids + words) | list",
+            "xs | map(attribute='n') | select('in', [1, 2.5, 'x'] + [3]) | list",
+            "xs | map(attribute='n') | select('in', [1, 2.5] + [3.0]) | list",
+            "xs | selectattr('s', 'in', ids + ['MEDIUM']) | list",
+            "xs | selectattr('t', 'in', [true] + [none]) | list",
         ];
         let fast = crate::render::environment();
         let mut slow = minijinja::Environment::new();

@@ -144,11 +144,43 @@ pub fn parse_json_file(path: &Path) -> Result<(Doc, u64), Diagnostic> {
 
 /// Parses one JSON file in the given mode, with a located error.
 pub fn parse_json_file_as(path: &Path, mode: JsonMode) -> Result<(Doc, u64), Diagnostic> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Diagnostic::error(Code::Io, format!("cannot read file: {e}")).in_file(path))?;
+    READ_BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+        Ok(mut bytes) => {
+            let parsed = read_into(path, &mut bytes).and_then(|()| parse_bytes(path, &bytes, mode));
+            if bytes.capacity() > KEEP_BUFFER_UP_TO {
+                *bytes = Vec::new();
+            }
+            parsed
+        }
+        Err(_) => {
+            let mut bytes = Vec::new();
+            read_into(path, &mut bytes).and_then(|()| parse_bytes(path, &bytes, mode))
+        }
+    })
+}
+
+thread_local! {
+    /// The bytes of the file being parsed, one buffer per thread reused across files:
+    /// fresh memory for every file costs the kernel a page clear per page.
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A buffer grown past this by a large file is given back rather than kept.
+const KEEP_BUFFER_UP_TO: usize = 64 << 20;
+
+fn read_into(path: &Path, bytes: &mut Vec<u8>) -> Result<(), Diagnostic> {
+    use std::io::Read;
+    bytes.clear();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(bytes))
+        .map(|_| ())
+        .map_err(|e| Diagnostic::error(Code::Io, format!("cannot read file: {e}")).in_file(path))
+}
+
+fn parse_bytes(path: &Path, bytes: &[u8], mode: JsonMode) -> Result<(Doc, u64), Diagnostic> {
     let size = bytes.len() as u64;
     if bytes.starts_with(b"\xEF\xBB\xBF") {
-        let text = String::from_utf8_lossy(&bytes);
+        let text = String::from_utf8_lossy(bytes);
         return Err(Diagnostic::error(
             Code::JsonSyntax,
             "the file starts with a byte-order mark (BOM), which JSON does not allow",
@@ -158,24 +190,22 @@ pub fn parse_json_file_as(path: &Path, mode: JsonMode) -> Result<(Doc, u64), Dia
         .help("save the file as UTF-8 without a BOM"));
     }
     let parsed = match mode {
-        JsonMode::Strict => serde_json::from_slice::<Doc>(&bytes).map_err(|e| (e, Vec::new())),
-        JsonMode::Lenient => crate::load::lenient::parse(&bytes),
+        JsonMode::Strict => serde_json::from_slice::<Doc>(bytes).map_err(|e| (e, Vec::new())),
+        JsonMode::Lenient => crate::load::lenient::parse(bytes),
     };
     match parsed {
         Ok(doc) => Ok((doc, size)),
         Err((e, shifts)) => {
-            let text = String::from_utf8_lossy(&bytes);
-            if mode == JsonMode::Strict && !e.to_string().starts_with("duplicate key") {
-                let non_finite = ["NaN", "Infinity"].iter().any(|t| text.contains(t));
-                let d = json_error(path, &bytes, &e);
+            let text = String::from_utf8_lossy(bytes);
+            if mode == JsonMode::Strict {
+                let non_finite = !e.to_string().starts_with("duplicate key")
+                    && ["NaN", "Infinity"].iter().any(|t| text.contains(t));
+                let d = json_error(path, bytes, &e);
                 return Err(if non_finite {
                     d.help("a file written by Python's json module may hold NaN or Infinity; declare `json: lenient` on this input to read them")
                 } else {
                     d
                 });
-            }
-            if mode == JsonMode::Strict {
-                return Err(json_error(path, &bytes, &e));
             }
             let column = crate::load::lenient::original_column(&shifts, e.line(), e.column());
             let span = (e.line() > 0).then(|| Span::at_line_col(&text, e.line(), column.max(1), 1));

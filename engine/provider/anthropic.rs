@@ -70,11 +70,12 @@ impl AnthropicProvider {
         key: Secret,
         timeout: Duration,
     ) -> Result<Self, ProviderError> {
+        let base_url = super::base_url(base_url, DEFAULT_BASE_URL);
         Ok(AnthropicProvider {
-            base_url: super::base_url(base_url, DEFAULT_BASE_URL),
+            client: http_client(NAME, timeout, &base_url)?,
+            base_url,
             key,
             timeout,
-            client: http_client(NAME, timeout)?,
         })
     }
 

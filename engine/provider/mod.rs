@@ -343,20 +343,28 @@ pub fn install_crypto_provider() {
     });
 }
 
-/// Builds the shared HTTP client for the API providers.
+/// Builds the shared HTTP client for the API providers. For a plain-http `base_url` (a
+/// local server, a test double) no root certificates are loaded: reading the system's
+/// store costs several milliseconds of every start, and such a client never verifies
+/// a certificate (it can reach no https server).
 pub(crate) fn http_client(
     provider: &'static str,
     timeout: Duration,
+    base_url: &str,
 ) -> Result<reqwest::Client, ProviderError> {
     install_crypto_provider();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         // A redirect would carry the key to wherever it points (reqwest strips
         // `Authorization` across origins, but not `x-api-key`): model calls follow none,
         // and a 3xx is reported as the error it is.
         .redirect(reqwest::redirect::Policy::none())
         .timeout(timeout)
         .connect_timeout(timeout.min(Duration::from_secs(10)))
-        .user_agent(concat!("caldera/", env!("CARGO_PKG_VERSION")))
+        .user_agent(concat!("caldera/", env!("CARGO_PKG_VERSION")));
+    if is_plain_http(base_url) {
+        builder = builder.tls_certs_only(Vec::new());
+    }
+    builder
         .build()
         .map_err(|e| ProviderError::Config(format!("cannot build the {provider} HTTP client: {e}")))
 }
@@ -424,6 +432,12 @@ pub(crate) async fn read_capped(
         body.extend_from_slice(&chunk);
     }
     Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// Whether `url` is plain http (no TLS).
+fn is_plain_http(url: &str) -> bool {
+    url.get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
 }
 
 /// Maps a reqwest error into a [`ProviderError`] (keys travel in headers, never

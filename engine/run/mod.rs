@@ -87,14 +87,16 @@ pub fn run_heuristic(
             )
         })
         .collect::<Vec<_>>();
-    Ok(assemble(
+    let result = assemble(
         suite,
         &inputs,
         dims,
         ("heuristic", None),
         options.allow_errors,
         started,
-    ))
+    );
+    crate::doc::release((inputs, ctx, units));
+    Ok(result)
 }
 
 /// Builds the run context and adds the suite's own evidence to it. Suite evidence that
