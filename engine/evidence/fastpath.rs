@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use minijinja::value::{Kwargs, Rest, Value, ValueOrKwargs, from_args};
+use minijinja::value::{Kwargs, Rest, Value, ValueKind, ValueOrKwargs, from_args};
 use minijinja::{Error, State, filters};
 
 use crate::doc::{Doc, DocSeq, KeyCache};
@@ -360,10 +360,18 @@ fn select_attr(
     invert: bool,
 ) -> Result<Value, Error> {
     let argv = values(args);
-    if let Some(items) = doc_list(&value)
-        && let Some(v) = select_native(&items, &attr, test_name.as_deref(), &argv, invert)
-    {
-        return Ok(v);
+    if let Some(items) = doc_list(&value) {
+        if !invert
+            && matches!(test_name.as_deref(), Some("equalto" | "eq" | "=="))
+            && let [arg] = argv.as_slice()
+            && let Some(key) = arg.as_str().filter(|_| arg.kind() == ValueKind::String)
+            && let Some(v) = lookup::select_equal(&items, &attr, key)
+        {
+            return Ok(v);
+        }
+        if let Some(v) = select_native(&items, &attr, test_name.as_deref(), &argv, invert) {
+            return Ok(v);
+        }
     }
     let fallback = if invert {
         filters::rejectattr
@@ -371,6 +379,85 @@ fn select_attr(
         filters::selectattr
     };
     fallback(state, value, attr, test_name, rest(argv)).map(Value::from)
+}
+
+/// `list | selectattr(attr, 'equalto', text)` repeated over the same list, as a record
+/// list does when each record looks up "its" item of another list (`scans |
+/// selectattr('repo', 'equalto', repo) | first`): a scan per record makes that quadratic
+/// in the number of repos. The first call on a list builds an index from the attribute's
+/// text to the items' positions, and later calls on that very list (the same shared
+/// allocation) read it. Only lists whose every item has the attribute as a string are
+/// indexed: anywhere else the plain filter decides, exactly as before.
+mod lookup {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use minijinja::value::Value;
+
+    use super::Path;
+    use crate::doc::{Doc, DocSeq, Str};
+
+    /// Lists shorter than this are scanned: building an index would not pay.
+    const INDEX_FROM: usize = 64;
+
+    struct Index {
+        /// Held, so its address cannot be reused by another list while cached.
+        list: Arc<DocSeq>,
+        attr: String,
+        /// `None` when the list cannot be indexed (an item without a string attribute).
+        positions: Option<HashMap<Str, Vec<u32>, foldhash::fast::RandomState>>,
+    }
+
+    thread_local! {
+        /// The index of the list last looked up on this thread.
+        static LAST: RefCell<Option<Index>> = const { RefCell::new(None) };
+    }
+
+    /// The items whose `attr` equals `key`, as a document list; `None` when the list is
+    /// not indexable (the caller then filters as usual).
+    pub(super) fn select_equal(items: &Arc<DocSeq>, attr: &str, key: &str) -> Option<Value> {
+        if items.len() < INDEX_FROM || items.len() > u32::MAX as usize {
+            return None;
+        }
+        LAST.with(|last| {
+            let mut last = last.try_borrow_mut().ok()?;
+            let cached = last
+                .as_ref()
+                .is_some_and(|ix| Arc::ptr_eq(&ix.list, items) && ix.attr == attr);
+            if !cached {
+                *last = Some(Index {
+                    list: items.clone(),
+                    attr: attr.to_owned(),
+                    positions: build(items, attr),
+                });
+            }
+            let positions = last.as_ref()?.positions.as_ref()?;
+            let hits: Vec<Doc> = positions
+                .get(key)
+                .map(|at| at.iter().map(|&i| items[i as usize].clone()).collect())
+                .unwrap_or_default();
+            Some(Doc::from(hits).to_value())
+        })
+    }
+
+    fn build(
+        items: &DocSeq,
+        attr: &str,
+    ) -> Option<HashMap<Str, Vec<u32>, foldhash::fast::RandomState>> {
+        let mut path = Path::new(attr);
+        let mut positions: HashMap<Str, Vec<u32>, foldhash::fast::RandomState> = HashMap::default();
+        for (i, item) in items.iter().enumerate() {
+            if !matches!(item, Doc::Object(_)) {
+                return None;
+            }
+            let Some(Doc::Str(s)) = path.get(item) else {
+                return None;
+            };
+            positions.entry(s.clone()).or_default().push(i as u32);
+        }
+        Some(positions)
+    }
 }
 
 /// `map(attribute='a.b')` without a default: native over document lists when every item
@@ -490,7 +577,34 @@ mod tests {
             "xs | map(attribute='n') | select('in', [1, 2.5] + [3.0]) | list",
             "xs | selectattr('s', 'in', ids + ['MEDIUM']) | list",
             "xs | selectattr('t', 'in', [true] + [none]) | list",
+            "long | selectattr('id', 'equalto', 'r3') | list",
+            "long | selectattr('id', 'equalto', 'r3') | map(attribute='n') | list",
+            "long | selectattr('id', 'eq', 'r39') | first",
+            "long | selectattr('id', '==', 'absent') | list",
+            "long | selectattr('id', 'equalto', 3) | list",
+            "long | selectattr('n', 'equalto', 'r3') | list",
+            "mixed | selectattr('id', 'equalto', 'r3') | list",
+            "long | rejectattr('id', 'equalto', 'r3') | list | length",
         ];
+        let mut data = data;
+        if let Doc::Object(m) = &data {
+            let mut pairs: Vec<(String, Doc)> =
+                m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+            // Long enough to be indexed: some ids repeat, one item lacks `id` in `mixed`.
+            let long: Vec<Doc> = (0..100)
+                .map(|i| {
+                    Doc::object([
+                        ("id", Doc::from(format!("r{}", i % 40))),
+                        ("n", Doc::Int(i)),
+                    ])
+                })
+                .collect();
+            let mut mixed = long.clone();
+            mixed.push(Doc::object([("n", Doc::Int(-1))]));
+            pairs.push(("long".into(), Doc::from(long)));
+            pairs.push(("mixed".into(), Doc::from(mixed)));
+            data = Doc::object(pairs);
+        }
         let fast = crate::render::environment();
         let mut slow = minijinja::Environment::new();
         crate::evidence::builtins::register(&mut slow);
