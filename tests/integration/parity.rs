@@ -71,7 +71,7 @@ impl std::ops::AddAssign for Tally {
 }
 
 /// Every leaf of `value` with its JSON pointer; empty lists and maps are leaves too.
-fn leaves(value: &Value, pointer: String, out: &mut Vec<(String, Value)>) {
+pub(crate) fn leaves(value: &Value, pointer: String, out: &mut Vec<(String, Value)>) {
     match value {
         Value::Object(map) if !map.is_empty() => {
             for (k, v) in map {
@@ -88,7 +88,8 @@ fn leaves(value: &Value, pointer: String, out: &mut Vec<(String, Value)>) {
     }
 }
 
-fn under(pointer: &str, prefix: &str) -> bool {
+/// Whether `pointer` is `prefix` or lies under it.
+pub(crate) fn under(pointer: &str, prefix: &str) -> bool {
     pointer == prefix
         || pointer
             .strip_prefix(prefix)

@@ -17,6 +17,8 @@ use caldera::run::context::Overrides;
 use caldera::run::{RunOptions, run_heuristic};
 use serde_json::Value;
 
+use crate::parity::{leaves, under};
+
 /// One deliberate difference: every differing leaf under `prefix` (a JSON pointer into
 /// the dimension's evidence) of `dimension` on `dataset` is explained by `reason`.
 struct Listed {
@@ -167,32 +169,6 @@ const DATASETS: &[&str] = &["fixtures", "umbraco", "sot", "paired"];
 
 fn reference_dir() -> Option<PathBuf> {
     crate::shared::shared_path("reference/caldera-trivy", "the trivy parity check")
-}
-
-/// Every leaf of `value` with its JSON pointer; empty lists and maps are leaves too, so
-/// a list the framework left empty is compared as well.
-fn leaves(value: &Value, pointer: String, out: &mut Vec<(String, Value)>) {
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            for (k, v) in map {
-                let key = k.replace('~', "~0").replace('/', "~1");
-                leaves(v, format!("{pointer}/{key}"), out);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            for (i, v) in items.iter().enumerate() {
-                leaves(v, format!("{pointer}/{i}"), out);
-            }
-        }
-        leaf => out.push((pointer, leaf.clone())),
-    }
-}
-
-fn under(pointer: &str, prefix: &str) -> bool {
-    pointer == prefix
-        || pointer
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The most specific listed difference covering `pointer`.
