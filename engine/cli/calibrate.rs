@@ -9,8 +9,7 @@ use crate::calibrate::render::{Style, render};
 use crate::calibrate::{SourceScores, calibrate, labels, sources};
 use crate::cli::run::{CacheArg, ProviderArg, parse_named_input};
 use crate::cli::{Exit, stderr_color};
-use crate::diag::{Diagnostic, render_text, tally};
-use crate::load::suite::load_suite;
+use crate::diag::{Diagnostic, render_text};
 use crate::run::context::{Overrides, load_inputs};
 use crate::run::llm::LlmOptions;
 
@@ -82,13 +81,9 @@ pub struct CalibrateArgs {
 /// Runs the command.
 pub fn execute(args: CalibrateArgs) -> Exit {
     let env = crate::render::environment();
-    let (suite, diags) = load_suite(&args.suite, &env);
-    let (errors, _) = tally(&diags);
-    if !diags.is_empty() {
-        eprint!("{}", render_text(&diags, stderr_color()));
-    }
-    let Some(suite) = suite.filter(|_| errors == 0) else {
-        eprintln!("error: the suite is not valid ({errors} error(s)); nothing was calibrated");
+    let Some(suite) =
+        crate::cli::load_valid_suite(&args.suite, &env, &Default::default(), "calibrated")
+    else {
         return Exit::Error;
     };
     let dims: Vec<&str> = suite

@@ -167,3 +167,28 @@ impl RootArgs {
         }
     }
 }
+
+/// Loads the suite in `dir` for a command that needs a valid one: every diagnostic is
+/// printed, and an invalid suite ends the command (exit 2) with one line saying what was
+/// not done (`verb`, e.g. "run") and the `validate` command that shows the same report.
+pub fn load_valid_suite(
+    dir: &std::path::Path,
+    env: &minijinja::Environment<'static>,
+    root: &crate::load::confine::RootOptions,
+    verb: &str,
+) -> Option<crate::load::suite::Suite> {
+    let (suite, diags) = crate::load::suite::load_suite_with(dir, env, root);
+    let (errors, _) = crate::diag::tally(&diags);
+    if !diags.is_empty() {
+        eprint!("{}", crate::diag::render_text(&diags, stderr_color()));
+    }
+    let suite = suite.filter(|_| errors == 0);
+    if suite.is_none() {
+        eprintln!(
+            "error: the suite is not valid ({errors} error(s)); nothing was {verb}. \
+             `caldera validate {}` shows the same report.",
+            dir.display()
+        );
+    }
+    suite
+}

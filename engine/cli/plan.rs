@@ -8,8 +8,7 @@ use indexmap::IndexMap;
 
 use crate::cli::run::{ProviderArg, parse_named_input};
 use crate::cli::{Exit, stderr_color};
-use crate::diag::{Diagnostic, render_text, tally};
-use crate::load::suite::load_suite;
+use crate::diag::{Diagnostic, render_text};
 use crate::plan::{PlanOptions, plan, render};
 use crate::provider::models::Price;
 use crate::run::context::Overrides;
@@ -80,13 +79,9 @@ pub struct PlanArgs {
 /// Runs the command.
 pub fn execute(args: PlanArgs) -> Exit {
     let env = crate::render::environment();
-    let (suite, diags) = load_suite(&args.suite, &env);
-    let (errors, _) = tally(&diags);
-    if !diags.is_empty() {
-        eprint!("{}", render_text(&diags, stderr_color()));
-    }
-    let Some(suite) = suite.filter(|_| errors == 0) else {
-        eprintln!("error: the suite is not valid ({errors} error(s)); nothing was planned");
+    let Some(suite) =
+        crate::cli::load_valid_suite(&args.suite, &env, &Default::default(), "planned")
+    else {
         return Exit::Error;
     };
     let prices = match args.prices.as_deref().map(read_prices).transpose() {

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::cli::{Exit, stderr_color};
-use crate::diag::{render_text, tally};
-use crate::load::suite::load_suite_with;
+use crate::diag::render_text;
 use crate::run::context::{Overrides, load_inputs};
 use crate::run::judge::prepare;
 use crate::run::llm::{SYSTEM_PROMPT, unit_prompt};
@@ -41,12 +40,9 @@ pub struct RenderArgs {
 /// Runs the command.
 pub fn execute(args: RenderArgs) -> Exit {
     let env = crate::render::environment();
-    let (suite, diags) = load_suite_with(&args.suite, &env, &args.root.options());
-    if !diags.is_empty() {
-        eprint!("{}", render_text(&diags, stderr_color()));
-    }
-    let Some(suite) = suite.filter(|_| tally(&diags).0 == 0) else {
-        eprintln!("error: the suite is not valid; nothing was rendered");
+    let Some(suite) =
+        crate::cli::load_valid_suite(&args.suite, &env, &args.root.options(), "rendered")
+    else {
         return Exit::Error;
     };
     if let Some(name) = &args.judge

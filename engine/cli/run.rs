@@ -8,8 +8,8 @@ use clap::Args;
 use crate::cli::output::{self, Dest};
 use crate::cli::report::{ReportOptions, baseline, regression_gate, write_all};
 use crate::cli::{Exit, stderr_color};
-use crate::diag::{render_text, tally};
-use crate::load::suite::{Suite, load_suite_with};
+use crate::diag::render_text;
+use crate::load::suite::Suite;
 use crate::report;
 use crate::report::model::Report;
 use crate::report::{Format, Input};
@@ -233,17 +233,8 @@ pub fn execute(args: RunArgs) -> Exit {
         return Exit::Error;
     };
     let env = crate::render::environment();
-    let (suite, diags) = load_suite_with(&suite_dir, &env, &args.root.options());
-    let (errors, _) = tally(&diags);
-    if !diags.is_empty() {
-        eprint!("{}", render_text(&diags, stderr_color()));
-    }
-    let Some(suite) = suite.filter(|_| errors == 0) else {
-        eprintln!(
-            "error: the suite is not valid ({errors} error(s)); nothing was run. \
-             `caldera validate {}` shows the same report.",
-            args.suite.display()
-        );
+    let Some(suite) = crate::cli::load_valid_suite(&suite_dir, &env, &args.root.options(), "run")
+    else {
         return Exit::Error;
     };
     let Some(suite) = select_judges(suite, &args.judges) else {

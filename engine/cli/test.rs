@@ -8,10 +8,10 @@ use clap::Args;
 
 use crate::cli::run::ProviderArg;
 use crate::cli::{Exit, stderr_color, stdout_color};
-use crate::diag::{Diagnostic, render_text, tally};
+use crate::diag::{Diagnostic, render_text};
 use crate::judgetest::cassette::RecordOptions;
 use crate::judgetest::{Case, CheckResult, TestOptions, discover, load_case, run_case, update};
-use crate::load::suite::{Suite, load_suite};
+use crate::load::suite::Suite;
 
 /// `--format` values.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
@@ -121,20 +121,7 @@ pub fn execute(args: TestArgs) -> Exit {
 
 /// Loads the suite; an invalid one is reported and gives `None`.
 fn load_valid_suite(dir: &Path, env: &minijinja::Environment<'static>) -> Option<Suite> {
-    let (suite, diags) = load_suite(dir, env);
-    let (errors, _) = tally(&diags);
-    if !diags.is_empty() {
-        eprint!("{}", render_text(&diags, stderr_color()));
-    }
-    let suite = suite.filter(|_| errors == 0);
-    if suite.is_none() {
-        eprintln!(
-            "error: the suite is not valid ({errors} error(s)); no case was run. \
-             `caldera validate {}` shows the same report.",
-            dir.display()
-        );
-    }
-    suite
+    crate::cli::load_valid_suite(dir, env, &Default::default(), "tested")
 }
 
 /// Runs a case (recording and updating when asked).
