@@ -504,3 +504,49 @@ pub(crate) fn error_message(body: &str) -> String {
     });
     message.unwrap_or_else(|| body.chars().take(300).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> reqwest::header::HeaderMap {
+        let mut h = reqwest::header::HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn retry_after_in_seconds_milliseconds_and_as_an_http_date() {
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "7")])),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "1.5")])),
+            Some(Duration::from_millis(1500))
+        );
+        // `retry-after-ms` wins over `retry-after`.
+        assert_eq!(
+            retry_after(&headers(&[("retry-after-ms", "250"), ("retry-after", "9")])),
+            Some(Duration::from_millis(250))
+        );
+        // An HTTP date ten minutes ahead: about 600 s (the clock moves while it runs).
+        let later = (chrono::Utc::now() + chrono::Duration::seconds(600)).to_rfc2822();
+        let wait = retry_after(&headers(&[("retry-after", &later)])).expect("a date is read");
+        assert!(
+            (595..=600).contains(&wait.as_secs()),
+            "{wait:?} for a date 600 s ahead"
+        );
+        // A date in the past means now; nonsense and negatives are no delay at all.
+        let earlier = (chrono::Utc::now() - chrono::Duration::seconds(60)).to_rfc2822();
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &earlier)])),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")])), None);
+        assert_eq!(retry_after(&headers(&[("retry-after", "-3")])), None);
+        assert_eq!(retry_after(&headers(&[])), None);
+    }
+}

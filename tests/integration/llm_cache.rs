@@ -292,3 +292,107 @@ async fn entries_are_keyed_by_endpoint() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The cache key changes with every input that decides a reply, and only with those: one
+/// field changed at a time, each gives a key of its own.
+#[test]
+fn the_key_changes_with_every_input_that_decides_a_reply() {
+    use caldera::llm::cache::{CacheKey, KeyInputs};
+    use caldera::spec::verdict_format::VerdictFormat;
+    let format = VerdictFormat::default();
+    let mut regex = VerdictFormat::default();
+    regex.scale = [1.0, 10.0];
+    let base = KeyInputs {
+        provider: "anthropic",
+        endpoint: "https://api.anthropic.com",
+        model: "claude-sonnet-4-5",
+        system: Some("judge"),
+        prompt: "rate this",
+        max_tokens: 2048,
+        temperature: 0.0,
+        format: &format,
+        repeat: 0,
+    };
+    let key = |k: &KeyInputs<'_>| CacheKey::new(k).hex;
+    let same = key(&KeyInputs { ..base.clone() });
+    assert_eq!(key(&base), same, "the key is a function of its inputs");
+    let variants = [
+        (
+            "provider",
+            KeyInputs {
+                provider: "openai",
+                ..base.clone()
+            },
+        ),
+        (
+            "endpoint",
+            KeyInputs {
+                endpoint: "http://127.0.0.1:9",
+                ..base.clone()
+            },
+        ),
+        (
+            "model",
+            KeyInputs {
+                model: "claude-opus-4-1",
+                ..base.clone()
+            },
+        ),
+        (
+            "system prompt",
+            KeyInputs {
+                system: Some("other"),
+                ..base.clone()
+            },
+        ),
+        (
+            "no system prompt",
+            KeyInputs {
+                system: None,
+                ..base.clone()
+            },
+        ),
+        (
+            "prompt",
+            KeyInputs {
+                prompt: "rate that",
+                ..base.clone()
+            },
+        ),
+        (
+            "max tokens",
+            KeyInputs {
+                max_tokens: 1024,
+                ..base.clone()
+            },
+        ),
+        (
+            "temperature",
+            KeyInputs {
+                temperature: 0.5,
+                ..base.clone()
+            },
+        ),
+        (
+            "verdict format",
+            KeyInputs {
+                format: &regex,
+                ..base.clone()
+            },
+        ),
+        (
+            "repeat",
+            KeyInputs {
+                repeat: 1,
+                ..base.clone()
+            },
+        ),
+    ];
+    let mut seen = std::collections::HashSet::from([same]);
+    for (what, inputs) in &variants {
+        assert!(
+            seen.insert(key(inputs)),
+            "changing the {what} left the key as it was"
+        );
+    }
+}
