@@ -375,3 +375,67 @@ async fn an_interrupted_run_keeps_what_it_received() {
     assert_eq!(server.hits() - before, 4);
     assert_eq!(result["usage"]["cached"], 3);
 }
+
+/// A model two or more points away from the heuristic is flagged in the summary, for
+/// every judge where it happens; the kappa-target warning of a panel reaches it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn divergence_and_a_low_panel_agreement_reach_the_summary() {
+    // Every reply scores 1: the trivy heuristics give 2 to 4 on the sample data.
+    let one = r#"{"score": 1, "confidence": 0.9, "reasoning": "poor", "evidence_cited": [], "recommendations": [], "sub_scores": {}}"#;
+    let server = MockServer::start(move |_, _| anthropic_text(one, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (_, _, result) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    let problems = result["summary"]["problems"].as_array().unwrap();
+    let flagged: Vec<&str> = problems
+        .iter()
+        .filter(|p| p["kind"] == "divergence")
+        .filter_map(|p| p["dimension"].as_str())
+        .collect();
+    // Hand count on the sample: heuristic scores 4, 3, 4, 3, 2, 2, 4; a model score of 1
+    // is two or more away from 4 and 3 (five judges), not from 2.
+    assert_eq!(
+        flagged,
+        [
+            "vulnerability_accuracy",
+            "severity_accuracy",
+            "sbom_completeness",
+            "iac_quality",
+            "vulnerability_detection"
+        ]
+    );
+
+    // A panel whose two models always disagree (1 against 5): kappa is below target.
+    let by_model =
+        |seen: &crate::llm_server::Seen| seen.body["model"].as_str().unwrap_or("").to_owned();
+    let first = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
+    let server = MockServer::start(move |_, seen| {
+        let model = by_model(seen);
+        let mut f = first.lock().unwrap();
+        let lead = f.get_or_insert_with(|| model.clone()).clone();
+        let score = if model == lead { 1 } else { 5 };
+        anthropic_text(
+            &format!(r#"{{"score": {score}, "confidence": 0.9, "reasoning": "r", "evidence_cited": [], "recommendations": [], "sub_scores": {{}}}}"#),
+            "end_turn",
+        )
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (_, _, result) =
+        tokio::task::spawn_blocking(move || run(&base, &d, &["--models", "sonnet,opus"]))
+            .await
+            .unwrap();
+    let problems = result["summary"]["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(|p| p["kind"] == "agreement"),
+        "no agreement warning: {problems:#?}"
+    );
+    assert!(
+        result["panel"]["warning"].is_string(),
+        "{:#}",
+        result["panel"]
+    );
+}
