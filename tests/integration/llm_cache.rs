@@ -300,8 +300,10 @@ fn the_key_changes_with_every_input_that_decides_a_reply() {
     use caldera::llm::cache::{CacheKey, KeyInputs};
     use caldera::spec::verdict_format::VerdictFormat;
     let format = VerdictFormat::default();
-    let mut regex = VerdictFormat::default();
-    regex.scale = [1.0, 10.0];
+    let regex = VerdictFormat {
+        scale: [1.0, 10.0],
+        ..VerdictFormat::default()
+    };
     let base = KeyInputs {
         provider: "anthropic",
         endpoint: "https://api.anthropic.com",
