@@ -7,10 +7,10 @@ use indexmap::IndexMap;
 
 use crate::calibrate::render::{Style, render};
 use crate::calibrate::{SourceScores, calibrate, labels, sources};
-use crate::cli::run::{CacheArg, ProviderArg, parse_named_input};
+use crate::cli::run::{CacheArg, ProviderArg};
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text};
-use crate::run::context::{Overrides, load_inputs};
+use crate::run::context::load_inputs;
 use crate::run::llm::LlmOptions;
 
 /// `--format` values.
@@ -67,15 +67,9 @@ pub struct CalibrateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: CalibrateFormat,
-    /// Analysis results folder (overrides suite.yaml).
-    #[arg(long, value_name = "DIR")]
-    pub results: Option<PathBuf>,
-    /// Ground-truth folder (overrides suite.yaml).
-    #[arg(long, value_name = "DIR")]
-    pub ground_truth: Option<PathBuf>,
-    /// A named input of the suite read from FILE (repeatable), as `run --input`.
-    #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_named_input)]
-    pub inputs: Vec<(String, Option<PathBuf>)>,
+    /// Inputs instead of suite.yaml's.
+    #[command(flatten)]
+    pub input: crate::cli::InputArgs,
 }
 
 /// Runs the command.
@@ -129,14 +123,7 @@ fn gather(
 ) -> Result<IndexMap<String, SourceScores>, Vec<Diagnostic>> {
     let mut scores = IndexMap::new();
     if !args.no_heuristic || !args.models.is_empty() {
-        // `..Default::default()` keeps this right when overrides gain fields.
-        #[allow(clippy::needless_update)]
-        let overrides = Overrides {
-            results: args.results.clone(),
-            ground_truth: args.ground_truth.clone(),
-            inputs: args.inputs.iter().cloned().collect(),
-            ..Overrides::default()
-        };
+        let overrides = args.input.overrides();
         let inputs = load_inputs(suite, &overrides)?;
         if !args.no_heuristic {
             scores.insert(

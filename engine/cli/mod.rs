@@ -192,3 +192,30 @@ pub fn load_valid_suite(
     }
     suite
 }
+
+/// Inputs given on the command line instead of `suite.yaml`'s (shared by `render`,
+/// `plan` and `calibrate`; `run` has its own, with `--repo`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct InputArgs {
+    /// Analysis results folder (overrides suite.yaml).
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<std::path::PathBuf>,
+    /// Ground-truth folder (overrides suite.yaml).
+    #[arg(long, value_name = "DIR")]
+    pub ground_truth: Option<std::path::PathBuf>,
+    /// A named input of the suite read from FILE (repeatable), as `run --input`.
+    #[arg(long = "input", value_name = "NAME=FILE", value_parser = run::parse_named_input)]
+    pub inputs: Vec<(String, Option<std::path::PathBuf>)>,
+}
+
+impl InputArgs {
+    /// As run overrides.
+    pub fn overrides(&self) -> crate::run::context::Overrides {
+        crate::run::context::Overrides {
+            results: self.results.clone(),
+            ground_truth: self.ground_truth.clone(),
+            inputs: self.inputs.iter().cloned().collect(),
+            ..Default::default()
+        }
+    }
+}

@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indexmap::IndexMap;
 
-use crate::cli::run::{ProviderArg, parse_named_input};
+use crate::cli::run::ProviderArg;
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text};
 use crate::plan::{PlanOptions, plan, render};
 use crate::provider::models::Price;
-use crate::run::context::Overrides;
 
 /// `--format` values.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
@@ -65,15 +64,9 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: PlanFormat,
-    /// Analysis results folder (overrides suite.yaml).
-    #[arg(long, value_name = "DIR")]
-    pub results: Option<PathBuf>,
-    /// Ground-truth folder (overrides suite.yaml).
-    #[arg(long, value_name = "DIR")]
-    pub ground_truth: Option<PathBuf>,
-    /// A named input of the suite read from FILE (repeatable), as `run --input`.
-    #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_named_input)]
-    pub inputs: Vec<(String, Option<PathBuf>)>,
+    /// Inputs instead of suite.yaml's.
+    #[command(flatten)]
+    pub input: crate::cli::InputArgs,
 }
 
 /// Runs the command.
@@ -92,15 +85,8 @@ pub fn execute(args: PlanArgs) -> Exit {
     if let Some(m) = &args.model {
         models = vec![m.clone()];
     }
-    // `..Default::default()` keeps this right when overrides gain fields.
-    #[allow(clippy::needless_update)]
     let options = PlanOptions {
-        overrides: Overrides {
-            results: args.results.clone(),
-            ground_truth: args.ground_truth.clone(),
-            inputs: args.inputs.iter().cloned().collect(),
-            ..Overrides::default()
-        },
+        overrides: args.input.overrides(),
         provider: args.provider.map(Into::into),
         models,
         repeat: args.repeat,

@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::cli::{Exit, stderr_color};
 use crate::diag::render_text;
-use crate::run::context::{Overrides, load_inputs};
+use crate::run::context::load_inputs;
 use crate::run::judge::prepare;
 use crate::run::llm::{SYSTEM_PROMPT, unit_prompt};
 
@@ -23,15 +23,9 @@ pub struct RenderArgs {
     /// Only this repo (per-repo judges).
     #[arg(long, value_name = "ID")]
     pub repo: Option<String>,
-    /// Analysis results folder (overrides suite.yaml).
-    #[arg(long, value_name = "DIR")]
-    pub results: Option<PathBuf>,
-    /// Ground-truth folder (overrides suite.yaml).
-    #[arg(long, value_name = "DIR")]
-    pub ground_truth: Option<PathBuf>,
-    /// A named input of the suite read from FILE (repeatable), as `run --input`.
-    #[arg(long = "input", value_name = "NAME=FILE", value_parser = crate::cli::run::parse_named_input)]
-    pub inputs: Vec<(String, Option<PathBuf>)>,
+    /// Inputs instead of suite.yaml's.
+    #[command(flatten)]
+    pub input: crate::cli::InputArgs,
     /// Project root and confinement.
     #[command(flatten)]
     pub root: crate::cli::RootArgs,
@@ -60,12 +54,7 @@ pub fn execute(args: RenderArgs) -> Exit {
         );
         return Exit::Error;
     }
-    let overrides = Overrides {
-        results: args.results.clone(),
-        ground_truth: args.ground_truth.clone(),
-        inputs: args.inputs.iter().cloned().collect(),
-        ..Overrides::default()
-    };
+    let overrides = args.input.overrides();
     let ctx = match load_inputs(&suite, &overrides)
         .and_then(|inputs| crate::run::shared_context(&env, &suite, &inputs))
     {
