@@ -572,6 +572,21 @@ impl Inner {
         let started = chrono::Utc::now();
         let clock = Instant::now();
         if let Some(cache) = &self.options.cache {
+            // A replay that cannot answer from the cache is logged as such, whatever the reason.
+            let log_replay_miss = |reason: &str| {
+                self.log(
+                    job,
+                    &resolved,
+                    &job.request.prompt,
+                    started,
+                    clock,
+                    LogFields {
+                        status: CallStatus::ReplayMiss,
+                        error: Some(reason),
+                        ..LogFields::default()
+                    },
+                );
+            };
             match cache.get(&key, &format) {
                 Ok(Lookup::Hit(entry)) => {
                     self.log(
@@ -600,18 +615,7 @@ impl Inner {
                 }
                 Ok(Lookup::Invalid(why)) if cache.mode() == CacheMode::Replay => {
                     let reason = format!("replay: {why}");
-                    self.log(
-                        job,
-                        &resolved,
-                        &job.request.prompt,
-                        started,
-                        clock,
-                        LogFields {
-                            status: CallStatus::ReplayMiss,
-                            error: Some(&reason),
-                            ..LogFields::default()
-                        },
-                    );
+                    log_replay_miss(&reason);
                     *cache_problem = Some(why);
                     return tally.unscored(UnscoredKind::BadCacheEntry, reason);
                 }
@@ -623,18 +627,7 @@ impl Inner {
                 }
                 Ok(Lookup::Miss) if cache.mode() == CacheMode::Replay => {
                     let reason = format!("replay: {}", cache.explain_miss(&key));
-                    self.log(
-                        job,
-                        &resolved,
-                        &job.request.prompt,
-                        started,
-                        clock,
-                        LogFields {
-                            status: CallStatus::ReplayMiss,
-                            error: Some(&reason),
-                            ..LogFields::default()
-                        },
-                    );
+                    log_replay_miss(&reason);
                     return tally.unscored(UnscoredKind::ReplayMiss, reason);
                 }
                 Ok(Lookup::Miss) => {
