@@ -28,6 +28,7 @@ mod numbers;
 mod outputs;
 mod panel_mock;
 mod parity;
+mod pipeline_pin;
 mod plan;
 mod readme;
 mod report_browser;
