@@ -12,6 +12,8 @@
 #![allow(clippy::result_large_err)]
 
 pub mod calibrate;
+// The command line is where output to a person belongs.
+#[allow(clippy::print_stdout, clippy::print_stderr)]
 pub mod cli;
 pub mod diag;
 pub mod doc;

@@ -8,6 +8,9 @@
 //! Prints one JSON line: wall time, scored/unscored counts, provider attempts,
 //! cache hits.
 
+// A benchmark driver reports on stdout.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::time::{Duration, Instant};
 
 use caldera::llm::cache::{Cache, CacheMode};

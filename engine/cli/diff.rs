@@ -23,6 +23,7 @@ pub struct DiffArgs {
     /// Where to write the comparison (one format); `-` or nothing is stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Report formats and their destinations.
     #[command(flatten)]
     pub options: ReportOptions,
 }

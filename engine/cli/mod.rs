@@ -7,6 +7,7 @@ pub mod completions;
 pub mod diff;
 pub mod doctor;
 pub mod init;
+pub mod log;
 pub mod output;
 pub mod plan;
 pub mod render;
@@ -119,6 +120,7 @@ pub fn main() -> ExitCode {
         }
     };
     output::init(cli.color, cli.quiet);
+    log::init();
     let exit = match cli.command {
         Command::Run(args) => run::execute(*args),
         Command::Validate(args) => validate::execute(args),

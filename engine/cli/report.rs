@@ -103,6 +103,7 @@ pub struct ReportArgs {
     /// Per-repo scores of `scope: repo` judges in the table.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Report formats and their destinations.
     #[command(flatten)]
     pub options: ReportOptions,
 }

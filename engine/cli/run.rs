@@ -98,6 +98,7 @@ pub struct RunArgs {
     /// `--fail-on regression` to gate on them.
     #[arg(long, value_name = "BASE.json", help_heading = "Reports")]
     pub baseline: Option<PathBuf>,
+    /// Report formats and their destinations.
     #[command(flatten)]
     pub report: ReportOptions,
     /// Exit 1 when the score the decision rests on (exact, never rounded) is below this

@@ -178,7 +178,8 @@ pub fn evaluate_probed(
 ) -> Result<Evidence, EvalError> {
     let mut evidence = Evidence::new();
     let base = ctx.scope();
-    let profile = std::env::var_os("CALDERA_PROFILE").is_some();
+    // Phase timings for `CALDERA_PROFILE=1` (the CLI's logger turns the level on).
+    let profile = log::log_enabled!(target: "caldera::profile", log::Level::Debug);
     for (name, value) in plan {
         let started = std::time::Instant::now();
         let path = format!("evidence.{name}");
@@ -190,8 +191,9 @@ pub fn evaluate_probed(
         );
         let computed = compute(env, value, ctx, &evidence, &scope, &path, probe)?;
         if profile {
-            eprintln!(
-                "profile: {path}: {:.1} ms",
+            log::debug!(
+                target: "caldera::profile",
+                "{path}: {:.1} ms",
                 started.elapsed().as_secs_f64() * 1e3
             );
         }

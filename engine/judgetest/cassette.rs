@@ -275,8 +275,8 @@ pub fn record(
                 recorded_with: format!("{} {}", kind.name(), key.summary.model),
                 reply: entry.reply,
             }),
-            _ => eprintln!(
-                "warning: {dimension}: no readable reply from {} to record; see the judge's \
+            _ => log::warn!(
+                "{dimension}: no readable reply from {} to record; see the judge's \
                  verdict for why",
                 who(call)
             ),
@@ -285,7 +285,7 @@ pub fn record(
     for (j, file) in files {
         let path = file_of(case_dir, &suite.judges[j].spec.dimension);
         write(&path, &file).map_err(io)?;
-        eprintln!("recorded {}", crate::diag::display_path(&path));
+        log::info!("recorded {}", crate::diag::display_path(&path));
     }
     Ok(())
 }

@@ -198,7 +198,7 @@ impl Executor {
         };
         run.go().await;
         for e in self.inner.flush_cache() {
-            eprintln!("warning: {e}");
+            log::warn!("{e}");
         }
         let BatchRun {
             outcomes, report, ..
@@ -310,11 +310,11 @@ impl BatchRun<'_> {
                         continue;
                     }
                     Ok(Lookup::Invalid(why)) => {
-                        eprintln!("warning [{}]: {why}; asking the model again", job.id);
+                        log::warn!("[{}] {why}; asking the model again", job.id);
                         cache_problem = Some(why);
                     }
                     Ok(Lookup::Miss) => {}
-                    Err(e) => eprintln!("warning: {e}"),
+                    Err(e) => log::warn!("{e}"),
                 }
             }
             let request = inner.first_request(job, &resolved);
@@ -488,8 +488,8 @@ impl BatchRun<'_> {
         };
         let path = state_dir.join(format!("{}.json", safe_name(&status.id)));
         if let Err(e) = write_state(&path, &state) {
-            eprintln!(
-                "warning: cannot record batch {} ({e}); an interrupted run would send its requests again",
+            log::warn!(
+                "cannot record batch {} ({e}); an interrupted run would send its requests again",
                 status.id
             );
         }
@@ -544,13 +544,11 @@ impl BatchRun<'_> {
                 let gone = matches!(e, crate::provider::ProviderError::Http { status: 404, .. });
                 if gone || self.tracked[t].failures >= MAX_POLL_FAILURES {
                     // The batch is unknown (or unreadable): its requests are sent anew.
-                    eprintln!(
-                        "warning: batch {id} cannot be read ({e}); its requests are sent again"
-                    );
+                    log::warn!("batch {id} cannot be read ({e}); its requests are sent again");
                     self.abandon(t);
                     return true;
                 }
-                eprintln!("warning: batch {id}: {e}; trying again");
+                log::warn!("batch {id}: {e}; trying again");
                 return false;
             }
         };
@@ -574,7 +572,7 @@ impl BatchRun<'_> {
             Ok(results) => self.read_results(t, results),
             Err(e) => {
                 self.tracked[t].failures += 1;
-                eprintln!("warning: results of batch {id}: {e}; trying again");
+                log::warn!("results of batch {id}: {e}; trying again");
                 if self.tracked[t].failures >= MAX_POLL_FAILURES {
                     self.abandon(t);
                     return true;
@@ -648,7 +646,7 @@ impl BatchRun<'_> {
             state.items.retain(|i| !ours.contains(&i.key));
             if !state.items.is_empty() {
                 if let Err(e) = write_state(&path, &state) {
-                    eprintln!("warning: cannot update {}: {e}", path.display());
+                    log::warn!("cannot update {}: {e}", path.display());
                 }
                 self.tracked[t].done = true;
                 if let Ok(mut running) = self.running.lock() {
@@ -801,7 +799,7 @@ impl BatchRun<'_> {
 
     fn progress(&self, line: &str) {
         if self.inner.options.progress != super::executor::ProgressMode::Hidden {
-            eprintln!("{line}");
+            log::info!("{line}");
         }
     }
 }

@@ -334,7 +334,7 @@ impl Executor {
         let inner = self.inner.clone();
         if let Ok(errors) = tokio::task::spawn_blocking(move || inner.flush_cache()).await {
             for e in errors {
-                eprintln!("warning: {e}");
+                log::warn!("{e}");
             }
         }
         outcomes
@@ -387,7 +387,7 @@ impl Executor {
         drop(runtime);
         outcome.map_err(|signal| {
             for e in self.inner.flush_cache() {
-                eprintln!("warning: {e}");
+                log::warn!("{e}");
             }
             RunError::Interrupted {
                 signal,
@@ -622,7 +622,7 @@ impl Inner {
                 // A refused entry is a miss: the model is asked again (and, when the
                 // cache writes, the fresh verdict replaces the entry).
                 Ok(Lookup::Invalid(why)) => {
-                    eprintln!("warning [{}]: {why}; asking the model again", job.id);
+                    log::warn!("[{}] {why}; asking the model again", job.id);
                     *cache_problem = Some(why);
                 }
                 Ok(Lookup::Miss) if cache.mode() == CacheMode::Replay => {
@@ -632,11 +632,11 @@ impl Inner {
                 }
                 Ok(Lookup::Miss) => {
                     if self.options.explain_misses {
-                        eprintln!("cache miss [{}]: {}", job.id, cache.explain_miss(&key));
+                        log::info!("cache miss [{}]: {}", job.id, cache.explain_miss(&key));
                     }
                 }
                 // An unreadable cache directory is reported but does not stop the call.
-                Err(e) => eprintln!("warning: {e}"),
+                Err(e) => log::warn!("{e}"),
             }
         }
         let Some(provider) = &self.provider else {
@@ -871,8 +871,8 @@ impl Inner {
             batch: f.batch.map(str::to_string),
         };
         if let Err(e) = log.write(&record) {
-            eprintln!(
-                "warning: cannot write the interaction log {}: {e}",
+            log::warn!(
+                "cannot write the interaction log {}: {e}",
                 log.path().display()
             );
         }

@@ -134,7 +134,7 @@ impl Writer {
 impl Drop for Writer {
     fn drop(&mut self) {
         for e in self.flush() {
-            eprintln!("warning: {e}");
+            log::warn!("{e}");
         }
         // Closing the channel ends the threads.
         self.sender.lock().unwrap_or_else(|p| p.into_inner()).take();

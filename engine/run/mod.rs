@@ -47,18 +47,21 @@ pub fn run_heuristic(
     options: &RunOptions,
 ) -> Result<RunResult, Vec<Diagnostic>> {
     let started = Instant::now();
-    let profile = std::env::var_os("CALDERA_PROFILE").is_some();
+    // Phase timings for `CALDERA_PROFILE=1` (the CLI's logger turns the level on).
+    let profile = log::log_enabled!(target: "caldera::profile", log::Level::Debug);
     let inputs = load_inputs(suite, &options.overrides)?;
     if profile {
-        eprintln!(
-            "profile: phase inputs: {:.1} ms",
+        log::debug!(
+            target: "caldera::profile",
+            "phase inputs: {:.1} ms",
             started.elapsed().as_secs_f64() * 1e3
         );
     }
     let ctx = shared_context(env, suite, &inputs)?;
     if profile {
-        eprintln!(
-            "profile: phase suite evidence: {:.1} ms",
+        log::debug!(
+            target: "caldera::profile",
+            "phase suite evidence: {:.1} ms",
             started.elapsed().as_secs_f64() * 1e3
         );
     }
@@ -66,8 +69,9 @@ pub fn run_heuristic(
     let threshold = suite.pass_threshold();
     let units = prepare_all(env, suite, &ctx);
     if profile {
-        eprintln!(
-            "profile: phase judges: {:.1} ms",
+        log::debug!(
+            target: "caldera::profile",
+            "phase judges: {:.1} ms",
             started.elapsed().as_secs_f64() * 1e3
         );
     }

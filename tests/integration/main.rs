@@ -1,5 +1,8 @@
 //! All integration tests, linked into one binary (one link step instead of one per file).
 
+// Tests explain their failures and skips on the console; public helpers need no docs.
+#![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
+
 mod adversarial_reproduction;
 mod calibrate;
 mod cli;
