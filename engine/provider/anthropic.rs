@@ -5,10 +5,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{
-    ProviderError, ProviderReply, ProviderRequest, Secret, Usage, error_message, http_client,
-    read_capped, redirect_refused, retry_after, transport_error,
-};
+use super::{ProviderError, ProviderReply, ProviderRequest, Secret, Usage, http_client};
 
 const NAME: &str = "anthropic";
 /// The API version this client speaks; pinned so responses keep their shape.
@@ -122,27 +119,10 @@ impl AnthropicProvider {
         builder: reqwest::RequestBuilder,
         cap: usize,
     ) -> Result<String, ProviderError> {
-        let response = builder
+        let builder = builder
             .header("x-api-key", self.key.expose())
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .send()
-            .await
-            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
-        let status = response.status();
-        if let Some(e) = redirect_refused(NAME, status, response.headers()) {
-            return Err(e);
-        }
-        let wait = retry_after(response.headers());
-        let text = read_capped(NAME, self.timeout, response, cap).await?;
-        if !status.is_success() {
-            return Err(ProviderError::Http {
-                provider: NAME,
-                status: status.as_u16(),
-                message: self.key.redact(&error_message(&text)),
-                retry_after: wait,
-            });
-        }
-        Ok(text)
+            .header("anthropic-version", ANTHROPIC_VERSION);
+        super::exchange(NAME, self.timeout, builder, cap, Some(&self.key)).await
     }
 
     /// The HTTP client (shared with the batch calls).
@@ -221,28 +201,14 @@ impl AnthropicProvider {
         if let Some(system) = &request.system {
             body["system"] = json!(system);
         }
-        let response = self
-            .client
-            .post(format!("{}/v1/messages/count_tokens", self.base_url))
-            .header("x-api-key", self.key.expose())
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
-        let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
-        if !status.is_success() {
-            return Err(ProviderError::Http {
-                provider: NAME,
-                status: status.as_u16(),
-                message: self.key.redact(&error_message(&text)),
-                retry_after: None,
-            });
-        }
+        // The same path as a message: redirects refused, the body read within its cap.
+        let text = self
+            .send(
+                self.client
+                    .post(format!("{}/v1/messages/count_tokens", self.base_url))
+                    .json(&body),
+            )
+            .await?;
         serde_json::from_str::<CountResponse>(&text)
             .map(|c| c.input_tokens)
             .map_err(|e| ProviderError::InvalidResponse {

@@ -434,6 +434,39 @@ pub(crate) async fn read_capped(
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
+/// Sends one prepared request (headers and key already on it) and reads the body: the
+/// one send-and-status path of the HTTP providers, so a redirect, a slow-down hint or an
+/// error body is handled the same whoever the provider is. A non-success status becomes
+/// [`ProviderError::Http`] with `key`, when there is one, redacted from the message.
+pub(crate) async fn exchange(
+    provider: &'static str,
+    timeout: Duration,
+    builder: reqwest::RequestBuilder,
+    cap: usize,
+    key: Option<&Secret>,
+) -> Result<String, ProviderError> {
+    let response = builder
+        .send()
+        .await
+        .map_err(|e| transport_error(provider, timeout, &e))?;
+    let status = response.status();
+    if let Some(e) = redirect_refused(provider, status, response.headers()) {
+        return Err(e);
+    }
+    let wait = retry_after(response.headers());
+    let text = read_capped(provider, timeout, response, cap).await?;
+    if !status.is_success() {
+        let message = error_message(&text);
+        return Err(ProviderError::Http {
+            provider,
+            status: status.as_u16(),
+            message: key.map_or_else(|| message.clone(), |k| k.redact(&message)),
+            retry_after: wait,
+        });
+    }
+    Ok(text)
+}
+
 /// Whether `url` is plain http (no TLS).
 fn is_plain_http(url: &str) -> bool {
     url.get(..7)

@@ -6,10 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{
-    ProviderError, ProviderReply, ProviderRequest, Secret, Usage, error_message, http_client,
-    read_capped, redirect_refused, retry_after, transport_error,
-};
+use super::{ProviderError, ProviderReply, ProviderRequest, Secret, Usage, http_client};
 
 const NAME: &str = "openai";
 /// Used when `OPENAI_BASE_URL` is not set.
@@ -116,28 +113,14 @@ impl OpenAiProvider {
         if let Some(key) = &self.key {
             builder = builder.bearer_auth(key.expose());
         }
-        let response = builder
-            .send()
-            .await
-            .map_err(|e| transport_error(NAME, self.timeout, &e))?;
-        let status = response.status();
-        if let Some(e) = redirect_refused(NAME, status, response.headers()) {
-            return Err(e);
-        }
-        let wait = retry_after(response.headers());
-        let text = read_capped(NAME, self.timeout, response, super::MAX_BODY_BYTES).await?;
-        if !status.is_success() {
-            let message = error_message(&text);
-            return Err(ProviderError::Http {
-                provider: NAME,
-                status: status.as_u16(),
-                message: self
-                    .key
-                    .as_ref()
-                    .map_or(message.clone(), |k| k.redact(&message)),
-                retry_after: wait,
-            });
-        }
+        let text = super::exchange(
+            NAME,
+            self.timeout,
+            builder,
+            super::MAX_BODY_BYTES,
+            self.key.as_ref(),
+        )
+        .await?;
         let parsed: CompletionResponse =
             serde_json::from_str(&text).map_err(|e| ProviderError::InvalidResponse {
                 provider: NAME,
