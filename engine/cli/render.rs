@@ -8,8 +8,8 @@ use clap::Args;
 use crate::cli::{Exit, stderr_color};
 use crate::diag::render_text;
 use crate::run::context::load_inputs;
-use crate::run::judge::prepare;
 use crate::run::llm::{SYSTEM_PROMPT, unit_prompt};
+use crate::run::units::prepare;
 
 /// Arguments of `caldera render`.
 #[derive(Debug, Args)]

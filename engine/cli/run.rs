@@ -482,7 +482,7 @@ fn gate(
     let score = result.gate.decision_score;
     let below_bar = args
         .fail_under
-        .is_some_and(|min| score.is_none_or(|s| !crate::run::result::reaches(s, min)));
+        .is_some_and(|min| score.is_none_or(|s| !crate::score::reaches(s, min)));
     if gated || (args.fail_under.is_none() && result.decision == FAIL) {
         eprintln!("{}: {}", safe(&result.decision), safe(&result.gate.reason));
         return Exit::Below;

@@ -20,8 +20,8 @@ use crate::llm::cache::{Cache, CacheEntry, CacheMode, Lookup};
 use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
 use crate::run::context::Inputs;
-use crate::run::judge::Unit;
 use crate::run::llm::{LlmOptions, PlannedCall, cache_key, model_table, plan_calls, run_llm_on};
+use crate::verdict::combine::Unit;
 use crate::verdict::reply::CompiledFormat;
 
 /// The recorded replies of one judge in one case.

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use minijinja::Environment;
-use serde::Serialize;
 
 use crate::diag::{Code, Diagnostic};
 use crate::llm::batch::{BatchOptions, BatchReport};
@@ -24,14 +23,15 @@ use crate::provider::retry::RetryPolicy;
 use crate::provider::{Provider, ProviderKind};
 use crate::render::{fence_for, render_prompt_with};
 use crate::run::context::{Overrides, load_inputs};
-use crate::run::judge::{self, Unit, UnitScore};
-use crate::run::repeat::{RepeatRun, Repeats, repeat_consensus};
+
 use crate::run::result::{Problem, RunResult};
 use crate::spec::judge::LlmUse;
 use crate::spec::verdict_format::VerdictFormat;
+use crate::verdict::combine::{self, SuiteWeights, Unit, UnitScore, attach_heuristic};
 use crate::verdict::heuristic::HeuristicOutcome;
+use crate::verdict::repeat::{RepeatRun, Repeats, repeat_consensus};
 use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
-use crate::verdict::types::{Scoring, Source, Status};
+use crate::verdict::types::{CallInfo, Scoring, Source};
 
 /// The system prompt of every judge call: the role, and that evidence is data.
 pub const SYSTEM_PROMPT: &str = "You are a careful, impartial evaluator of the output of \
@@ -138,30 +138,6 @@ impl LlmRunError {
             LlmRunError::Interrupted(_) => Vec::new(),
         }
     }
-}
-
-/// What one model call cost and how it went, on the verdict.
-#[derive(Clone, Debug, Serialize, Default)]
-pub struct CallInfo {
-    /// The model.
-    pub model: String,
-    /// Input tokens.
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Cost in USD, when the price is known.
-    pub cost_usd: Option<f64>,
-    /// Served from the cache.
-    pub cached: bool,
-    /// Provider requests made (retries and the re-ask included); zero for a cache hit.
-    pub attempts: u32,
-    /// Whether the reply had to be re-asked.
-    pub reasked: bool,
-    /// Whether the call ended with a verdict.
-    pub scored: bool,
-    /// A cached verdict for this call that was refused, and why.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache_problem: Option<String>,
 }
 
 /// The models a run uses: `--model`/`--models`, else the suite's, else `sonnet`.
@@ -437,7 +413,7 @@ pub fn run_llm_on(
     let models = models_for(suite, &opts.models);
     let repeats = opts.repeat.max(1);
 
-    let units: Vec<Vec<Unit>> = crate::run::prepare_all(env, suite, &ctx);
+    let units: Vec<Vec<Unit>> = crate::run::units::prepare_all(env, suite, &ctx);
     let (planned, prompt_errors) = plan_calls(env, suite, &units, &models, repeats);
     let jobs: Vec<Job> = planned.iter().map(|p| p.job.clone()).collect();
     let run_error = |e: RunError| match e {
@@ -464,15 +440,14 @@ pub fn run_llm_on(
             [p.repeat as usize] = Some(o);
     }
 
-    let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
-    let threshold = suite.pass_threshold();
+    let weights = SuiteWeights::of(suite);
     let mut dims = Vec::new();
     let mut panels = Vec::new();
     let mut missing_members = Vec::new();
-    let pairs = crate::run::panel::Pairs::for_panel(models.len(), opts.panel_matrices);
+    let pairs = crate::verdict::panel::Pairs::for_panel(models.len(), opts.panel_matrices);
     for (j, plan) in suite.judges.iter().enumerate() {
         if plan.spec.llm == LlmUse::Never {
-            dims.push(heuristic_only(plan, &units[j], threshold, total_weight));
+            dims.push(heuristic_only(plan, &units[j], weights));
             continue;
         }
         let format = format_of(plan);
@@ -547,20 +522,13 @@ pub fn run_llm_on(
                     });
                 }
             }
-            scores.push(crate::run::panel::consensus_scoring(
+            scores.push(crate::verdict::panel::consensus_scoring(
                 verdicts,
                 &reasons,
                 suite.spec.consensus,
             ));
         }
-        let mut v = judge::verdict(
-            plan,
-            &units[j],
-            &scores,
-            Source::Llm,
-            threshold,
-            total_weight,
-        );
+        let mut v = combine::verdict(plan, &units[j], &scores, Source::Llm, weights);
         attach_heuristic(&mut v, &units[j]);
         v.llm_calls = calls;
         if repeats > 1 {
@@ -570,7 +538,7 @@ pub fn run_llm_on(
             v.model_verdicts = model_verdicts;
         }
         if models.len() > 1 {
-            let panel = crate::run::panel::dimension_panel(
+            let panel = crate::verdict::panel::dimension_panel(
                 &plan.spec.dimension,
                 &models,
                 &per_model,
@@ -617,7 +585,7 @@ pub fn run_llm_on(
     result.usage = Some(usage);
 
     if models.len() > 1 {
-        result.panel = Some(crate::run::panel::run_panel(
+        result.panel = Some(crate::verdict::panel::run_panel(
             &models,
             &panels,
             suite.spec.kappa_target,
@@ -742,54 +710,9 @@ fn read_asks(
 fn heuristic_only(
     plan: &JudgePlan,
     units: &[Unit],
-    threshold: f64,
-    total_weight: f64,
+    weights: SuiteWeights,
 ) -> crate::verdict::types::Verdict {
-    let scores: Vec<UnitScore> = units.iter().map(|u| u.heuristic.clone()).collect();
-    let mut v = judge::verdict(
-        plan,
-        units,
-        &scores,
-        Source::Heuristic,
-        threshold,
-        total_weight,
-    );
+    let mut v = combine::heuristic_verdict(plan, units, weights);
     v.note = Some("`llm: never`: scored by its heuristic in LLM mode; no model was asked".into());
     v
-}
-
-/// Adds the heuristic verdict beside the model's.
-fn attach_heuristic(v: &mut crate::verdict::types::Verdict, units: &[Unit]) {
-    let scores: Vec<Option<i64>> = units
-        .iter()
-        .map(|u| match &u.heuristic {
-            HeuristicOutcome::Scored(s) => Some(s.score),
-            _ => None,
-        })
-        .collect();
-    let scored: Vec<i64> = scores.iter().flatten().copied().collect();
-    let status = if scored.is_empty() {
-        Status::Unscored
-    } else {
-        Status::Scored
-    };
-    let reason = units.iter().find_map(|u| match &u.heuristic {
-        HeuristicOutcome::Unscored(r) | HeuristicOutcome::Error(r) => Some(r.clone()),
-        HeuristicOutcome::Scored(_) => None,
-    });
-    let reasoning = units.first().and_then(|u| match &u.heuristic {
-        HeuristicOutcome::Scored(s) => Some(s.reasoning.clone()),
-        _ => None,
-    });
-    v.heuristic = Some(crate::verdict::types::HeuristicSide {
-        status,
-        score: match (units.len(), scored.as_slice()) {
-            (_, []) => None,
-            (1, [one]) => Some(crate::verdict::types::Score::Single(*one)),
-            _ => Some(crate::verdict::types::Score::Mean(
-                scored.iter().sum::<i64>() as f64 / scored.len() as f64,
-            )),
-        },
-        reasoning: reasoning.or(reason).unwrap_or_default(),
-    });
 }

@@ -1,12 +1,10 @@
 //! A run: load inputs once, judge every dimension, combine into a [`RunResult`].
 
 pub mod context;
-pub mod judge;
 pub mod llm;
-pub mod panel;
 pub mod probe;
-pub mod repeat;
 pub mod result;
+pub mod units;
 
 use std::time::Instant;
 
@@ -18,7 +16,9 @@ use crate::run::context::{Inputs, Overrides, build_context, load_inputs};
 use crate::run::result::{
     InputSummary, RunResult, average_confidence, gate, summarize, weighted_score,
 };
-use crate::verdict::types::Source;
+use crate::verdict::combine::{SuiteWeights, heuristic_verdict};
+
+pub use units::prepare_all;
 
 /// Options of a heuristic run.
 #[derive(Debug, Clone, Default)]
@@ -62,8 +62,7 @@ pub fn run_heuristic(
             started.elapsed().as_secs_f64() * 1e3
         );
     }
-    let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
-    let threshold = suite.pass_threshold();
+    let weights = SuiteWeights::of(suite);
     let units = prepare_all(env, suite, &ctx);
     if profile {
         eprintln!(
@@ -75,17 +74,7 @@ pub fn run_heuristic(
         .judges
         .iter()
         .zip(&units)
-        .map(|(plan, units)| {
-            let scores: Vec<_> = units.iter().map(|u| u.heuristic.clone()).collect();
-            judge::verdict(
-                plan,
-                units,
-                &scores,
-                Source::Heuristic,
-                threshold,
-                total_weight,
-            )
-        })
+        .map(|(plan, units)| heuristic_verdict(plan, units, weights))
         .collect::<Vec<_>>();
     let result = assemble(
         suite,
@@ -124,52 +113,6 @@ pub fn shared_context(
         ctx.names.insert(k, v);
     }
     Ok(ctx)
-}
-
-/// Computes every judge's units (evidence, assertions, heuristic), judges spread over
-/// the cores; results come back in suite order.
-pub fn prepare_all(
-    env: &Environment<'static>,
-    suite: &Suite,
-    ctx: &crate::evidence::eval::Context,
-) -> Vec<Vec<judge::Unit>> {
-    let n = suite.judges.len();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |w| w.get())
-        .min(n)
-        .max(1);
-    if workers == 1 {
-        return suite
-            .judges
-            .iter()
-            .map(|p| judge::prepare(env, p, ctx))
-            .collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: std::sync::Mutex<Vec<Option<Vec<judge::Unit>>>> =
-        std::sync::Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(plan) = suite.judges.get(i) else {
-                        break;
-                    };
-                    let units = judge::prepare(env, plan, ctx);
-                    if let Ok(mut slots) = slots.lock() {
-                        slots[i] = Some(units);
-                    }
-                }
-            });
-        }
-    });
-    slots
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .map(Option::unwrap_or_default)
-        .collect()
 }
 
 /// Combines verdicts into the run result.

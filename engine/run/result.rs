@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::score::reaches;
 use crate::spec::suite::DecisionRow;
 use crate::verdict::types::{Status, Verdict};
 
@@ -82,7 +83,7 @@ pub struct RunResult {
     pub usage: Option<Usage>,
     /// Agreement between the models of a panel.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub panel: Option<crate::run::panel::RunPanel>,
+    pub panel: Option<crate::verdict::panel::RunPanel>,
     /// One entry per judge, in suite order.
     pub dimensions: Vec<Verdict>,
     /// sum(score x weight) / sum(weight) over scored judges, exact; null when no judge
@@ -350,16 +351,6 @@ pub fn gate(
 
 /// The failing label the gates give.
 pub const FAIL: &str = "FAIL";
-
-/// How far below a bar a score may sit and still reach it: floating-point summation
-/// leaves 4.95 / 1.5 at 3.2999999999999994, which is 3.3. Far below any real difference
-/// between two weighted scores (weights and scores are written with a few decimals).
-pub const EPSILON: f64 = 1e-9;
-
-/// Whether `score` reaches `bar`, exactly up to floating-point noise ([`EPSILON`]).
-pub fn reaches(score: f64, bar: f64) -> bool {
-    score >= bar - EPSILON
-}
 
 /// The first decision row whose `min` the score reaches.
 pub fn decide(score: Option<f64>, table: &[DecisionRow]) -> String {

@@ -5,6 +5,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::doc::Doc;
+use crate::verdict::panel::DimensionPanel;
+use crate::verdict::repeat::Repeats;
 
 /// Whether a verdict carries a score.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -218,17 +220,17 @@ pub struct Verdict {
     pub heuristic: Option<HeuristicSide>,
     /// In LLM mode: each model call behind this verdict.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub llm_calls: Vec<crate::run::llm::CallInfo>,
+    pub llm_calls: Vec<CallInfo>,
     /// With a panel of models: every model's own verdict.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub model_verdicts: Vec<ModelVerdict>,
     /// With a panel of models: their ratings and agreement on this dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub panel: Option<crate::run::panel::DimensionPanel>,
+    pub panel: Option<DimensionPanel>,
     /// With `--repeat N`: each unit and model's scores across repeats, and whether they
     /// disagree.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub repeats: Option<crate::run::repeat::Repeats>,
+    pub repeats: Option<Repeats>,
     /// How the verdict was reached when it is not the mode's usual way (a judge with
     /// `llm: never` scored by its heuristic in an LLM run).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -262,4 +264,28 @@ pub struct HeuristicSide {
     pub score: Option<Score>,
     /// Its reasoning, or why it has no score.
     pub reasoning: String,
+}
+
+/// What one model call cost and how it went, on the verdict.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct CallInfo {
+    /// The model.
+    pub model: String,
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cost in USD, when the price is known.
+    pub cost_usd: Option<f64>,
+    /// Served from the cache.
+    pub cached: bool,
+    /// Provider requests made (retries and the re-ask included); zero for a cache hit.
+    pub attempts: u32,
+    /// Whether the reply had to be re-asked.
+    pub reasked: bool,
+    /// Whether the call ended with a verdict.
+    pub scored: bool,
+    /// A cached verdict for this call that was refused, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_problem: Option<String>,
 }
