@@ -543,6 +543,7 @@ pub fn run_llm_on(
                 &models,
                 &per_model,
                 pairs,
+                suite.spec.consensus,
             );
             v.panel = Some(panel.clone());
             panels.push(panel);
@@ -590,6 +591,7 @@ pub fn run_llm_on(
             &panels,
             suite.spec.kappa_target,
             pairs,
+            suite.spec.consensus,
         ));
     }
     result.summary.problems.extend(missing_members);
