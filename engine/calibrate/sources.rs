@@ -11,8 +11,8 @@ use minijinja::Environment;
 
 use crate::calibrate::SourceScores;
 use crate::diag::{Code, Diagnostic};
+use crate::load::inputs::Inputs;
 use crate::load::suite::Suite;
-use crate::run::context::Inputs;
 use crate::run::llm::{LlmOptions, models_for, run_llm_on};
 use crate::verdict::types::{Score, Verdict};
 
@@ -57,7 +57,7 @@ pub fn heuristic(
     let mut scores = SourceScores::new();
     for doc in &inputs.results {
         let one = alone(inputs, &doc.id);
-        let ctx = match crate::run::shared_context(env, suite, &one) {
+        let ctx = match crate::run::context::shared_context(env, suite, &one) {
             Ok(c) => c,
             Err(d) => {
                 let why = d.first().map_or("", |d| d.message.as_str());

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use minijinja::Environment;
 
 use crate::diag::{Code, Diagnostic};
+use crate::load::inputs::{Inputs, Overrides, load_inputs};
 use crate::load::suite::Suite;
 use crate::load::yaml;
-use crate::run::context::{Inputs, Overrides, load_inputs};
 use crate::run::llm::{LlmOptions, run_llm_on};
 use crate::spec::case::{CaseSpec, ExpectSpec, JudgeExpect};
 use crate::verdict::combine::{SuiteWeights, Unit, heuristic_verdict};
@@ -213,7 +213,7 @@ pub fn run_case(
     options: &TestOptions,
 ) -> Result<CaseRun, Vec<Diagnostic>> {
     let inputs = case_inputs(suite, case)?;
-    let ctx = crate::run::shared_context(env, suite, &inputs)?;
+    let ctx = crate::run::context::shared_context(env, suite, &inputs)?;
     let units = crate::run::prepare_all(env, suite, &ctx);
     let assertions: Vec<Vec<check::AssertionSeen>> = suite
         .judges
