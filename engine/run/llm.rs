@@ -332,27 +332,12 @@ pub fn plan_calls(
             };
             for (m, model) in models.iter().enumerate() {
                 for repeat in 0..repeats.max(1) {
-                    let mut id = match &unit.repo {
-                        Some(r) => format!("{}/{r}/{model}", plan.spec.dimension),
-                        None => format!("{}/{model}", plan.spec.dimension),
+                    let ask = Ask {
+                        model,
+                        repeat,
+                        repeats,
                     };
-                    if repeats > 1 {
-                        id.push_str(&format!("#{}", repeat + 1));
-                    }
-                    let job = Job {
-                        id,
-                        judge: plan.spec.dimension.clone(),
-                        item: unit.repo.clone(),
-                        request: LlmRequest {
-                            model: model.clone(),
-                            system: Some(SYSTEM_PROMPT.into()),
-                            prompt: prompt.clone(),
-                            max_tokens: MAX_TOKENS,
-                            temperature: 0.0,
-                            repeat,
-                        },
-                        format: format_of(plan),
-                    };
+                    let job = job(plan, unit, &prompt, ask);
                     calls.push(PlannedCall {
                         judge: j,
                         unit: u,
@@ -365,6 +350,45 @@ pub fn plan_calls(
         }
     }
     (calls, prompt_errors)
+}
+
+/// One ask of a unit: which model, and which of `repeats`.
+#[derive(Clone, Copy)]
+struct Ask<'m> {
+    model: &'m String,
+    repeat: u32,
+    repeats: u32,
+}
+
+/// The executor's job for one ask of `unit`'s `prompt`; its id names the judge, the repo,
+/// the model and, with repeats, which one.
+fn job(plan: &JudgePlan, unit: &Unit, prompt: &str, ask: Ask<'_>) -> Job {
+    let Ask {
+        model,
+        repeat,
+        repeats,
+    } = ask;
+    let mut id = match &unit.repo {
+        Some(r) => format!("{}/{r}/{model}", plan.spec.dimension),
+        None => format!("{}/{model}", plan.spec.dimension),
+    };
+    if repeats > 1 {
+        id.push_str(&format!("#{}", repeat + 1));
+    }
+    Job {
+        id,
+        judge: plan.spec.dimension.clone(),
+        item: unit.repo.clone(),
+        request: LlmRequest {
+            model: model.clone(),
+            system: Some(SYSTEM_PROMPT.into()),
+            prompt: prompt.to_owned(),
+            max_tokens: MAX_TOKENS,
+            temperature: 0.0,
+            repeat,
+        },
+        format: format_of(plan),
+    }
 }
 
 /// The cache key of `job` when a provider of `kind` answers it: the same inputs the

@@ -22,7 +22,7 @@ use crate::spec::judge::LlmUse;
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::combine::{self, SuiteWeights, Unit, UnitScore, attach_heuristic};
 use crate::verdict::heuristic::HeuristicOutcome;
-use crate::verdict::panel::{Pairs, consensus_scoring, dimension_panel, run_panel};
+use crate::verdict::panel::{Pairs, RunPanel, consensus_scoring, dimension_panel, run_panel};
 use crate::verdict::repeat::{RepeatRun, Repeats, repeat_consensus};
 use crate::verdict::types::{CallInfo, ModelVerdict, Scoring, Source, Verdict};
 
@@ -65,43 +65,21 @@ impl<'a> ModelSource<'a> {
         let (planned, prompt_errors) = plan_calls(env, suite, units, &self.models, self.repeats);
         let (outcomes, batch) = self.ask(&planned)?;
         let answers = self.group(&planned, &outcomes);
-        let weights = SuiteWeights::of(suite);
         let pairs = Pairs::for_panel(self.models.len(), self.opts.panel_matrices);
         let mut dims = Vec::new();
         let mut panels = Vec::new();
         let mut silent = Vec::new();
         for (j, plan) in suite.judges.iter().enumerate() {
-            if plan.spec.llm == LlmUse::Never {
-                dims.push(heuristic_only(plan, &units[j], weights));
-                continue;
-            }
-            let judged = JudgeAnswers {
+            let reading = JudgeAnswers {
                 source: self,
                 judge: j,
                 answers: &answers,
                 prompt_errors: &prompt_errors,
                 rule: suite.spec.consensus,
-            }
-            .read(plan, &units[j]);
-            let mut v = combine::verdict(plan, &units[j], &judged.scores, Source::Llm, weights);
-            attach_heuristic(&mut v, &units[j]);
-            v.llm_calls = judged.calls;
-            if self.repeats > 1 {
-                v.repeats = Some(Repeats::of(self.repeats, judged.repeat_runs));
-            }
-            if self.models.len() > 1 {
-                v.model_verdicts = judged.model_verdicts;
-                let panel = dimension_panel(
-                    &plan.spec.dimension,
-                    &self.models,
-                    &judged.per_model,
-                    pairs,
-                    suite.spec.consensus,
-                );
-                v.panel = Some(panel.clone());
-                panels.push(panel);
-            }
-            silent.extend(judged.silent);
+            };
+            let (v, judged_silent) = self.judge_verdict(suite, plan, &units[j], &reading, pairs);
+            panels.extend(v.panel.clone());
+            silent.extend(judged_silent);
             dims.push(v);
         }
         let mut usage = usage_of(&dims, self.executor.spent());
@@ -121,13 +99,7 @@ impl<'a> ModelSource<'a> {
         problems.extend(self.cache_problems(suite, units, &planned, &outcomes));
         problems.extend(divergences(&dims));
         problems.extend(unstable(&dims));
-        if let Some(w) = panel.as_ref().and_then(|p| p.warning.clone()) {
-            problems.push(Problem {
-                dimension: None,
-                kind: ProblemKind::Agreement,
-                message: w,
-            });
-        }
+        problems.extend(panel.as_ref().and_then(agreement_problem));
         Ok(Scored {
             dimensions: dims,
             model: Some(self.models.join(",")),
@@ -136,6 +108,40 @@ impl<'a> ModelSource<'a> {
             panel,
             problems,
         })
+    }
+
+    /// One judge's verdict from its answers, with the panel members that gave no
+    /// verdict where others did.
+    fn judge_verdict(
+        &self,
+        suite: &Suite,
+        plan: &JudgePlan,
+        units: &[Unit],
+        reading: &JudgeAnswers<'_, '_>,
+        pairs: Pairs,
+    ) -> (Verdict, Vec<Problem>) {
+        let weights = SuiteWeights::of(suite);
+        if plan.spec.llm == LlmUse::Never {
+            return (heuristic_only(plan, units, weights), Vec::new());
+        }
+        let judged = reading.read(plan, units);
+        let mut v = combine::verdict(plan, units, &judged.scores, Source::Llm, weights);
+        attach_heuristic(&mut v, units);
+        v.llm_calls = judged.calls;
+        if self.repeats > 1 {
+            v.repeats = Some(Repeats::of(self.repeats, judged.repeat_runs));
+        }
+        if self.models.len() > 1 {
+            v.model_verdicts = judged.model_verdicts;
+            v.panel = Some(dimension_panel(
+                &plan.spec.dimension,
+                &self.models,
+                &judged.per_model,
+                pairs,
+                suite.spec.consensus,
+            ));
+        }
+        (v, judged.silent)
     }
 
     /// Sends every planned call, one by one or through the Message Batches API.
@@ -272,7 +278,8 @@ impl JudgeAnswers<'_, '_> {
         judged
     }
 
-    /// One unit's score from every model's asks.
+    /// One unit's score from every model's asks: a model's verdict, or the panel's
+    /// consensus.
     fn read_unit(
         &self,
         plan: &JudgePlan,
@@ -282,7 +289,6 @@ impl JudgeAnswers<'_, '_> {
         judged: &mut Judged,
     ) -> UnitScore {
         let models = &self.source.models;
-        let repeats = self.source.repeats;
         let outs = self
             .answers
             .get(&(self.judge, u))
@@ -293,22 +299,7 @@ impl JudgeAnswers<'_, '_> {
         let mut missing: Vec<(String, String)> = Vec::new();
         for (m, model) in models.iter().enumerate() {
             let asks = outs.get(m).cloned().unwrap_or_default();
-            let (per_ask, failures) = read_asks(model, &asks, format, &mut judged.calls);
-            if repeats > 1 {
-                let given = per_ask
-                    .iter()
-                    .map(|s| s.as_ref().map(|s| s.score))
-                    .collect();
-                judged
-                    .repeat_runs
-                    .push(RepeatRun::new(unit.repo.clone(), model, given));
-            }
-            let scorings: Vec<Scoring> = per_ask.into_iter().flatten().collect();
-            let one = if repeats > 1 {
-                repeat_consensus(scorings, &failures)
-            } else {
-                scorings.into_iter().next()
-            };
+            let (one, failures) = self.model_scoring(model, unit, &asks, format, judged);
             let Some(scoring) = one else {
                 judged.per_model[m].push(None);
                 // Each failure names its model (and repeat); the problem names the
@@ -335,20 +326,51 @@ impl JudgeAnswers<'_, '_> {
         // A consensus hides a member that gave no verdict: name it. (A unit no model
         // answered is reported as unscored, with every model's reason.)
         if models.len() > 1 && !verdicts.is_empty() {
-            let at = unit
-                .repo
-                .as_ref()
-                .map_or_else(String::new, |r| format!(" for repo {r}"));
-            for (model, reason) in &missing {
-                judged.silent.push(Problem {
-                    dimension: Some(plan.spec.dimension.clone()),
-                    kind: ProblemKind::Panel,
-                    message: format!("model {model} gave no verdict{at}: {reason}"),
-                });
-            }
+            judged.silent.extend(silent_members(plan, unit, &missing));
         }
         consensus_scoring(verdicts, &reasons, self.rule)
     }
+
+    /// One model's scoring of a unit from its asks (the median of its repeats), and the
+    /// reasons of the asks without one.
+    fn model_scoring(
+        &self,
+        model: &str,
+        unit: &Unit,
+        asks: &[Option<&JobOutcome>],
+        format: &VerdictFormat,
+        judged: &mut Judged,
+    ) -> (Option<Scoring>, Vec<String>) {
+        let (per_ask, failures) = read_asks(model, asks, format, &mut judged.calls);
+        if self.source.repeats <= 1 {
+            return (per_ask.into_iter().flatten().next(), failures);
+        }
+        let given = per_ask
+            .iter()
+            .map(|s| s.as_ref().map(|s| s.score))
+            .collect();
+        judged
+            .repeat_runs
+            .push(RepeatRun::new(unit.repo.clone(), model, given));
+        let scorings: Vec<Scoring> = per_ask.into_iter().flatten().collect();
+        (repeat_consensus(scorings, &failures), failures)
+    }
+}
+
+/// The panel members that gave no verdict on `unit`, with their reasons.
+fn silent_members(plan: &JudgePlan, unit: &Unit, missing: &[(String, String)]) -> Vec<Problem> {
+    let at = unit
+        .repo
+        .as_ref()
+        .map_or_else(String::new, |r| format!(" for repo {r}"));
+    missing
+        .iter()
+        .map(|(model, reason)| Problem {
+            dimension: Some(plan.spec.dimension.clone()),
+            kind: ProblemKind::Panel,
+            message: format!("model {model} gave no verdict{at}: {reason}"),
+        })
+        .collect()
 }
 
 /// Reads one model's asks of one unit (one per repeat): each ask's scoring, or the reason
@@ -436,6 +458,15 @@ fn divergences(dims: &[Verdict]) -> Vec<Problem> {
             })
         })
         .collect()
+}
+
+/// A panel whose mean kappa is below target or undefined.
+fn agreement_problem(panel: &RunPanel) -> Option<Problem> {
+    panel.warning.clone().map(|message| Problem {
+        dimension: None,
+        kind: ProblemKind::Agreement,
+        message,
+    })
 }
 
 /// Judges whose repeats of one prompt disagree.

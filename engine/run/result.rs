@@ -447,18 +447,23 @@ pub fn gate(
         Decision::Blocked
     } else {
         let label = decide(score, table);
-        let s = score.unwrap_or_default();
-        g.reason = if scored_units < units {
-            format!(
-                "{label} on {s:.4}, the {} unit(s) without a score counted at {FLOOR}",
-                units - scored_units
-            )
-        } else {
-            format!("{label} on the weighted score {s:.4}")
-        };
+        g.reason = table_reason(&label, score.unwrap_or_default(), units, scored_units);
         label
     };
     (decision, g)
+}
+
+/// Why the decision table gave `label`: the score it was read with, and the units
+/// counted at the floor.
+fn table_reason(label: &Decision, score: f64, units: usize, scored_units: usize) -> String {
+    if scored_units < units {
+        format!(
+            "{label} on {score:.4}, the {} unit(s) without a score counted at {FLOOR}",
+            units - scored_units
+        )
+    } else {
+        format!("{label} on the weighted score {score:.4}")
+    }
 }
 
 /// The failing label the gates give.

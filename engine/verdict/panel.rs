@@ -428,7 +428,14 @@ pub fn run_panel(
         }
     }
     let mean = panel.agreement.as_ref().and_then(|a| a.mean_kappa);
-    panel.warning = match mean {
+    panel.warning = kappa_warning(mean, target, items);
+    panel
+}
+
+/// A mean kappa below `target`, or undefined, is worth a warning: such a panel's scores
+/// are not publishable.
+fn kappa_warning(mean: Option<f64>, target: f64, items: usize) -> Option<String> {
+    match mean {
         Some(k) if k < target => Some(format!(
             "mean pairwise kappa {k:.3} is below the target {target:.2}: the models disagree too often for a publishable score"
         )),
@@ -436,8 +443,7 @@ pub fn run_panel(
             "mean pairwise kappa is undefined over {items} items: agreement cannot be assessed"
         )),
         _ => None,
-    };
-    panel
+    }
 }
 
 /// The three weightings' digests (one pass over the pairs: see [`pairwise_lists`]).
