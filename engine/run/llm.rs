@@ -40,17 +40,17 @@ pub const MAX_TOKENS: u32 = 2048;
 /// Options of an LLM run.
 #[derive(Debug, Clone)]
 pub struct LlmOptions {
-    /// Folder overrides.
+    /// `--results`, `--ground-truth`, `--input` and `--repo`.
     pub overrides: Overrides,
     /// `--provider` (automatic when `None`).
     pub provider: Option<ProviderKind>,
     /// Models: one, or several for a panel. Empty: the suite's model, else `sonnet`.
     pub models: Vec<String>,
-    /// Calls in flight.
+    /// `--concurrency`: the most requests in flight; rate limits lower it for a while.
     pub concurrency: usize,
-    /// Cache mode.
+    /// `--cache`: whether verdicts are read from the cache, written to it, or both.
     pub cache: CacheMode,
-    /// Cache folder.
+    /// `--cache-dir`: where verdicts are cached, keyed by everything that shapes a reply.
     pub cache_dir: PathBuf,
     /// Replay only from the cache; a miss leaves the judge unscored.
     pub replay: bool,

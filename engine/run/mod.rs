@@ -33,7 +33,7 @@ pub use units::prepare_all;
 /// What every run is given, whatever scores it.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Folder overrides.
+    /// `--results`, `--ground-truth`, `--input` and `--repo`.
     pub overrides: Overrides,
     /// `--allow-errors`: a judge in error does not fail the run by itself.
     pub allow_errors: bool,

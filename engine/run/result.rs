@@ -230,9 +230,7 @@ pub struct RunUsage {
     pub cached: usize,
     /// Requests that reached a provider: every attempt, retries and re-asks included.
     pub requests: u64,
-    /// Input tokens.
     pub input_tokens: u64,
-    /// Output tokens.
     pub output_tokens: u64,
     /// Cost in USD of calls made in this run (cached answers cost nothing).
     pub cost_usd: f64,

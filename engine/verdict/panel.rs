@@ -158,7 +158,6 @@ impl Pairs {
 /// Agreement over one dimension's units.
 #[derive(Clone, Debug, Serialize)]
 pub struct DimensionPanel {
-    /// The dimension.
     pub dimension: String,
     /// Each model's score per unit (`null` where the model gave none).
     pub ratings: IndexMap<String, Vec<Option<i64>>>,
@@ -232,7 +231,6 @@ fn options(rule: Consensus) -> PanelOptions<i64> {
 pub struct PairEntry {
     /// `"<a>_vs_<b>"`, as in the full tables.
     pub pair: String,
-    /// The kappa.
     pub kappa: f64,
 }
 
@@ -346,7 +344,6 @@ pub struct PairwiseDigests {
 /// Agreement over every unit of every dimension.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunPanel {
-    /// The models.
     pub models: Vec<String>,
     /// Units rated (judges x repos for per-repo judges).
     pub items: usize,

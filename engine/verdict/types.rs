@@ -127,7 +127,6 @@ pub struct RepoVerdict {
     /// The score after caps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<i64>,
-    /// Confidence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
     /// Why.
@@ -242,16 +241,13 @@ pub struct Verdict {
 /// One panel member's verdict, kept beside the consensus.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModelVerdict {
-    /// The model.
     pub model: String,
     /// The repo, for per-repo judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
     /// Its score (1-5).
     pub score: i64,
-    /// Its confidence.
     pub confidence: f64,
-    /// Its reasoning.
     pub reasoning: String,
 }
 
@@ -269,11 +265,8 @@ pub struct HeuristicSide {
 /// What one model call cost and how it went, on the verdict.
 #[derive(Clone, Debug, Serialize, Default)]
 pub struct CallInfo {
-    /// The model.
     pub model: String,
-    /// Input tokens.
     pub input_tokens: u64,
-    /// Output tokens.
     pub output_tokens: u64,
     /// Cost in USD, when the price is known.
     pub cost_usd: Option<f64>,
