@@ -107,7 +107,7 @@ pub fn calibrate(
     let target = suite
         .spec
         .kappa_target
-        .unwrap_or(crate::run::panel::DEFAULT_KAPPA_TARGET);
+        .unwrap_or(crate::verdict::panel::DEFAULT_KAPPA_TARGET);
     let mut warnings = Vec::new();
     let mut dimensions = Vec::new();
     for plan in &suite.judges {

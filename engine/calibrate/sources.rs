@@ -11,10 +11,10 @@ use minijinja::Environment;
 
 use crate::calibrate::SourceScores;
 use crate::diag::{Code, Diagnostic};
+use crate::load::inputs::Inputs;
 use crate::load::suite::Suite;
-use crate::run::context::Inputs;
 use crate::run::llm::{LlmOptions, models_for, run_llm_on};
-use crate::verdict::types::{Score, Source, Verdict};
+use crate::verdict::types::{Score, Verdict};
 
 /// `inputs` reduced to one repo: its result and its ground truth.
 pub fn alone(inputs: &Inputs, id: &str) -> Inputs {
@@ -53,11 +53,11 @@ pub fn heuristic(
     inputs: &Inputs,
     notes: &mut Vec<String>,
 ) -> SourceScores {
-    let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
+    let weights = crate::verdict::combine::SuiteWeights::of(suite);
     let mut scores = SourceScores::new();
     for doc in &inputs.results {
         let one = alone(inputs, &doc.id);
-        let ctx = match crate::run::shared_context(env, suite, &one) {
+        let ctx = match crate::run::context::shared_context(env, suite, &one) {
             Ok(c) => c,
             Err(d) => {
                 let why = d.first().map_or("", |d| d.message.as_str());
@@ -70,15 +70,7 @@ pub fn heuristic(
         };
         let units = crate::run::prepare_all(env, suite, &ctx);
         for (plan, units) in suite.judges.iter().zip(&units) {
-            let outcomes: Vec<_> = units.iter().map(|u| u.heuristic.clone()).collect();
-            let v = crate::run::judge::verdict(
-                plan,
-                units,
-                &outcomes,
-                Source::Heuristic,
-                suite.pass_threshold(),
-                total_weight,
-            );
+            let v = crate::verdict::combine::heuristic_verdict(plan, units, weights);
             if let Some(s) = unit_score(&v) {
                 scores
                     .entry(plan.spec.dimension.clone())

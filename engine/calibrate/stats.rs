@@ -144,7 +144,7 @@ pub struct PassRates {
 
 /// Pass rates of `pairs` of (human, judge) scores and of `all` the judge's scores.
 pub fn pass_rates(pairs: &[(i64, i64)], all: &[i64], threshold: f64) -> PassRates {
-    let passes = |s: i64| crate::run::result::reaches(s as f64, threshold);
+    let passes = |s: i64| crate::score::reaches(s as f64, threshold);
     let share = |hits: usize, of: usize| (of > 0).then(|| hits as f64 / of as f64);
     let human_pass = pairs.iter().filter(|(h, _)| passes(*h)).count();
     let judge_pass = pairs.iter().filter(|(_, j)| passes(*j)).count();

@@ -10,7 +10,7 @@ use crate::calibrate::{SourceScores, calibrate, labels, sources};
 use crate::cli::run::{CacheArg, ProviderArg};
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text};
-use crate::run::context::load_inputs;
+use crate::load::inputs::load_inputs;
 use crate::run::llm::LlmOptions;
 
 /// `--format` values.

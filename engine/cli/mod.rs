@@ -212,8 +212,8 @@ pub struct InputArgs {
 
 impl InputArgs {
     /// As run overrides.
-    pub fn overrides(&self) -> crate::run::context::Overrides {
-        crate::run::context::Overrides {
+    pub fn overrides(&self) -> crate::load::inputs::Overrides {
+        crate::load::inputs::Overrides {
             results: self.results.clone(),
             ground_truth: self.ground_truth.clone(),
             inputs: self.inputs.iter().cloned().collect(),

@@ -7,9 +7,9 @@ use clap::Args;
 
 use crate::cli::{Exit, stderr_color};
 use crate::diag::render_text;
-use crate::run::context::load_inputs;
-use crate::run::judge::prepare;
+use crate::load::inputs::load_inputs;
 use crate::run::llm::{SYSTEM_PROMPT, unit_prompt};
+use crate::run::units::prepare;
 
 /// Arguments of `caldera render`.
 #[derive(Debug, Args)]
@@ -56,7 +56,7 @@ pub fn execute(args: RenderArgs) -> Exit {
     }
     let overrides = args.input.overrides();
     let ctx = match load_inputs(&suite, &overrides)
-        .and_then(|inputs| crate::run::shared_context(&env, &suite, &inputs))
+        .and_then(|inputs| crate::run::context::shared_context(&env, &suite, &inputs))
     {
         Ok(c) => c,
         Err(d) => {

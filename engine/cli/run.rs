@@ -9,14 +9,14 @@ use crate::cli::output::{self, Dest};
 use crate::cli::report::{ReportOptions, baseline, regression_gate, write_all};
 use crate::cli::{Exit, stderr_color};
 use crate::diag::render_text;
+use crate::load::inputs::Overrides;
 use crate::load::suite::Suite;
 use crate::report;
 use crate::report::model::Report;
 use crate::report::{Format, Input};
-use crate::run::context::Overrides;
-use crate::run::llm::{LlmOptions, LlmRunError, run_llm};
+use crate::run::llm::LlmOptions;
 use crate::run::result::{FAIL, NO_SCORE, RunResult};
-use crate::run::{RunOptions, run_heuristic};
+use crate::run::{Run, RunError, RunOptions, ScoreSource};
 
 /// `--provider` values.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -251,83 +251,97 @@ pub fn execute(args: RunArgs) -> Exit {
         eprintln!("error: {why}; nothing was run");
         return Exit::Error;
     }
-    let outcome = if args.heuristic {
-        run_heuristic(
-            &env,
-            &suite,
-            &RunOptions {
-                overrides,
-                allow_errors: args.allow_errors,
-            },
-        )
-    } else {
-        let run_id = crate::run::new_run_id();
-        let out = args
-            .out
-            .clone()
-            .filter(|o| o.as_os_str() != "-")
-            .unwrap_or_else(|| {
-                PathBuf::from("results")
-                    .join(&suite.spec.suite)
-                    .join(format!("{run_id}.json"))
-            });
-        let log = args
-            .log
-            .clone()
-            .unwrap_or_else(|| out.with_extension("interactions.jsonl"));
-        if let Some(dir) = log.parent().filter(|d| !d.as_os_str().is_empty())
-            && let Err(e) = std::fs::create_dir_all(dir)
-        {
-            eprintln!("error: cannot create {}: {e}", dir.display());
-            return Exit::Error;
-        }
-        let mut models = args.models.clone();
-        if let Some(m) = &args.model {
-            models = vec![m.clone()];
-        }
-        let options = LlmOptions {
-            overrides,
-            provider: args.provider.map(Into::into),
-            models,
-            concurrency: args.concurrency,
-            cache: args.cache.into(),
-            cache_dir: args.cache_dir.clone(),
-            replay: args.replay,
-            max_cost: args.max_cost,
-            log: Some(log),
-            timeout: std::time::Duration::from_secs(args.timeout.max(1)),
-            progress: !(args.json || output::quiet()),
-            verbose: args.verbose,
-            run_id: Some(run_id),
-            allow_errors: args.allow_errors,
-            repeat: args.repeat,
-            batch: args.batch,
-            panel_matrices: args.panel_matrices,
-        };
-        match run_llm(&env, &suite, &options) {
-            Ok(result) => {
-                let args = RunArgs {
-                    out: Some(args.out.clone().unwrap_or(out)),
-                    ..args
-                };
-                return finish(&result, &args);
-            }
-            Err(LlmRunError::Interrupted(message)) => {
-                eprintln!("{message}");
-                return Exit::Interrupted;
-            }
-            Err(LlmRunError::Invalid(diags)) => Err(diags),
-        }
+    // One id names the result and, in LLM mode, the interaction log beside it, before
+    // the run starts writing either.
+    let run_id = crate::run::new_run_id();
+    let out = args
+        .out
+        .clone()
+        .filter(|o| o.as_os_str() != "-")
+        .unwrap_or_else(|| report::json::result_path(&suite.spec.suite, &run_id));
+    let options = RunOptions {
+        overrides,
+        allow_errors: args.allow_errors,
+        run_id: Some(run_id),
     };
-    let result = match outcome {
-        Ok(r) => r,
-        Err(diags) => {
+    let outcome = if args.heuristic {
+        crate::run::run(&env, &suite, ScoreSource::Heuristic, &options)
+    } else {
+        let Some(llm) = llm_options(&args, &out, options.clone()) else {
+            return Exit::Error;
+        };
+        crate::run::run(&env, &suite, ScoreSource::Models(&llm), &options)
+    };
+    let run = match outcome {
+        Ok(run) => run,
+        Err(RunError::Interrupted(message)) => {
+            eprintln!("{message}");
+            return Exit::Interrupted;
+        }
+        Err(RunError::Invalid(diags)) => {
             eprint!("{}", render_text(&diags, stderr_color()));
             eprintln!("error: the run could not start; nothing was judged");
             return Exit::Error;
         }
     };
-    finish(&result, &args)
+    print_profile(&run);
+    let args = RunArgs {
+        out: args.out.clone().or((!args.heuristic).then_some(out)),
+        ..args
+    };
+    finish(&run.result, &args)
+}
+
+/// The options of an LLM run: the interaction log goes beside the result unless `--log`
+/// says where (its folder is created). `None` when that folder cannot be made.
+fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions> {
+    let log = args
+        .log
+        .clone()
+        .unwrap_or_else(|| out.with_extension("interactions.jsonl"));
+    if let Some(dir) = log.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        eprintln!("error: cannot create {}: {e}", dir.display());
+        return None;
+    }
+    let mut models = args.models.clone();
+    if let Some(m) = &args.model {
+        models = vec![m.clone()];
+    }
+    Some(LlmOptions {
+        overrides: run.overrides,
+        provider: args.provider.map(Into::into),
+        models,
+        concurrency: args.concurrency,
+        cache: args.cache.into(),
+        cache_dir: args.cache_dir.clone(),
+        replay: args.replay,
+        max_cost: args.max_cost,
+        log: Some(log),
+        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
+        progress: !(args.json || output::quiet()),
+        verbose: args.verbose,
+        run_id: run.run_id,
+        allow_errors: run.allow_errors,
+        repeat: args.repeat,
+        batch: args.batch,
+        panel_matrices: args.panel_matrices,
+    })
+}
+
+/// With `CALDERA_PROFILE` set, when each phase of the run ended, on stderr.
+fn print_profile(run: &Run) {
+    if std::env::var_os("CALDERA_PROFILE").is_none() {
+        return;
+    }
+    for phase in &run.phases {
+        eprintln!(
+            "profile: phase {}: {:.1} ms",
+            phase.name,
+            phase.at.as_secs_f64() * 1e3
+        );
+    }
 }
 
 /// The result and the log go where they were asked to, and nowhere they would destroy or
@@ -483,9 +497,13 @@ fn gate(
     let score = result.gate.decision_score;
     let below_bar = args
         .fail_under
-        .is_some_and(|min| score.is_none_or(|s| !crate::run::result::reaches(s, min)));
+        .is_some_and(|min| score.is_none_or(|s| !crate::score::reaches(s, min)));
     if gated || (args.fail_under.is_none() && result.decision == FAIL) {
-        eprintln!("{}: {}", safe(&result.decision), safe(&result.gate.reason));
+        eprintln!(
+            "{}: {}",
+            safe(result.decision.as_str()),
+            safe(&result.gate.reason)
+        );
         return Exit::Below;
     }
     if let (true, Some(min)) = (below_bar, args.fail_under) {
@@ -495,7 +513,7 @@ fn gate(
         );
         eprintln!(
             "{}: {shown} is below --fail-under {min}",
-            safe(&result.decision)
+            safe(result.decision.as_str())
         );
         return Exit::Below;
     }

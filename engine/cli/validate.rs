@@ -83,7 +83,7 @@ fn check_data(
     env: &minijinja::Environment<'static>,
     suite: &crate::load::suite::Suite,
 ) -> Vec<Diagnostic> {
-    match crate::run::context::load_inputs(suite, &Default::default()) {
+    match crate::load::inputs::load_inputs(suite, &Default::default()) {
         Ok(inputs) => crate::run::probe::check_with_data(env, suite, &inputs),
         Err(diags) => diags,
     }

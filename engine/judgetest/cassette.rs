@@ -17,11 +17,11 @@ use sha2::{Digest, Sha256};
 
 use crate::diag::{Code, Diagnostic};
 use crate::llm::cache::{Cache, CacheEntry, CacheMode, Lookup};
+use crate::load::inputs::Inputs;
 use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
-use crate::run::context::Inputs;
-use crate::run::judge::Unit;
 use crate::run::llm::{LlmOptions, PlannedCall, cache_key, model_table, plan_calls, run_llm_on};
+use crate::verdict::combine::Unit;
 use crate::verdict::reply::CompiledFormat;
 
 /// The recorded replies of one judge in one case.

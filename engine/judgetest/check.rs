@@ -6,10 +6,10 @@ use serde_json::Value;
 use crate::evidence::eval::full_scope;
 use crate::judgetest::keypath;
 use crate::load::judge::JudgePlan;
-use crate::run::judge::Unit;
 use crate::spec::case::{AssertionOutcome, ExpectedStatus, JudgeExpect, ScoreExpect};
 use crate::spec::judge::Scope;
 use crate::verdict::assertions::check as check_assertions;
+use crate::verdict::combine::Unit;
 use crate::verdict::types::{Score, Status, Verdict};
 
 /// One assertion of a judge and how it came out over the judge's units.

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 use minijinja::Environment;
 
 use crate::diag::{Code, Diagnostic};
+use crate::load::inputs::{Inputs, Overrides, load_inputs};
 use crate::load::suite::Suite;
 use crate::load::yaml;
-use crate::run::context::{Inputs, Overrides, load_inputs};
-use crate::run::judge::{self, Unit};
 use crate::run::llm::{LlmOptions, run_llm_on};
 use crate::spec::case::{CaseSpec, ExpectSpec, JudgeExpect};
-use crate::verdict::types::{Source, Verdict};
+use crate::verdict::combine::{SuiteWeights, Unit, heuristic_verdict};
+use crate::verdict::types::Verdict;
 
 use self::check::Observed;
 
@@ -213,7 +213,7 @@ pub fn run_case(
     options: &TestOptions,
 ) -> Result<CaseRun, Vec<Diagnostic>> {
     let inputs = case_inputs(suite, case)?;
-    let ctx = crate::run::shared_context(env, suite, &inputs)?;
+    let ctx = crate::run::context::shared_context(env, suite, &inputs)?;
     let units = crate::run::prepare_all(env, suite, &ctx);
     let assertions: Vec<Vec<check::AssertionSeen>> = suite
         .judges
@@ -272,22 +272,12 @@ fn observe(
 
 /// Every judge's heuristic verdict over prepared units, in suite order.
 fn heuristic_verdicts(suite: &Suite, units: &[Vec<Unit>]) -> Vec<Verdict> {
-    let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
+    let weights = SuiteWeights::of(suite);
     suite
         .judges
         .iter()
         .zip(units)
-        .map(|(plan, units)| {
-            let scores: Vec<_> = units.iter().map(|u| u.heuristic.clone()).collect();
-            judge::verdict(
-                plan,
-                units,
-                &scores,
-                Source::Heuristic,
-                suite.pass_threshold(),
-                total_weight,
-            )
-        })
+        .map(|(plan, units)| heuristic_verdict(plan, units, weights))
         .collect()
 }
 

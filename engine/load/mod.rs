@@ -3,6 +3,7 @@
 
 pub mod confine;
 pub mod documents;
+pub mod inputs;
 pub mod judge;
 pub mod lenient;
 pub mod names;

@@ -22,10 +22,10 @@ use serde::Serialize;
 
 use crate::diag::Diagnostic;
 use crate::llm::cache::{Cache, CacheMode, Lookup};
+use crate::load::inputs::{Overrides, load_inputs};
 use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
 use crate::provider::models::{ModelTable, Price};
-use crate::run::context::{Overrides, load_inputs};
 use crate::run::llm::{PlannedCall, cache_key, model_table, models_for, plan_calls};
 use crate::verdict::reply::CompiledFormat;
 
@@ -195,7 +195,7 @@ pub fn plan(
     opts: &PlanOptions,
 ) -> Result<Plan, Vec<Diagnostic>> {
     let inputs = load_inputs(suite, &opts.overrides)?;
-    let ctx = crate::run::shared_context(env, suite, &inputs)?;
+    let ctx = crate::run::context::shared_context(env, suite, &inputs)?;
     let units = crate::run::prepare_all(env, suite, &ctx);
     let models = models_for(suite, &opts.models);
     let repeat = opts.repeat.max(1);
@@ -275,7 +275,7 @@ pub fn plan(
             .map(|((j, u), reason)| NotRendered {
                 judge: suite.judges[j].spec.dimension.clone(),
                 repo: units[j][u].repo.clone(),
-                reason,
+                reason: reason.to_string(),
             })
             .collect(),
         models,

@@ -11,9 +11,15 @@ use crate::run::result::RunResult;
 
 /// The default result path: `results/<suite>/<run id>.json` under the current folder.
 pub fn default_path(result: &RunResult) -> PathBuf {
+    result_path(&result.suite, &result.run_id)
+}
+
+/// Where the result of run `run_id` of `suite` goes by default; `caldera run` needs it
+/// before the run, to put the interaction log beside it.
+pub fn result_path(suite: &str, run_id: &str) -> PathBuf {
     PathBuf::from("results")
-        .join(&result.suite)
-        .join(format!("{}.json", result.run_id))
+        .join(suite)
+        .join(format!("{run_id}.json"))
 }
 
 /// The result as the document written to disk: the run result preceded by the result

@@ -225,7 +225,7 @@ fn usage_and_panel(out: &mut String, r: &Report) {
         "  panel of {}: mean pairwise kappa {mean} (target {:.2}), unanimous on {rate} of {} items",
         p.models.len(),
         p.kappa_target
-            .unwrap_or(crate::run::panel::DEFAULT_KAPPA_TARGET),
+            .unwrap_or(crate::verdict::panel::DEFAULT_KAPPA_TARGET),
         p.items
     );
     if let Some(a) = &p.agreement {
@@ -366,7 +366,7 @@ fn panel_digest(out: &mut String, d: &crate::report::model::DigestView) {
     models.sort_by(|a, b| a.1.total_cmp(&b.1));
     let models: Vec<String> = models
         .iter()
-        .take(crate::run::panel::DIGEST_ENDS)
+        .take(crate::verdict::panel::DIGEST_ENDS)
         .map(|(m, k)| format!("{m} {k:.3}"))
         .collect();
     let _ = writeln!(

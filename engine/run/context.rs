@@ -1,305 +1,40 @@
-//! The run context: results and ground truth read once, joined by repo id, plus the
-//! suite's other named inputs. Every judge of a run reads the same context.
-
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+//! The run context: the inputs joined by repo id, plus the suite's named inputs and its
+//! own evidence. Every judge of a run reads the same context.
 
 use indexmap::IndexMap;
+use minijinja::Environment;
 
-use crate::diag::{Code, Diagnostic};
+use crate::diag::Diagnostic;
 use crate::doc::Doc;
 use crate::evidence::eval::Context;
-use crate::load::documents::{Document, ReadRules, Skipped, parse_json_file_as, read_folder};
+use crate::load::inputs::Inputs;
 use crate::load::suite::Suite;
-use crate::spec::suite::{FolderInput, JsonMode};
 
-/// Folder overrides from the command line.
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    /// `--results`.
-    pub results: Option<PathBuf>,
-    /// `--ground-truth`.
-    pub ground_truth: Option<PathBuf>,
-    /// `--input name=path`: a named input of `suite.yaml` read from this file for one run
-    /// (relative to the working directory, as the other command-line paths are); `None`
-    /// runs without it (`null`, as a missing optional file).
-    pub inputs: IndexMap<String, Option<PathBuf>>,
-    /// `--repo id`: only these repos' results and ground truth are kept (all when empty).
-    pub repos: Vec<String>,
-}
-
-/// Everything a run read.
-#[derive(Debug, Clone)]
-pub struct Inputs {
-    /// The results folder.
-    pub results_dir: PathBuf,
-    /// The ground-truth folder, when the suite has one.
-    pub truth_dir: Option<PathBuf>,
-    /// Analysis results, in file order.
-    pub results: Vec<Document>,
-    /// Ground truth, in file order.
-    pub truth: Vec<Document>,
-    /// Other named inputs.
-    pub named: IndexMap<String, Doc>,
-    /// Bytes read.
-    pub bytes: u64,
-    /// Files skipped as unreadable (inputs with `skip_unreadable`), with the input's key.
-    pub skipped: Vec<(String, Skipped)>,
-}
-
-impl Inputs {
-    /// Result ids with no ground truth.
-    pub fn results_without_truth(&self) -> Vec<String> {
-        self.results
-            .iter()
-            .filter(|r| !self.truth.iter().any(|t| t.id == r.id))
-            .map(|r| r.id.clone())
-            .collect()
-    }
-
-    /// Ground-truth ids with no result.
-    pub fn truth_without_results(&self) -> Vec<String> {
-        self.truth
-            .iter()
-            .filter(|t| !self.results.iter().any(|r| r.id == t.id))
-            .map(|t| t.id.clone())
-            .collect()
-    }
-}
-
-/// Reads the suite's inputs; every problem is returned, not only the first.
-pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
-    let spec = &suite.spec.inputs;
-    let results_dir = overrides
-        .results
-        .clone()
-        .unwrap_or_else(|| suite.dir.join(&spec.results.folder));
-    let truth_dir = overrides.ground_truth.clone().or_else(|| {
-        spec.ground_truth
-            .as_ref()
-            .map(|g| suite.dir.join(&g.folder))
-    });
-    let mut errors = Vec::new();
-    let mut skipped = Vec::new();
-    let mut read = |dir: &Path, input: &FolderInput, unwrap: &[String], key: &str| {
-        let rules = ReadRules {
-            key: &spec.key,
-            unwrap,
-            json: input.json,
-            skip_unreadable: input.skip_unreadable,
-            run_file: input.run_file.as_deref(),
-        };
-        match read_folder(dir, &rules) {
-            Ok(folder) => {
-                skipped.extend(folder.skipped.into_iter().map(|s| (key.to_owned(), s)));
-                folder.docs
-            }
-            Err(e) => {
-                errors.extend(e.into_iter().map(|d| annotate(d, key)));
-                Vec::new()
-            }
-        }
-    };
-    let results = read(&results_dir, &spec.results, &spec.unwrap, "inputs.results");
-    let truth = match (&truth_dir, &spec.ground_truth) {
-        (Some(dir), Some(input)) => read(dir, input, &spec.unwrap_truth, "inputs.ground_truth"),
-        (Some(dir), None) => read(
-            dir,
-            &FolderInput::plain(""),
-            &spec.unwrap_truth,
-            "inputs.ground_truth",
-        ),
-        (None, _) => Vec::new(),
-    };
-    for name in overrides.inputs.keys() {
-        if !spec.files.contains_key(name) {
-            errors.push(
-                Diagnostic::error(
-                    Code::MissingPath,
-                    format!("--input {name}=...: the suite has no named input `{name}`"),
-                )
-                .maybe_help(crate::diag::did_you_mean_help(
-                    name,
-                    spec.files.keys().map(String::as_str),
-                ))
-                .note(format!(
-                    "named inputs are declared under `inputs.files` of {}",
-                    crate::diag::display_path(&suite.file)
-                )),
-            );
-        }
-    }
-    let mut named = IndexMap::new();
-    for (name, input) in &spec.files {
-        let read = match overrides.inputs.get(name) {
-            Some(Some(path)) => read_override(name, path, input.json),
-            Some(None) => Ok(Doc::Null),
-            None => read_named(suite, name, input),
-        };
-        let key = format!("inputs.files.{name}");
-        match read {
-            Ok(doc) => {
-                named.insert(name.clone(), doc);
-            }
-            // Only an unreadable file is skipped; a missing one is `optional`'s business.
-            Err(d) if input.skip_unreadable && d.code != Code::MissingPath => {
-                let file = d.file.clone().unwrap_or_default();
-                skipped.push((key, Skipped { file, reason: d }));
-                named.insert(name.clone(), Doc::Null);
-            }
-            Err(d) => errors.push(d.key(key).note(format!(
-                "named input `{name}` of {}",
-                crate::diag::display_path(&suite.file)
-            ))),
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let (results, truth) = keep_repos(results, truth, &overrides.repos)?;
-    if results.is_empty() {
-        // Nothing to judge is bad input, not a low score: a run over no results would
-        // otherwise score whatever its judges say about emptiness.
-        return Err(vec![
-            Diagnostic::error(
-                Code::MissingPath,
-                format!(
-                    "folder {} has no *.json result files: there is nothing to judge",
-                    crate::diag::display_path(&results_dir)
-                ),
-            )
-            .in_file(&results_dir)
-            .note("set by `inputs.results` in suite.yaml, or the matching command-line flag"),
-        ]);
-    }
-    let bytes = results.iter().chain(&truth).map(|d| d.bytes).sum();
-    Ok(Inputs {
-        results_dir,
-        truth_dir,
-        results,
-        truth,
-        named,
-        bytes,
-        skipped,
-    })
-}
-
-/// Keeps the documents of `repos` (all when empty); an id that names no result is an
-/// error with a did-you-mean.
-fn keep_repos(
-    results: Vec<Document>,
-    truth: Vec<Document>,
-    repos: &[String],
-) -> Result<(Vec<Document>, Vec<Document>), Vec<Diagnostic>> {
-    if repos.is_empty() {
-        return Ok((results, truth));
-    }
-    let unknown: Vec<Diagnostic> = repos
-        .iter()
-        .filter(|id| !results.iter().any(|r| &r.id == *id))
-        .map(|id| {
-            Diagnostic::error(
-                Code::MissingPath,
-                format!("--repo {id}: no result names repo `{id}`"),
-            )
-            .maybe_help(crate::diag::did_you_mean_help(
-                id,
-                results.iter().map(|r| r.id.as_str()),
-            ))
-        })
-        .collect();
-    if !unknown.is_empty() {
-        return Err(unknown);
-    }
-    let keep = |d: &Document| repos.contains(&d.id);
-    Ok((
-        results.into_iter().filter(keep).collect(),
-        truth.into_iter().filter(keep).collect(),
-    ))
-}
-
-fn annotate(d: Diagnostic, key: &str) -> Diagnostic {
-    if d.code == Code::MissingPath {
-        d.note(format!(
-            "set by `{key}` in suite.yaml, or the matching command-line flag"
-        ))
-    } else {
-        d
-    }
-}
-
-fn read_named(
+/// Builds the run context and adds the suite's own evidence to it. Suite evidence that
+/// cannot be computed stops the run: every judge would read it.
+pub fn shared_context(
+    env: &Environment<'static>,
     suite: &Suite,
-    name: &str,
-    input: &crate::spec::suite::NamedInput,
-) -> Result<Doc, Diagnostic> {
-    let dir = &suite.dir;
-    let path = match (&input.file, &input.newest) {
-        (Some(f), None) => Some(dir.join(f)),
-        (None, Some(pattern)) => newest_match(&dir.join(pattern).to_string_lossy())?,
-        _ => {
-            return Err(Diagnostic::error(
-                Code::WrongType,
-                format!("named input `{name}` needs exactly one of `file` or `newest`"),
-            ));
+    inputs: &Inputs,
+) -> Result<Context, Vec<Diagnostic>> {
+    let mut ctx = build_context(suite, inputs);
+    if suite.evidence.is_empty() {
+        return Ok(ctx);
+    }
+    let shared = crate::evidence::eval::evaluate(env, &suite.evidence, &ctx).map_err(|e| {
+        let mut d = Diagnostic::error(crate::diag::Code::EvaluationError, e.message.clone())
+            .in_file(&suite.file)
+            .at(suite.index.value_span(&e.key_path))
+            .key(&e.key_path);
+        if let Some(item) = &e.item {
+            d = d.note(format!("while computing item `{item}`"));
         }
-    };
-    match path {
-        // Checked again on the file itself: a link inside the project may point out.
-        Some(p) if p.is_file() && !suite.confinement.permits(&p) => Err(Diagnostic::error(
-            Code::InputOutsideProject,
-            format!(
-                "named input `{name}`: {} resolves outside the project",
-                crate::diag::display_path(&p)
-            ),
-        )
-        .help("pass --allow-outside-root to read it anyway")),
-        Some(p) if p.is_file() => parse_json_file_as(&p, input.json).map(|(d, _)| d),
-        Some(_) | None if input.optional => Ok(Doc::Null),
-        Some(p) => Err(Diagnostic::error(
-            Code::MissingPath,
-            format!(
-                "named input `{name}`: {} does not exist",
-                crate::diag::display_path(&p)
-            ),
-        )
-        .help("mark it `optional: true` if a run may go without it")),
-        None => Err(Diagnostic::error(
-            Code::MissingPath,
-            format!("named input `{name}`: no file matches"),
-        )
-        .help("mark it `optional: true` if a run may go without it")),
-    }
-}
-
-/// A named input given on the command line: it must exist (asking for a file that is
-/// not there is a mistake, whatever `optional` says in the suite).
-fn read_override(name: &str, path: &Path, json: JsonMode) -> Result<Doc, Diagnostic> {
-    if !path.is_file() {
-        return Err(Diagnostic::error(
-            Code::MissingPath,
-            format!(
-                "--input {name}={}: no such file",
-                crate::diag::display_path(path)
-            ),
-        ));
-    }
-    parse_json_file_as(path, json).map(|(d, _)| d)
-}
-
-/// The most recently modified file matching `pattern`.
-fn newest_match(pattern: &str) -> Result<Option<PathBuf>, Diagnostic> {
-    let paths = glob::glob(pattern).map_err(|e| {
-        Diagnostic::error(Code::WrongType, format!("invalid glob `{pattern}`: {e}"))
+        vec![d]
     })?;
-    Ok(paths
-        .filter_map(Result::ok)
-        .filter(|p| p.is_file())
-        .max_by_key(|p| {
-            std::fs::metadata(p)
-                .and_then(|m| m.modified())
-                .unwrap_or(SystemTime::UNIX_EPOCH)
-        }))
+    for (k, v) in shared {
+        ctx.names.insert(k, v);
+    }
+    Ok(ctx)
 }
 
 /// Builds the context: `results`, `truth`, `repos` (the join), `suite`, `inputs`.

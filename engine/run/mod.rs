@@ -1,32 +1,91 @@
-//! A run: load inputs once, judge every dimension, combine into a [`RunResult`].
+//! A run is one pipeline, whatever scores it: the inputs are read once, the run context
+//! is built, every judge's units are prepared (evidence, assertions, heuristic), a score
+//! source scores them into verdicts, and the result is assembled once. Heuristic and LLM
+//! runs differ only in the score source.
 
 pub mod context;
-pub mod judge;
+pub mod error;
 pub mod llm;
-pub mod panel;
+pub mod models;
 pub mod probe;
-pub mod repeat;
 pub mod result;
+pub mod units;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use minijinja::Environment;
 
 use crate::diag::Diagnostic;
+use crate::load::inputs::{Inputs, Overrides, load_inputs};
 use crate::load::suite::Suite;
-use crate::run::context::{Inputs, Overrides, build_context, load_inputs};
+use crate::run::llm::LlmOptions;
 use crate::run::result::{
-    InputSummary, RunResult, average_confidence, gate, summarize, weighted_score,
+    InputSummary, Problem, ProblemKind, RunMode, RunResult, RunUsage, average_confidence, gate,
+    summarize, weighted_score,
 };
-use crate::verdict::types::Source;
+use crate::verdict::combine::{SuiteWeights, Unit, heuristic_verdict};
+use crate::verdict::panel::RunPanel;
+use crate::verdict::types::Verdict;
 
-/// Options of a heuristic run.
+pub use error::RunError;
+pub use units::prepare_all;
+
+/// What every run is given, whatever scores it.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Folder overrides.
+    /// `--results`, `--ground-truth`, `--input` and `--repo`.
     pub overrides: Overrides,
     /// `--allow-errors`: a judge in error does not fail the run by itself.
     pub allow_errors: bool,
+    /// The run id (a fresh one when `None`): the caller may need it before the run, to
+    /// name the files the run writes.
+    pub run_id: Option<String>,
+}
+
+/// Where a run's scores come from.
+#[derive(Debug, Clone, Copy)]
+pub enum ScoreSource<'a> {
+    /// Each judge's heuristic band table: offline and free.
+    Heuristic,
+    /// One model or a panel, through the executor (live, cached, replayed or batched).
+    Models(&'a LlmOptions),
+}
+
+/// A finished run: its result, and how long its phases took.
+#[derive(Debug)]
+pub struct Run {
+    /// The result document.
+    pub result: RunResult,
+    /// Each phase's end, from the start of the run, in order; `CALDERA_PROFILE` prints
+    /// them.
+    pub phases: Vec<Phase>,
+}
+
+/// The end of one phase of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Phase {
+    /// `inputs`, `suite evidence`, `judges`.
+    pub name: &'static str,
+    /// Time from the start of the run to the end of the phase.
+    pub at: Duration,
+}
+
+/// What a score source gives: every judge's verdict, in suite order, and what the source
+/// adds to the run.
+#[derive(Debug, Default)]
+pub struct Scored {
+    /// The verdicts.
+    pub dimensions: Vec<Verdict>,
+    /// The model, or the comma-separated panel.
+    pub model: Option<String>,
+    /// The provider that answered.
+    pub provider: Option<String>,
+    /// Calls, tokens and cost.
+    pub usage: Option<RunUsage>,
+    /// Agreement between the models of a panel.
+    pub panel: Option<RunPanel>,
+    /// What the source found worth a look, after the verdicts' own problems.
+    pub problems: Vec<Problem>,
 }
 
 /// A fresh run id: time-ordered and unique enough to name files.
@@ -39,200 +98,148 @@ pub fn new_run_id() -> String {
     )
 }
 
-/// Runs `suite` in heuristic mode. Input problems are returned as diagnostics (exit 2);
-/// everything a judge finds goes into the result.
+/// Runs `suite`, reading its inputs first. Input problems are errors (exit 2); everything
+/// a judge finds goes into the result.
+pub fn run(
+    env: &Environment<'static>,
+    suite: &Suite,
+    source: ScoreSource<'_>,
+    options: &RunOptions,
+) -> Result<Run, RunError> {
+    let mut clock = Clock::start();
+    let inputs = load_inputs(suite, &options.overrides)?;
+    clock.mark("inputs");
+    let run = run_with(env, suite, &inputs, source, options, clock);
+    crate::doc::release(inputs);
+    run
+}
+
+/// [`run`] over inputs already read (`caldera calibrate` runs one repo at a time).
+pub fn run_on(
+    env: &Environment<'static>,
+    suite: &Suite,
+    inputs: &Inputs,
+    source: ScoreSource<'_>,
+    options: &RunOptions,
+) -> Result<Run, RunError> {
+    run_with(env, suite, inputs, source, options, Clock::start())
+}
+
+/// Runs `suite` in heuristic mode. A heuristic run cannot be interrupted, so its only
+/// failure is the diagnostics of inputs it could not use.
 pub fn run_heuristic(
     env: &Environment<'static>,
     suite: &Suite,
     options: &RunOptions,
 ) -> Result<RunResult, Vec<Diagnostic>> {
-    let started = Instant::now();
-    // Phase timings for `CALDERA_PROFILE=1` (the CLI's logger turns the level on).
-    let profile = log::log_enabled!(target: "caldera::profile", log::Level::Debug);
-    let inputs = load_inputs(suite, &options.overrides)?;
-    if profile {
-        log::debug!(
-            target: "caldera::profile",
-            "phase inputs: {:.1} ms",
-            started.elapsed().as_secs_f64() * 1e3
-        );
-    }
-    let ctx = shared_context(env, suite, &inputs)?;
-    if profile {
-        log::debug!(
-            target: "caldera::profile",
-            "phase suite evidence: {:.1} ms",
-            started.elapsed().as_secs_f64() * 1e3
-        );
-    }
-    let total_weight: f64 = suite.judges.iter().map(|j| j.spec.weight).sum();
-    let threshold = suite.pass_threshold();
+    run(env, suite, ScoreSource::Heuristic, options)
+        .map(|r| r.result)
+        .map_err(Into::into)
+}
+
+fn run_with(
+    env: &Environment<'static>,
+    suite: &Suite,
+    inputs: &Inputs,
+    source: ScoreSource<'_>,
+    options: &RunOptions,
+    mut clock: Clock,
+) -> Result<Run, RunError> {
+    let ctx = context::shared_context(env, suite, inputs)?;
+    clock.mark("suite evidence");
+    let run_id = options.run_id.clone().unwrap_or_else(new_run_id);
+    // A provider that cannot be used stops the run before any evidence is computed.
+    let models = match source {
+        ScoreSource::Heuristic => None,
+        ScoreSource::Models(opts) => Some(models::ModelSource::open(suite, opts, &run_id)?),
+    };
     let units = prepare_all(env, suite, &ctx);
-    if profile {
-        log::debug!(
-            target: "caldera::profile",
-            "phase judges: {:.1} ms",
-            started.elapsed().as_secs_f64() * 1e3
-        );
-    }
-    let dims = suite
-        .judges
-        .iter()
-        .zip(&units)
-        .map(|(plan, units)| {
-            let scores: Vec<_> = units.iter().map(|u| u.heuristic.clone()).collect();
-            judge::verdict(
-                plan,
-                units,
-                &scores,
-                Source::Heuristic,
-                threshold,
-                total_weight,
-            )
-        })
-        .collect::<Vec<_>>();
+    clock.mark("judges");
+    let (mode, scored) = match &models {
+        None => (RunMode::Heuristic, heuristic(suite, &units)),
+        Some(m) => (RunMode::Llm, m.score(env, suite, &units)?),
+    };
     let result = assemble(
         suite,
-        &inputs,
-        dims,
-        ("heuristic", None),
-        options.allow_errors,
-        started,
+        inputs,
+        scored,
+        (mode, run_id),
+        options,
+        clock.started,
     );
-    crate::doc::release((inputs, ctx, units));
-    Ok(result)
+    crate::doc::release((ctx, units));
+    Ok(Run {
+        result,
+        phases: clock.phases,
+    })
 }
 
-/// Builds the run context and adds the suite's own evidence to it. Suite evidence that
-/// cannot be computed stops the run: every judge would read it.
-pub fn shared_context(
-    env: &Environment<'static>,
-    suite: &Suite,
-    inputs: &Inputs,
-) -> Result<crate::evidence::eval::Context, Vec<Diagnostic>> {
-    let mut ctx = build_context(suite, inputs);
-    if suite.evidence.is_empty() {
-        return Ok(ctx);
-    }
-    let shared = crate::evidence::eval::evaluate(env, &suite.evidence, &ctx).map_err(|e| {
-        let mut d = Diagnostic::error(crate::diag::Code::EvaluationError, e.message.clone())
-            .in_file(&suite.file)
-            .at(suite.index.value_span(&e.key_path))
-            .key(&e.key_path);
-        if let Some(item) = &e.item {
-            d = d.note(format!("while computing item `{item}`"));
-        }
-        vec![d]
-    })?;
-    for (k, v) in shared {
-        ctx.names.insert(k, v);
-    }
-    Ok(ctx)
-}
-
-/// Computes every judge's units (evidence, assertions, heuristic), judges spread over
-/// the cores; results come back in suite order.
-pub fn prepare_all(
-    env: &Environment<'static>,
-    suite: &Suite,
-    ctx: &crate::evidence::eval::Context,
-) -> Vec<Vec<judge::Unit>> {
-    let n = suite.judges.len();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |w| w.get())
-        .min(n)
-        .max(1);
-    if workers == 1 {
-        return suite
+/// Every judge scored by its heuristic.
+fn heuristic(suite: &Suite, units: &[Vec<Unit>]) -> Scored {
+    let weights = SuiteWeights::of(suite);
+    Scored {
+        dimensions: suite
             .judges
             .iter()
-            .map(|p| judge::prepare(env, p, ctx))
-            .collect();
+            .zip(units)
+            .map(|(plan, units)| heuristic_verdict(plan, units, weights))
+            .collect(),
+        ..Scored::default()
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: std::sync::Mutex<Vec<Option<Vec<judge::Unit>>>> =
-        std::sync::Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(plan) = suite.judges.get(i) else {
-                        break;
-                    };
-                    let units = judge::prepare(env, plan, ctx);
-                    if let Ok(mut slots) = slots.lock() {
-                        slots[i] = Some(units);
-                    }
-                }
-            });
-        }
-    });
-    slots
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .map(Option::unwrap_or_default)
-        .collect()
 }
 
-/// Combines verdicts into the run result.
-pub fn assemble(
+/// The ends of a run's phases.
+struct Clock {
+    started: Instant,
+    phases: Vec<Phase>,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock {
+            started: Instant::now(),
+            phases: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, name: &'static str) {
+        self.phases.push(Phase {
+            name,
+            at: self.started.elapsed(),
+        });
+    }
+}
+
+/// The run result, made once from the verdicts and what their source adds: the
+/// weighted score, the decision and its gate, and every problem worth a look.
+fn assemble(
     suite: &Suite,
     inputs: &Inputs,
-    dims: Vec<crate::verdict::types::Verdict>,
-    (mode, model): (&str, Option<String>),
-    allow_errors: bool,
+    scored: Scored,
+    (mode, run_id): (RunMode, String),
+    options: &RunOptions,
     started: Instant,
 ) -> RunResult {
+    let dims = scored.dimensions;
     let total = weighted_score(&dims);
     let (decision, gate) = gate(
         &dims,
         &suite.decision_table(),
         suite.min_coverage(),
-        suite.spec.allow_errors || allow_errors,
+        suite.spec.allow_errors || options.allow_errors,
     );
     let mut summary = summarize(&dims);
-    // Without a ground-truth folder, every repo lacks ground truth by design.
-    let no_truth = if inputs.truth_dir.is_some() {
-        inputs.results_without_truth()
-    } else {
-        Vec::new()
-    };
-    for id in no_truth {
-        summary.problems.push(result::Problem {
-            dimension: None,
-            kind: "input".into(),
-            message: format!("repo `{id}` has results but no ground truth"),
-        });
-    }
-    for (key, skipped) in &inputs.skipped {
-        summary.problems.push(result::Problem {
-            dimension: None,
-            kind: "input".into(),
-            message: format!(
-                "skipped unreadable file {} ({key} has skip_unreadable): {}",
-                skipped_location(skipped),
-                skipped.reason.message
-            ),
-        });
-    }
-    for id in inputs.truth_without_results() {
-        summary.problems.push(result::Problem {
-            dimension: None,
-            kind: "input".into(),
-            message: format!("repo `{id}` has ground truth but no results"),
-        });
-    }
+    summary.problems.extend(input_problems(inputs));
+    summary.problems.extend(scored.problems);
     RunResult {
-        run_id: new_run_id(),
+        run_id,
         timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         suite: suite.spec.suite.clone(),
-        mode: mode.into(),
-        model,
-        provider: None,
-        usage: None,
-        panel: None,
+        mode,
+        model: scored.model,
+        provider: scored.provider,
+        usage: scored.usage,
+        panel: scored.panel,
         total_score: total,
         overall_score: total,
         average_confidence: average_confidence(&dims),
@@ -241,22 +248,57 @@ pub fn assemble(
         weighting: "sum(score x weight) / sum(weight) over scored judges; weights are relative"
             .into(),
         summary,
-        inputs: InputSummary {
-            results_dir: crate::diag::display_path(&inputs.results_dir),
-            ground_truth_dir: inputs.truth_dir.as_deref().map(crate::diag::display_path),
-            results: inputs.results.len(),
-            ground_truth: inputs.truth.len(),
-            results_without_ground_truth: inputs.results_without_truth(),
-            ground_truth_without_results: inputs.truth_without_results(),
-            bytes: inputs.bytes,
-            skipped: inputs
-                .skipped
-                .iter()
-                .map(|(_, s)| skipped_location(s))
-                .collect(),
-        },
+        inputs: input_summary(inputs),
         dimensions: dims,
         duration_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+/// Repos on one side only, and files skipped as unreadable.
+fn input_problems(inputs: &Inputs) -> Vec<Problem> {
+    let input = |message: String| Problem {
+        dimension: None,
+        kind: ProblemKind::Input,
+        message,
+    };
+    let mut problems = Vec::new();
+    // Without a ground-truth folder, every repo lacks ground truth by design.
+    if inputs.truth_dir.is_some() {
+        for id in inputs.results_without_truth() {
+            problems.push(input(format!(
+                "repo `{id}` has results but no ground truth"
+            )));
+        }
+    }
+    for (key, skipped) in &inputs.skipped {
+        problems.push(input(format!(
+            "skipped unreadable file {} ({key} has skip_unreadable): {}",
+            skipped_location(skipped),
+            skipped.reason.message
+        )));
+    }
+    for id in inputs.truth_without_results() {
+        problems.push(input(format!(
+            "repo `{id}` has ground truth but no results"
+        )));
+    }
+    problems
+}
+
+fn input_summary(inputs: &Inputs) -> InputSummary {
+    InputSummary {
+        results_dir: crate::diag::display_path(&inputs.results_dir),
+        ground_truth_dir: inputs.truth_dir.as_deref().map(crate::diag::display_path),
+        results: inputs.results.len(),
+        ground_truth: inputs.truth.len(),
+        results_without_ground_truth: inputs.results_without_truth(),
+        ground_truth_without_results: inputs.truth_without_results(),
+        bytes: inputs.bytes,
+        skipped: inputs
+            .skipped
+            .iter()
+            .map(|(_, s)| skipped_location(s))
+            .collect(),
     }
 }
 

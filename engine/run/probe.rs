@@ -21,12 +21,13 @@ use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, EvalError, Probe, evaluate_probed, full_scope};
 use crate::evidence::plan::{RecordsPlan, ValuePlan, condition_source};
+use crate::load::inputs::Inputs;
 use crate::load::judge::JudgePlan;
 use crate::load::names::template_code;
 use crate::load::suite::Suite;
 use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
-use crate::run::context::{Inputs, build_context, repo_context};
+use crate::run::context::{build_context, repo_context};
 use crate::spec::judge::{HeuristicSpec, JudgeSpec, Scope};
 use crate::verdict::heuristic::{self, HeuristicOutcome};
 

@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 
+use crate::score::reaches;
 use crate::spec::suite::DecisionRow;
+use crate::verdict::panel::RunPanel;
 use crate::verdict::types::{Status, Verdict};
 
 /// Something the run summary calls out.
@@ -13,15 +15,126 @@ pub struct Problem {
     /// The dimension, when it is about one judge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dimension: Option<String>,
-    /// `unscored`, `error`, `assertion`, `input`, `divergence`, ...
-    pub kind: String,
+    /// What sort of problem: reports group and colour by it.
+    pub kind: ProblemKind,
     /// What happened.
     pub message: String,
 }
 
+/// What sort of problem the run summary calls out; written as the kebab-case word
+/// reports and dashboards match on.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProblemKind {
+    /// A judge or repo without a score.
+    Unscored,
+    /// A judge or repo whose evidence or scoring failed.
+    Error,
+    /// A failed assertion.
+    Assertion,
+    /// A score lowered by an assertion's cap.
+    Cap,
+    /// Inputs: a repo on one side only, a file skipped as unreadable.
+    Input,
+    /// A panel member that gave no verdict.
+    Panel,
+    /// The provider asked to slow down.
+    RateLimit,
+    /// A cached verdict that was refused and asked again.
+    Cache,
+    /// A model and the heuristic two points or more apart.
+    Divergence,
+    /// Repeats of one prompt that disagree.
+    Unstable,
+    /// A panel's agreement below its target.
+    Agreement,
+}
+
+impl ProblemKind {
+    /// The word written in the result.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::Unscored => "unscored",
+            ProblemKind::Error => "error",
+            ProblemKind::Assertion => "assertion",
+            ProblemKind::Cap => "cap",
+            ProblemKind::Input => "input",
+            ProblemKind::Panel => "panel",
+            ProblemKind::RateLimit => "rate-limit",
+            ProblemKind::Cache => "cache",
+            ProblemKind::Divergence => "divergence",
+            ProblemKind::Unstable => "unstable",
+            ProblemKind::Agreement => "agreement",
+        }
+    }
+}
+
+impl std::fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ProblemKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// How a run was scored.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunMode {
+    /// By each judge's heuristic.
+    Heuristic,
+    /// By a model or a panel of models.
+    Llm,
+}
+
+/// A run's decision: a row of the suite's decision table, or a gate's verdict. Written
+/// as the label itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// The label of the first decision row the score reaches.
+    Label(String),
+    /// `FAIL` by a gate (errors, coverage), whatever the score.
+    Blocked,
+    /// `NO_SCORE`: no judge gave a score.
+    NoScore,
+}
+
+impl Decision {
+    /// The label written in the result.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Decision::Label(l) => l,
+            Decision::Blocked => FAIL,
+            Decision::NoScore => NO_SCORE,
+        }
+    }
+}
+
+impl Serialize for Decision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Decision {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// Counts and call-outs.
 #[derive(Clone, Debug, Serialize, Default)]
-pub struct Summary {
+pub struct RunSummary {
     /// Judges in the suite.
     pub judges: usize,
     /// Judges that gave a score.
@@ -69,8 +182,8 @@ pub struct RunResult {
     pub timestamp: String,
     /// The suite's name.
     pub suite: String,
-    /// `heuristic` or `llm`.
-    pub mode: String,
+    /// Heuristic or LLM.
+    pub mode: RunMode,
     /// The model (or comma-separated panel), in LLM mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -79,10 +192,10 @@ pub struct RunResult {
     pub provider: Option<String>,
     /// Calls, tokens and cost, in LLM mode.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+    pub usage: Option<RunUsage>,
     /// Agreement between the models of a panel.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub panel: Option<crate::run::panel::RunPanel>,
+    pub panel: Option<RunPanel>,
     /// One entry per judge, in suite order.
     pub dimensions: Vec<Verdict>,
     /// sum(score x weight) / sum(weight) over scored judges, exact; null when no judge
@@ -93,22 +206,22 @@ pub struct RunResult {
     /// Mean confidence over scored judges.
     pub average_confidence: Option<f64>,
     /// The decision label (`NO_SCORE` when no judge scored).
-    pub decision: String,
+    pub decision: Decision,
     /// What the decision rests on: the exact score, coverage, errors, and why.
     pub gate: Gate,
     /// How the weights were combined.
     pub weighting: String,
     /// Counts and call-outs.
-    pub summary: Summary,
+    pub summary: RunSummary,
     /// What was read.
     pub inputs: InputSummary,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
 }
 
-/// Model usage over a run.
+/// Model usage over a run (a provider's usage of one reply is `provider::Usage`).
 #[derive(Clone, Debug, Serialize, Default)]
-pub struct Usage {
+pub struct RunUsage {
     /// Verdicts asked for (model x unit).
     pub calls: usize,
     /// Of those, the ones that ended with a verdict.
@@ -117,9 +230,7 @@ pub struct Usage {
     pub cached: usize,
     /// Requests that reached a provider: every attempt, retries and re-asks included.
     pub requests: u64,
-    /// Input tokens.
     pub input_tokens: u64,
-    /// Output tokens.
     pub output_tokens: u64,
     /// Cost in USD of calls made in this run (cached answers cost nothing).
     pub cost_usd: f64,
@@ -147,8 +258,8 @@ pub struct Concurrency {
 }
 
 /// Sums the calls of every verdict.
-pub fn usage_of(dims: &[Verdict], spent: f64) -> Usage {
-    let mut u = Usage::default();
+pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
+    let mut u = RunUsage::default();
     for d in dims {
         let mut dim_cost = 0.0;
         for c in &d.llm_calls {
@@ -289,7 +400,7 @@ pub fn gate(
     table: &[DecisionRow],
     min_coverage: f64,
     errors_allowed: bool,
-) -> (String, Gate) {
+) -> (Decision, Gate) {
     let (units, scored_units) = coverage(dims);
     let share = if units == 0 {
         0.0
@@ -315,7 +426,7 @@ pub fn gate(
     };
     let decision = if score.is_none() {
         g.reason = "no judge gave a score".into();
-        NO_SCORE.to_owned()
+        Decision::NoScore
     } else if !errors.is_empty() && !errors_allowed {
         g.reason = format!(
             "{} judge(s) ended in error ({}); a run with errors fails unless errors are allowed",
@@ -323,7 +434,7 @@ pub fn gate(
             errors.join(", ")
         );
         g.blocked = true;
-        FAIL.to_owned()
+        Decision::Blocked
     } else if share < min_coverage {
         g.reason = format!(
             "{scored_units} of {units} units scored ({:.1}%), below the suite's minimum coverage of {:.1}%",
@@ -331,52 +442,47 @@ pub fn gate(
             min_coverage * 100.0
         );
         g.blocked = true;
-        FAIL.to_owned()
+        Decision::Blocked
     } else {
         let label = decide(score, table);
-        let s = score.unwrap_or_default();
-        g.reason = if scored_units < units {
-            format!(
-                "{label} on {s:.4}, the {} unit(s) without a score counted at {FLOOR}",
-                units - scored_units
-            )
-        } else {
-            format!("{label} on the weighted score {s:.4}")
-        };
+        g.reason = table_reason(&label, score.unwrap_or_default(), units, scored_units);
         label
     };
     (decision, g)
 }
 
+/// Why the decision table gave `label`: the score it was read with, and the units
+/// counted at the floor.
+fn table_reason(label: &Decision, score: f64, units: usize, scored_units: usize) -> String {
+    if scored_units < units {
+        format!(
+            "{label} on {score:.4}, the {} unit(s) without a score counted at {FLOOR}",
+            units - scored_units
+        )
+    } else {
+        format!("{label} on the weighted score {score:.4}")
+    }
+}
+
 /// The failing label the gates give.
 pub const FAIL: &str = "FAIL";
 
-/// How far below a bar a score may sit and still reach it: floating-point summation
-/// leaves 4.95 / 1.5 at 3.2999999999999994, which is 3.3. Far below any real difference
-/// between two weighted scores (weights and scores are written with a few decimals).
-pub const EPSILON: f64 = 1e-9;
-
-/// Whether `score` reaches `bar`, exactly up to floating-point noise ([`EPSILON`]).
-pub fn reaches(score: f64, bar: f64) -> bool {
-    score >= bar - EPSILON
-}
-
 /// The first decision row whose `min` the score reaches.
-pub fn decide(score: Option<f64>, table: &[DecisionRow]) -> String {
+pub fn decide(score: Option<f64>, table: &[DecisionRow]) -> Decision {
     let Some(s) = score else {
-        return NO_SCORE.into();
+        return Decision::NoScore;
     };
     table
         .iter()
         .find(|r| r.min.is_none_or(|m| reaches(s, m)))
-        .map_or_else(|| NO_SCORE.into(), |r| r.label.clone())
+        .map_or(Decision::NoScore, |r| Decision::Label(r.label.clone()))
 }
 
 /// Builds the summary from the verdicts.
-pub fn summarize(dims: &[Verdict]) -> Summary {
-    let mut s = Summary {
+pub fn summarize(dims: &[Verdict]) -> RunSummary {
+    let mut s = RunSummary {
         judges: dims.len(),
-        ..Summary::default()
+        ..RunSummary::default()
     };
     for d in dims {
         match d.status {
@@ -390,12 +496,7 @@ pub fn summarize(dims: &[Verdict]) -> Summary {
         if d.status != Status::Scored {
             s.problems.push(Problem {
                 dimension: Some(d.name.clone()),
-                kind: if d.status == Status::Error {
-                    "error"
-                } else {
-                    "unscored"
-                }
-                .into(),
+                kind: status_kind(d.status),
                 message: d.unscored_reason.clone().unwrap_or_default(),
             });
         }
@@ -403,12 +504,7 @@ pub fn summarize(dims: &[Verdict]) -> Summary {
             if r.status != Status::Scored {
                 s.problems.push(Problem {
                     dimension: Some(d.name.clone()),
-                    kind: if r.status == Status::Error {
-                        "error"
-                    } else {
-                        "unscored"
-                    }
-                    .into(),
+                    kind: status_kind(r.status),
                     message: format!(
                         "repo {}: {}",
                         r.repo,
@@ -428,19 +524,27 @@ pub fn summarize(dims: &[Verdict]) -> Summary {
             }
             s.problems.push(Problem {
                 dimension: Some(d.name.clone()),
-                kind: "assertion".into(),
+                kind: ProblemKind::Assertion,
                 message,
             });
         }
         if let (Some(before), Some(cap)) = (d.score_before_cap, d.cap_applied) {
             s.problems.push(Problem {
                 dimension: Some(d.name.clone()),
-                kind: "cap".into(),
+                kind: ProblemKind::Cap,
                 message: format!("score capped from {before} to {cap}"),
             });
         }
     }
     s
+}
+
+fn status_kind(status: Status) -> ProblemKind {
+    if status == Status::Error {
+        ProblemKind::Error
+    } else {
+        ProblemKind::Unscored
+    }
 }
 
 /// Mean confidence over scored judges.

@@ -18,5 +18,15 @@ pub use aggregate::{MacroAverages, MacroMicro, StdConvention, Summary, macro_mic
 pub use detection::{Counts, DetectionMetrics};
 pub use matcher::{MatchOutcome, Matcher, MatcherConfig, match_findings};
 
+/// How far below a bar a score may sit and still reach it: floating-point summation
+/// leaves 4.95 / 1.5 at 3.2999999999999994, which is 3.3. Far below any real difference
+/// between two weighted scores (weights and scores are written with a few decimals).
+pub const EPSILON: f64 = 1e-9;
+
+/// Whether `score` reaches `bar`, exactly up to floating-point noise ([`EPSILON`]).
+pub fn reaches(score: f64, bar: f64) -> bool {
+    score >= bar - EPSILON
+}
+
 #[cfg(test)]
 mod proptests;

@@ -5,6 +5,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::doc::Doc;
+use crate::verdict::panel::DimensionPanel;
+use crate::verdict::repeat::Repeats;
 
 /// Whether a verdict carries a score.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -125,7 +127,6 @@ pub struct RepoVerdict {
     /// The score after caps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<i64>,
-    /// Confidence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
     /// Why.
@@ -218,17 +219,17 @@ pub struct Verdict {
     pub heuristic: Option<HeuristicSide>,
     /// In LLM mode: each model call behind this verdict.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub llm_calls: Vec<crate::run::llm::CallInfo>,
+    pub llm_calls: Vec<CallInfo>,
     /// With a panel of models: every model's own verdict.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub model_verdicts: Vec<ModelVerdict>,
     /// With a panel of models: their ratings and agreement on this dimension.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub panel: Option<crate::run::panel::DimensionPanel>,
+    pub panel: Option<DimensionPanel>,
     /// With `--repeat N`: each unit and model's scores across repeats, and whether they
     /// disagree.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub repeats: Option<crate::run::repeat::Repeats>,
+    pub repeats: Option<Repeats>,
     /// How the verdict was reached when it is not the mode's usual way (a judge with
     /// `llm: never` scored by its heuristic in an LLM run).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -240,16 +241,13 @@ pub struct Verdict {
 /// One panel member's verdict, kept beside the consensus.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModelVerdict {
-    /// The model.
     pub model: String,
     /// The repo, for per-repo judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
     /// Its score (1-5).
     pub score: i64,
-    /// Its confidence.
     pub confidence: f64,
-    /// Its reasoning.
     pub reasoning: String,
 }
 
@@ -262,4 +260,25 @@ pub struct HeuristicSide {
     pub score: Option<Score>,
     /// Its reasoning, or why it has no score.
     pub reasoning: String,
+}
+
+/// What one model call cost and how it went, on the verdict.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct CallInfo {
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Cost in USD, when the price is known.
+    pub cost_usd: Option<f64>,
+    /// Served from the cache.
+    pub cached: bool,
+    /// Provider requests made (retries and the re-ask included); zero for a cache hit.
+    pub attempts: u32,
+    /// Whether the reply had to be re-asked.
+    pub reasked: bool,
+    /// Whether the call ended with a verdict.
+    pub scored: bool,
+    /// A cached verdict for this call that was refused, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_problem: Option<String>,
 }

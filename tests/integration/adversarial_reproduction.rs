@@ -13,8 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
+use caldera::load::inputs::Overrides;
 use caldera::load::suite::load_suite;
-use caldera::run::context::Overrides;
 use caldera::run::result::RunResult;
 use caldera::run::{RunOptions, run_heuristic};
 use caldera::verdict::types::Status;

@@ -175,3 +175,58 @@ async fn a_large_panel_is_summarised_unless_matrices_are_asked_for() {
     );
     assert_eq!(full["usage"]["cached"], 84);
 }
+
+/// The panel report states the consensus the scores used: under `consensus: majority`,
+/// three different scores have no majority, so each unit is unscored and the panel's
+/// per-unit consensus is empty too (a median of 4 there would contradict the score).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_majority_panel_reports_the_consensus_its_scores_used() {
+    let server = MockServer::start(|_, seen| {
+        let score = match seen.body["model"].as_str() {
+            Some("m1") => 2,
+            Some("m2") => 4,
+            _ => 5,
+        };
+        let verdict = format!(r#"{{"score": {score}, "confidence": 0.8, "reasoning": "r"}}"#);
+        anthropic_text(&verdict, "end_turn")
+    })
+    .await;
+    let root = tempfile::tempdir().unwrap();
+    crate::gates::copy_trivy(root.path());
+    let suite = root.path().join("judges.d/trivy/suite.yaml");
+    let text = std::fs::read_to_string(&suite).unwrap();
+    std::fs::write(&suite, format!("{text}\nconsensus: majority\n")).unwrap();
+    let (base, r) = (server.base.clone(), root.path().to_path_buf());
+    let result = tokio::task::spawn_blocking(move || {
+        let out = r.join("result.json");
+        std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
+            .current_dir(&r)
+            .env("NO_COLOR", "1")
+            .env("ANTHROPIC_API_KEY", "test-key-never-logged")
+            .env("ANTHROPIC_BASE_URL", base)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .args(["run", "judges.d/trivy", "--timeout", "5", "--cache", "off"])
+            .args(["--models", "m1,m2,m3", "--out"])
+            .arg(&out)
+            .output()
+            .expect("runs");
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    })
+    .await
+    .unwrap();
+    let dims = result["dimensions"].as_array().unwrap();
+    assert_eq!(dims.len(), 7);
+    for d in dims {
+        assert_eq!(d["status"], "unscored", "{}", d["name"]);
+        let agreement = &d["panel"]["agreement"];
+        assert_eq!(agreement["consensus_rule"], "majority", "{}", d["name"]);
+        let consensus = agreement["consensus"].as_array().unwrap();
+        assert!(!consensus.is_empty());
+        assert!(
+            consensus.iter().all(serde_json::Value::is_null),
+            "{}: {consensus:?}",
+            d["name"]
+        );
+    }
+}

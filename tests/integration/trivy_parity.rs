@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use caldera::load::inputs::Overrides;
 use caldera::load::suite::load_suite;
-use caldera::run::context::Overrides;
 use caldera::run::{RunOptions, run_heuristic};
 use serde_json::Value;
 

@@ -1,5 +1,5 @@
 //! Judge panels: several models rate every unit; the dimension's score is their
-//! consensus (median), and the run reports how much the models agree (pairwise Cohen's
+//! consensus (the suite's `consensus:` rule, median by default), and the run reports how much the models agree (pairwise Cohen's
 //! kappa unweighted / linear / quadratic, mean kappa, Fleiss' kappa, Krippendorff's alpha,
 //! unanimous agreement). One model is a single noisy rater; agreement is what makes a
 //! score publishable.
@@ -8,8 +8,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::score::agreement::{
-    ConsensusRule, Interpretation, PairList, PairwiseKappa, PanelOptions, PanelSummary, Weighting,
-    pairwise_kappa, pairwise_lists, panel, panel_without_pairs,
+    Consensus as AgreedOn, ConsensusRule, Interpretation, PairList, PairwiseKappa, PanelOptions,
+    PanelSummary, Weighting, consensus, pairwise_kappa, pairwise_lists, panel, panel_without_pairs,
 };
 use crate::spec::suite::Consensus;
 use crate::verdict::heuristic::HeuristicOutcome;
@@ -47,46 +47,62 @@ pub fn consensus_scoring(
         only.reasoning.push_str(&failed_note);
         return HeuristicOutcome::Scored(only);
     }
-    let mut scores: Vec<i64> = verdicts.iter().map(|v| v.score).collect();
-    scores.sort_unstable();
-    let (median, how) = match rule {
-        Consensus::Median => (scores[(scores.len() - 1) / 2], "median"),
-        Consensus::Mean => {
-            let mean = scores.iter().sum::<i64>() as f64 / scores.len() as f64;
-            ((mean + 0.5).floor() as i64, "rounded mean")
+    let scores: Vec<i64> = verdicts.iter().map(|v| v.score).collect();
+    let chosen = match consensus_score(&scores, rule) {
+        Ok(score) => score,
+        Err(why) => return HeuristicOutcome::Unscored(format!("{why}{failed_note}")),
+    };
+    HeuristicOutcome::Scored(merge(verdicts, chosen, rule, &failed_note))
+}
+
+/// The panel's score under `rule`, computed by the same function that reports the
+/// panel's per-unit consensus, so the two never differ; or why there is none.
+fn consensus_score(scores: &[i64], rule: Consensus) -> Result<i64, String> {
+    let ratings: Vec<Option<i64>> = scores.iter().copied().map(Some).collect();
+    match consensus(&ratings, consensus_rule(rule), None) {
+        Ok(Some(AgreedOn::Label(score))) => Ok(score),
+        // A rounded mean, half up: 3.5 is 4.
+        Ok(Some(AgreedOn::Mean(mean))) => Ok((mean + 0.5).floor() as i64),
+        Ok(None) => {
+            let mut sorted = scores.to_vec();
+            sorted.sort_unstable();
+            Err(format!(
+                "no strict majority among the panel's scores ({})",
+                sorted
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
         }
-        Consensus::Majority => {
-            let winner = scores
-                .iter()
-                .copied()
-                .find(|s| scores.iter().filter(|x| *x == s).count() * 2 > scores.len());
-            match winner {
-                Some(w) => (w, "majority"),
-                None => {
-                    return HeuristicOutcome::Unscored(format!(
-                        "no strict majority among the panel's scores ({}){failed_note}",
-                        scores
-                            .iter()
-                            .map(i64::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-            }
-        }
+        Err(e) => Err(format!("the panel's scores have no consensus: {e}")),
+    }
+}
+
+/// The agreement statistics' name for the suite's `consensus:` rule.
+pub fn consensus_rule(rule: Consensus) -> ConsensusRule {
+    match rule {
+        Consensus::Median => ConsensusRule::Median,
+        Consensus::Mean => ConsensusRule::Mean,
+        Consensus::Majority => ConsensusRule::Majority,
+    }
+}
+
+/// One scoring from the panel's: the consensus `score`, the mean confidence, every
+/// member's recommendations, and the reasoning of the member nearest the consensus.
+fn merge(mut verdicts: Vec<Scoring>, score: i64, rule: Consensus, failed_note: &str) -> Scoring {
+    let how = match rule {
+        Consensus::Median => "median",
+        Consensus::Mean => "rounded mean",
+        Consensus::Majority => "majority",
     };
     let confidence = verdicts.iter().map(|v| v.confidence).sum::<f64>() / verdicts.len() as f64;
     let all: Vec<String> = verdicts.iter().map(|v| v.score.to_string()).collect();
     let chosen = verdicts
         .iter()
-        .min_by_key(|v| (v.score - median).abs())
-        .map(|best| {
-            verdicts
-                .iter()
-                .position(|v| std::ptr::eq(v, best))
-                .unwrap_or(0)
-        })
-        .unwrap_or_default();
+        .enumerate()
+        .min_by_key(|(_, v)| (v.score - score).abs())
+        .map_or(0, |(i, _)| i);
     let mut recommendations: Vec<String> = Vec::new();
     for v in &verdicts {
         for r in &v.recommendations {
@@ -96,11 +112,11 @@ pub fn consensus_scoring(
         }
     }
     let base = verdicts.swap_remove(chosen);
-    HeuristicOutcome::Scored(Scoring {
-        score: median,
+    Scoring {
+        score,
         confidence: (confidence * 100.0).round() / 100.0,
         reasoning: format!(
-            "panel {how} {median} of {} models (scores {}){failed_note}. {}",
+            "panel {how} {score} of {} models (scores {}){failed_note}. {}",
             all.len(),
             all.join(", "),
             base.reasoning
@@ -111,7 +127,7 @@ pub fn consensus_scoring(
         raw_response: base.raw_response,
         // A consensus is on 1-5; each member's own score is in `model_verdicts`.
         model_score: None,
-    })
+    }
 }
 
 /// Past this many models, pairwise tables are summarised: 8 models make 28 pairs, a
@@ -142,7 +158,6 @@ impl Pairs {
 /// Agreement over one dimension's units.
 #[derive(Clone, Debug, Serialize)]
 pub struct DimensionPanel {
-    /// The dimension.
     pub dimension: String,
     /// Each model's score per unit (`null` where the model gave none).
     pub ratings: IndexMap<String, Vec<Option<i64>>>,
@@ -161,6 +176,7 @@ pub fn dimension_panel(
     models: &[String],
     per_model: &[Vec<Option<i64>>],
     pairs: Pairs,
+    rule: Consensus,
 ) -> DimensionPanel {
     let ratings: IndexMap<String, Vec<Option<i64>>> = models
         .iter()
@@ -169,8 +185,8 @@ pub fn dimension_panel(
         .collect();
     let items = per_model.first().map_or(0, Vec::len);
     let computed = match pairs {
-        Pairs::Full => panel(&ratings, &options(Weighting::Unweighted)),
-        Pairs::Summary => panel_without_pairs(&ratings, &options(Weighting::Unweighted)),
+        Pairs::Full => panel(&ratings, &options(rule)),
+        Pairs::Summary => panel_without_pairs(&ratings, &options(rule)),
     };
     let (agreement, note) = match computed {
         Ok(s) => (
@@ -200,11 +216,13 @@ fn summarised_note(models: usize) -> String {
     )
 }
 
-fn options(weighting: Weighting) -> PanelOptions<i64> {
+/// Unweighted statistics on the 1-5 scale, each unit's consensus formed as the scores
+/// were.
+fn options(rule: Consensus) -> PanelOptions<i64> {
     PanelOptions {
-        weighting,
+        weighting: Weighting::Unweighted,
         order: Some(SCALE.to_vec()),
-        consensus: ConsensusRule::Median,
+        consensus: consensus_rule(rule),
     }
 }
 
@@ -213,7 +231,6 @@ fn options(weighting: Weighting) -> PanelOptions<i64> {
 pub struct PairEntry {
     /// `"<a>_vs_<b>"`, as in the full tables.
     pub pair: String,
-    /// The kappa.
     pub kappa: f64,
 }
 
@@ -327,7 +344,6 @@ pub struct PairwiseDigests {
 /// Agreement over every unit of every dimension.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunPanel {
-    /// The models.
     pub models: Vec<String>,
     /// Units rated (judges x repos for per-repo judges).
     pub items: usize,
@@ -361,6 +377,7 @@ pub fn run_panel(
     dims: &[DimensionPanel],
     target: Option<f64>,
     pairs: Pairs,
+    rule: Consensus,
 ) -> RunPanel {
     let target = target.unwrap_or(DEFAULT_KAPPA_TARGET);
     let mut ratings: IndexMap<String, Vec<Option<i64>>> =
@@ -388,13 +405,13 @@ pub fn run_panel(
     };
     match pairs {
         Pairs::Full => {
-            panel.agreement = self::panel(&ratings, &options(Weighting::Unweighted)).ok();
+            panel.agreement = self::panel(&ratings, &options(rule)).ok();
             panel.linear = pairwise_kappa(&ratings, Weighting::Linear, Some(&SCALE)).ok();
             panel.quadratic = pairwise_kappa(&ratings, Weighting::Quadratic, Some(&SCALE)).ok();
         }
         Pairs::Summary => {
             let digests = digests(&ratings);
-            panel.agreement = panel_without_pairs(&ratings, &options(Weighting::Unweighted))
+            panel.agreement = panel_without_pairs(&ratings, &options(rule))
                 .ok()
                 .map(|mut a| {
                     if let Some(d) = &digests {
@@ -408,7 +425,14 @@ pub fn run_panel(
         }
     }
     let mean = panel.agreement.as_ref().and_then(|a| a.mean_kappa);
-    panel.warning = match mean {
+    panel.warning = kappa_warning(mean, target, items);
+    panel
+}
+
+/// A mean kappa below `target`, or undefined, is worth a warning: such a panel's scores
+/// are not publishable.
+fn kappa_warning(mean: Option<f64>, target: f64, items: usize) -> Option<String> {
+    match mean {
         Some(k) if k < target => Some(format!(
             "mean pairwise kappa {k:.3} is below the target {target:.2}: the models disagree too often for a publishable score"
         )),
@@ -416,8 +440,7 @@ pub fn run_panel(
             "mean pairwise kappa is undefined over {items} items: agreement cannot be assessed"
         )),
         _ => None,
-    };
-    panel
+    }
 }
 
 /// The three weightings' digests (one pass over the pairs: see [`pairwise_lists`]).
@@ -491,6 +514,31 @@ mod tests {
     }
 
     #[test]
+    fn the_reported_consensus_is_the_score_under_every_rule() {
+        let models = vec!["a".to_owned(), "b".to_owned(), "c".to_owned()];
+        let units = [[2, 4, 5], [3, 3, 1], [4, 5, 5], [1, 2, 2]];
+        let per_model: Vec<Vec<Option<i64>>> = (0..3)
+            .map(|m| units.iter().map(|u| Some(u[m])).collect())
+            .collect();
+        for rule in [Consensus::Median, Consensus::Mean, Consensus::Majority] {
+            let dim = dimension_panel("d", &models, &per_model, Pairs::Full, rule);
+            let reported = dim.agreement.expect("statistics").consensus;
+            for (unit, reported) in units.iter().zip(reported) {
+                let verdicts = unit.iter().map(|&x| s(x, 0.5)).collect();
+                let scored = match consensus_scoring(verdicts, &[], rule) {
+                    HeuristicOutcome::Scored(sc) => Some(sc.score),
+                    _ => None,
+                };
+                let reported = reported.map(|c| match c {
+                    AgreedOn::Label(l) => l,
+                    AgreedOn::Mean(m) => (m + 0.5).floor() as i64,
+                });
+                assert_eq!(reported, scored, "{rule:?} on {unit:?}");
+            }
+        }
+    }
+
+    #[test]
     fn run_panel_warns_below_target() {
         let models = vec!["a".to_owned(), "b".to_owned()];
         let dim = dimension_panel(
@@ -501,8 +549,9 @@ mod tests {
                 vec![Some(2), Some(1), Some(4), Some(3)],
             ],
             Pairs::Full,
+            Consensus::Median,
         );
-        let p = run_panel(&models, &[dim], None, Pairs::Full);
+        let p = run_panel(&models, &[dim], None, Pairs::Full, Consensus::Median);
         assert_eq!(p.items, 4);
         assert!(p.warning.is_some());
         let same = dimension_panel(
@@ -513,8 +562,9 @@ mod tests {
                 vec![Some(1), Some(2), Some(3)],
             ],
             Pairs::Full,
+            Consensus::Median,
         );
-        let p = run_panel(&models, &[same], None, Pairs::Full);
+        let p = run_panel(&models, &[same], None, Pairs::Full, Consensus::Median);
         assert_eq!(p.agreement.and_then(|a| a.mean_kappa), Some(1.0));
         assert!(p.warning.is_none());
     }
@@ -536,15 +586,29 @@ mod tests {
             .collect();
         let full = run_panel(
             &models,
-            &[dimension_panel("d", &models, &per_model, Pairs::Full)],
+            &[dimension_panel(
+                "d",
+                &models,
+                &per_model,
+                Pairs::Full,
+                Consensus::Median,
+            )],
             None,
             Pairs::Full,
+            Consensus::Median,
         );
         let summary = run_panel(
             &models,
-            &[dimension_panel("d", &models, &per_model, Pairs::Summary)],
+            &[dimension_panel(
+                "d",
+                &models,
+                &per_model,
+                Pairs::Summary,
+                Consensus::Median,
+            )],
             None,
             Pairs::Summary,
+            Consensus::Median,
         );
         let mean = |p: &RunPanel| p.agreement.as_ref().and_then(|a| a.mean_kappa).unwrap();
         assert!((mean(&full) - mean(&summary)).abs() < 1e-12);

@@ -13,7 +13,6 @@ pub struct RepeatRun {
     /// The repo, for per-repo judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
-    /// The model.
     pub model: String,
     /// One score per ask, in order; null where an ask gave no verdict.
     pub scores: Vec<Option<i64>>,

@@ -1,18 +1,18 @@
-//! Runs one judge: evidence, assertions, a score (from the heuristic or from a model),
-//! caps, and the verdict. A per-repo judge does this once per repo and combines the
-//! results by mean, reporting the spread.
-
-use minijinja::Environment;
+//! One judge's verdict from its units and their scores: caps from failed assertions, and
+//! for a per-repo judge one verdict per repo combined by mean, with the spread. Every
+//! score source (heuristic, one model, a panel) ends here, so a verdict reads the same
+//! whichever source scored it.
 
 use crate::doc::Doc;
-use crate::evidence::eval::{Context, Evidence, evaluate, full_scope};
+use crate::evidence::eval::{Context, Evidence};
 use crate::load::judge::JudgePlan;
-use crate::run::context::repo_context;
+use crate::load::suite::Suite;
+use crate::score::reaches;
 use crate::spec::judge::Scope;
-use crate::verdict::assertions::{check, lowest_cap};
-use crate::verdict::heuristic::{self, HeuristicOutcome};
+use crate::verdict::assertions::lowest_cap;
+use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::types::{
-    AssertionFailure, RepoVerdict, Score, Scoring, Source, Spread, Status, Verdict,
+    AssertionFailure, HeuristicSide, RepoVerdict, Score, Scoring, Source, Spread, Status, Verdict,
 };
 
 /// One unit of judgement: the whole suite, or one repo of a per-repo judge.
@@ -20,7 +20,7 @@ use crate::verdict::types::{
 pub struct Unit {
     /// The repo, for per-repo judges.
     pub repo: Option<String>,
-    /// The unit's context.
+    /// The context its evidence was computed in (checks of `caldera test` read it again).
     pub ctx: Context,
     /// Its evidence, or why it could not be computed.
     pub evidence: Result<Evidence, String>,
@@ -32,86 +32,61 @@ pub struct Unit {
     pub heuristic: HeuristicOutcome,
 }
 
-/// Computes the units of `plan`: evidence, assertions and heuristic outcome.
-pub fn prepare(env: &Environment<'static>, plan: &JudgePlan, ctx: &Context) -> Vec<Unit> {
-    match plan.spec.scope {
-        Scope::Suite => vec![prepare_unit(env, plan, ctx.clone(), None)],
-        Scope::Repo => {
-            let repos = match ctx.names.get("repos") {
-                Some(Doc::Array(items)) => items.0.clone(),
-                _ => Vec::new(),
-            };
-            repos
-                .iter()
-                .map(|repo| {
-                    let id = repo
-                        .field("id")
-                        .and_then(Doc::as_str)
-                        .unwrap_or_default()
-                        .to_owned();
-                    prepare_unit(env, plan, repo_context(ctx, repo), Some(id))
-                })
-                .collect()
-        }
-    }
-}
-
-fn prepare_unit(
-    env: &Environment<'static>,
-    plan: &JudgePlan,
-    ctx: Context,
-    repo: Option<String>,
-) -> Unit {
-    let evidence = evaluate(env, &plan.evidence, &ctx).map_err(|e| e.to_string());
-    let (failures, heuristic) = match &evidence {
-        Ok(ev) => {
-            let scope = full_scope(&ctx, ev);
-            let root = ctx.root_with(ev);
-            let failures = check(env, &plan.spec.assertions, &scope, &root, repo.as_deref());
-            let heuristic = match &plan.spec.heuristic {
-                Some(h) => heuristic::evaluate(env, h, ev, &scope),
-                None => HeuristicOutcome::Unscored(
-                    "the judge has no heuristic; it is scored only in LLM mode".into(),
-                ),
-            };
-            (failures, heuristic)
-        }
-        Err(e) => (
-            Vec::new(),
-            HeuristicOutcome::Error(format!("evidence could not be computed: {e}")),
-        ),
-    };
-    Unit {
-        repo,
-        ctx,
-        assertions_ran: evidence.is_ok(),
-        evidence,
-        failures,
-        heuristic,
-    }
-}
-
-/// The score source for each unit: the heuristic's outcome (heuristic mode) or a model's
-/// (LLM mode).
+/// The score a source gives one unit: the heuristic's outcome (heuristic mode) or a
+/// model's, read into the same shape (LLM mode).
 pub type UnitScore = HeuristicOutcome;
 
-/// Builds the verdict from units and their scores.
+/// What every verdict of a suite is weighed against: its share of the weights and the
+/// bar it must reach.
+#[derive(Clone, Copy, Debug)]
+pub struct SuiteWeights {
+    /// The sum of the judges' weights (weights are relative).
+    pub total: f64,
+    /// The suite's pass threshold, for judges without their own.
+    pub pass_threshold: f64,
+}
+
+impl SuiteWeights {
+    /// The weights of `suite`.
+    pub fn of(suite: &Suite) -> SuiteWeights {
+        SuiteWeights {
+            total: suite.judges.iter().map(|j| j.spec.weight).sum(),
+            pass_threshold: suite.pass_threshold(),
+        }
+    }
+}
+
+/// The verdict of `plan` over `units`, each scored by `scores` (same order).
 pub fn verdict(
     plan: &JudgePlan,
     units: &[Unit],
     scores: &[UnitScore],
     source: Source,
-    suite_threshold: f64,
-    total_weight: f64,
+    weights: SuiteWeights,
 ) -> Verdict {
+    let mut base = empty_verdict(plan, source, weights);
+    record_assertions(&mut base, units);
+    if plan.spec.scope == Scope::Suite {
+        return suite_verdict(base, units, scores);
+    }
+    per_repo_verdict(base, units, scores)
+}
+
+/// The verdict of `plan` from its heuristic alone.
+pub fn heuristic_verdict(plan: &JudgePlan, units: &[Unit], weights: SuiteWeights) -> Verdict {
+    let scores: Vec<UnitScore> = units.iter().map(|u| u.heuristic.clone()).collect();
+    verdict(plan, units, &scores, Source::Heuristic, weights)
+}
+
+/// An unscored verdict carrying the judge's name, weight and threshold.
+fn empty_verdict(plan: &JudgePlan, source: Source, weights: SuiteWeights) -> Verdict {
     let spec = &plan.spec;
-    let threshold = spec.pass_threshold.unwrap_or(suite_threshold);
-    let normalized_weight = if total_weight > 0.0 {
-        spec.weight / total_weight
+    let normalized_weight = if weights.total > 0.0 {
+        spec.weight / weights.total
     } else {
         0.0
     };
-    let mut base = Verdict {
+    Verdict {
         name: spec.dimension.clone(),
         dimension: spec.dimension.clone(),
         status: Status::Unscored,
@@ -131,7 +106,7 @@ pub fn verdict(
         assertion_failures: Vec::new(),
         score_before_cap: None,
         cap_applied: None,
-        pass_threshold: threshold,
+        pass_threshold: spec.pass_threshold.unwrap_or(weights.pass_threshold),
         passed: None,
         unscored_reason: None,
         raw_response: String::new(),
@@ -145,39 +120,43 @@ pub fn verdict(
         repeats: None,
         note: None,
         evidence: Doc::Null,
-    };
+    }
+}
+
+/// Every unit's failed assertions, and whether they all held (null when some did not
+/// run: an errored judge never claims its checks passed).
+fn record_assertions(v: &mut Verdict, units: &[Unit]) {
     let failures: Vec<AssertionFailure> = units.iter().flat_map(|u| u.failures.clone()).collect();
-    base.assertions_ran = units.iter().all(|u| u.assertions_ran);
-    base.ground_truth_passed = if !failures.is_empty() {
+    v.assertions_ran = units.iter().all(|u| u.assertions_ran);
+    v.ground_truth_passed = if !failures.is_empty() {
         Some(false)
     } else {
-        base.assertions_ran.then_some(true)
+        v.assertions_ran.then_some(true)
     };
-    base.ground_truth_failures = failures
+    v.ground_truth_failures = failures
         .iter()
         .map(|f| match &f.repo {
             Some(r) => format!("[{r}] {}", f.message),
             None => f.message.clone(),
         })
         .collect();
-    base.assertion_failures = failures;
+    v.assertion_failures = failures;
+}
 
-    if spec.scope == Scope::Suite {
-        let (unit, score) = match (units.first(), scores.first()) {
-            (Some(u), Some(s)) => (u, s),
-            _ => {
-                base.status = Status::Error;
-                base.unscored_reason = Some("no unit was judged".into());
-                return base;
-            }
-        };
-        base.evidence = evidence_doc(unit);
-        apply_unit(&mut base, unit, score);
-        finish(&mut base);
+fn suite_verdict(mut base: Verdict, units: &[Unit], scores: &[UnitScore]) -> Verdict {
+    let (Some(unit), Some(score)) = (units.first(), scores.first()) else {
+        base.status = Status::Error;
+        base.unscored_reason = Some("no unit was judged".into());
         return base;
-    }
+    };
+    base.evidence = evidence_doc(unit);
+    apply_unit(&mut base, unit, score);
+    finish(&mut base);
+    base
+}
 
-    // Per repo: one verdict each, then the mean.
+/// One verdict per repo, then their mean and spread.
+fn per_repo_verdict(mut base: Verdict, units: &[Unit], scores: &[UnitScore]) -> Verdict {
     let mut scored: Vec<i64> = Vec::new();
     let mut confidences = Vec::new();
     for (unit, score) in units.iter().zip(scores) {
@@ -200,45 +179,12 @@ pub fn verdict(
             evidence: evidence_doc(unit),
         });
     }
-    let n_units = units.len();
     if scored.is_empty() {
-        let errors = base
-            .repos
-            .iter()
-            .filter(|r| r.status == Status::Error)
-            .count();
-        base.status = if errors > 0 {
-            Status::Error
-        } else {
-            Status::Unscored
-        };
-        base.unscored_reason = Some(if n_units == 0 {
-            "no repo to judge".into()
-        } else {
-            let first = base
-                .repos
-                .iter()
-                .find_map(|r| r.unscored_reason.clone())
-                .unwrap_or_default();
-            format!("no repo could be scored ({n_units} repos; first reason: {first})")
-        });
+        no_repo_scored(&mut base, units.len());
         return base;
     }
     let mean = scored.iter().sum::<i64>() as f64 / scored.len() as f64;
-    let std = (scored.len() > 1).then(|| {
-        let var = scored
-            .iter()
-            .map(|s| (*s as f64 - mean).powi(2))
-            .sum::<f64>()
-            / (scored.len() - 1) as f64;
-        var.sqrt()
-    });
-    base.spread = Some(Spread {
-        min: scored.iter().copied().min().unwrap_or_default(),
-        max: scored.iter().copied().max().unwrap_or_default(),
-        std,
-        n: scored.len(),
-    });
+    base.spread = Some(spread(&scored, mean));
     base.status = Status::Scored;
     base.score = Some(Score::Mean(mean));
     base.confidence = Some(round2(
@@ -248,25 +194,60 @@ pub fn verdict(
         "mean of {} repo scores ({} of {} repos scored)",
         scored.len(),
         scored.len(),
-        n_units
+        units.len()
     );
-    let capped: Vec<&RepoVerdict> = base
+    let not_scored: Vec<&str> = base
         .repos
         .iter()
         .filter(|r| r.status != Status::Scored)
+        .map(|r| r.repo.as_str())
         .collect();
-    if !capped.is_empty() {
-        base.reasoning.push_str(&format!(
-            "; not scored: {}",
-            capped
-                .iter()
-                .map(|r| r.repo.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+    if !not_scored.is_empty() {
+        base.reasoning
+            .push_str(&format!("; not scored: {}", not_scored.join(", ")));
     }
     finish(&mut base);
     base
+}
+
+/// A per-repo judge none of whose repos scored: an error if some repo errored, with the
+/// first reason.
+fn no_repo_scored(v: &mut Verdict, n_units: usize) {
+    let errors = v.repos.iter().filter(|r| r.status == Status::Error).count();
+    v.status = if errors > 0 {
+        Status::Error
+    } else {
+        Status::Unscored
+    };
+    v.unscored_reason = Some(if n_units == 0 {
+        "no repo to judge".into()
+    } else {
+        let first = v
+            .repos
+            .iter()
+            .find_map(|r| r.unscored_reason.clone())
+            .unwrap_or_default();
+        format!("no repo could be scored ({n_units} repos; first reason: {first})")
+    });
+}
+
+/// The spread of repo scores around their `mean`; the standard deviation is the sample
+/// one (n-1), undefined for one repo.
+fn spread(scored: &[i64], mean: f64) -> Spread {
+    let std = (scored.len() > 1).then(|| {
+        let var = scored
+            .iter()
+            .map(|s| (*s as f64 - mean).powi(2))
+            .sum::<f64>()
+            / (scored.len() - 1) as f64;
+        var.sqrt()
+    });
+    Spread {
+        min: scored.iter().copied().min().unwrap_or_default(),
+        max: scored.iter().copied().max().unwrap_or_default(),
+        std,
+        n: scored.len(),
+    }
 }
 
 /// The evidence as reported: every name except private ones (`_name`), which are
@@ -353,10 +334,11 @@ fn cap_reasons(failures: &[AssertionFailure]) -> String {
     text
 }
 
+/// The weighted score and whether the verdict passes, from its final score.
 fn finish(v: &mut Verdict) {
     if let Some(s) = v.score.map(Score::value) {
         v.weighted_score = Some(round4(s * v.normalized_weight));
-        v.passed = Some(crate::run::result::reaches(s, v.pass_threshold));
+        v.passed = Some(reaches(s, v.pass_threshold));
     }
 }
 
@@ -366,6 +348,42 @@ fn round2(x: f64) -> f64 {
 
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+/// Adds the heuristic's verdict beside a model's, so a reader sees both and a gap is
+/// visible.
+pub fn attach_heuristic(v: &mut Verdict, units: &[Unit]) {
+    let scored: Vec<i64> = units
+        .iter()
+        .filter_map(|u| match &u.heuristic {
+            HeuristicOutcome::Scored(s) => Some(s.score),
+            _ => None,
+        })
+        .collect();
+    let status = if scored.is_empty() {
+        Status::Unscored
+    } else {
+        Status::Scored
+    };
+    let reason = units.iter().find_map(|u| match &u.heuristic {
+        HeuristicOutcome::Unscored(r) | HeuristicOutcome::Error(r) => Some(r.clone()),
+        HeuristicOutcome::Scored(_) => None,
+    });
+    let reasoning = units.first().and_then(|u| match &u.heuristic {
+        HeuristicOutcome::Scored(s) => Some(s.reasoning.clone()),
+        _ => None,
+    });
+    v.heuristic = Some(HeuristicSide {
+        status,
+        score: match (units.len(), scored.as_slice()) {
+            (_, []) => None,
+            (1, [one]) => Some(Score::Single(*one)),
+            _ => Some(Score::Mean(
+                scored.iter().sum::<i64>() as f64 / scored.len() as f64,
+            )),
+        },
+        reasoning: reasoning.or(reason).unwrap_or_default(),
+    });
 }
 
 #[cfg(test)]

@@ -1,0 +1,484 @@
+//! The model score source: every unit's prompt asked of one model or a panel (once per
+//! repeat) through the executor, live, cached, replayed or batched, and the replies read
+//! into unit scores. A panel's consensus and a unit's repeats become one score per unit;
+//! the heuristic's verdict is kept beside the model's, and what the asking found worth
+//! a look (rate limits, refused cache entries, silent panel members, divergence,
+//! unstable repeats, low agreement) becomes the run's problems.
+
+use indexmap::IndexMap;
+use minijinja::Environment;
+
+use crate::diag::{Code, Diagnostic};
+use crate::llm::batch::{BatchOptions, BatchReport};
+use crate::llm::executor::{Executor, Job, JobOutcome, Outcome, RunError as ExecutorError};
+use crate::load::judge::JudgePlan;
+use crate::load::suite::Suite;
+use crate::provider::ProviderKind;
+use crate::run::llm::{LlmOptions, PlannedCall, PromptErrors, executor, format_of, models_for};
+use crate::run::llm::{plan_calls, scoring_from};
+use crate::run::result::{Concurrency, Problem, ProblemKind, usage_of};
+use crate::run::{RunError, Scored};
+use crate::spec::judge::LlmUse;
+use crate::spec::verdict_format::VerdictFormat;
+use crate::verdict::combine::{self, SuiteWeights, Unit, UnitScore, attach_heuristic};
+use crate::verdict::heuristic::HeuristicOutcome;
+use crate::verdict::panel::{Pairs, RunPanel, consensus_scoring, dimension_panel, run_panel};
+use crate::verdict::repeat::{RepeatRun, Repeats, repeat_consensus};
+use crate::verdict::types::{CallInfo, ModelVerdict, Scoring, Source, Verdict};
+
+/// Models asked through one executor.
+pub struct ModelSource<'a> {
+    opts: &'a LlmOptions,
+    executor: Executor,
+    provider: ProviderKind,
+    models: Vec<String>,
+    repeats: u32,
+}
+
+/// Every call's outcome, by judge and unit, then by model and repeat.
+type Answers<'o> = IndexMap<(usize, usize), Vec<Vec<Option<&'o JobOutcome>>>>;
+
+impl<'a> ModelSource<'a> {
+    /// Builds the executor: the provider from the environment, or replay from the cache.
+    pub fn open(
+        suite: &Suite,
+        opts: &'a LlmOptions,
+        run_id: &str,
+    ) -> Result<ModelSource<'a>, RunError> {
+        let (executor, provider) = executor(suite, opts, run_id)?;
+        Ok(ModelSource {
+            opts,
+            executor,
+            provider,
+            models: models_for(suite, &opts.models),
+            repeats: opts.repeat.max(1),
+        })
+    }
+
+    /// Asks every call, then scores every judge from the replies.
+    pub fn score(
+        &self,
+        env: &Environment<'static>,
+        suite: &Suite,
+        units: &[Vec<Unit>],
+    ) -> Result<Scored, RunError> {
+        let (planned, prompt_errors) = plan_calls(env, suite, units, &self.models, self.repeats);
+        let (outcomes, batch) = self.ask(&planned)?;
+        let answers = self.group(&planned, &outcomes);
+        let pairs = Pairs::for_panel(self.models.len(), self.opts.panel_matrices);
+        let mut dims = Vec::new();
+        let mut panels = Vec::new();
+        let mut silent = Vec::new();
+        for (j, plan) in suite.judges.iter().enumerate() {
+            let reading = JudgeAnswers {
+                source: self,
+                judge: j,
+                answers: &answers,
+                prompt_errors: &prompt_errors,
+                rule: suite.spec.consensus,
+            };
+            let (v, judged_silent) = self.judge_verdict(suite, plan, &units[j], &reading, pairs);
+            panels.extend(v.panel.clone());
+            silent.extend(judged_silent);
+            dims.push(v);
+        }
+        let mut usage = usage_of(&dims, self.executor.spent());
+        usage.concurrency = self.concurrency();
+        usage.batch = batch;
+        let panel = (self.models.len() > 1).then(|| {
+            run_panel(
+                &self.models,
+                &panels,
+                suite.spec.kappa_target,
+                pairs,
+                suite.spec.consensus,
+            )
+        });
+        let mut problems: Vec<Problem> = self.rate_limit_problem().into_iter().collect();
+        problems.extend(silent);
+        problems.extend(self.cache_problems(suite, units, &planned, &outcomes));
+        problems.extend(divergences(&dims));
+        problems.extend(unstable(&dims));
+        problems.extend(panel.as_ref().and_then(agreement_problem));
+        Ok(Scored {
+            dimensions: dims,
+            model: Some(self.models.join(",")),
+            provider: Some(self.provider.name().to_owned()),
+            usage: Some(usage),
+            panel,
+            problems,
+        })
+    }
+
+    /// One judge's verdict from its answers, with the panel members that gave no
+    /// verdict where others did.
+    fn judge_verdict(
+        &self,
+        suite: &Suite,
+        plan: &JudgePlan,
+        units: &[Unit],
+        reading: &JudgeAnswers<'_, '_>,
+        pairs: Pairs,
+    ) -> (Verdict, Vec<Problem>) {
+        let weights = SuiteWeights::of(suite);
+        if plan.spec.llm == LlmUse::Never {
+            return (heuristic_only(plan, units, weights), Vec::new());
+        }
+        let judged = reading.read(plan, units);
+        let mut v = combine::verdict(plan, units, &judged.scores, Source::Llm, weights);
+        attach_heuristic(&mut v, units);
+        v.llm_calls = judged.calls;
+        if self.repeats > 1 {
+            v.repeats = Some(Repeats::of(self.repeats, judged.repeat_runs));
+        }
+        if self.models.len() > 1 {
+            v.model_verdicts = judged.model_verdicts;
+            v.panel = Some(dimension_panel(
+                &plan.spec.dimension,
+                &self.models,
+                &judged.per_model,
+                pairs,
+                suite.spec.consensus,
+            ));
+        }
+        (v, judged.silent)
+    }
+
+    /// Sends every planned call, one by one or through the Message Batches API.
+    fn ask(
+        &self,
+        planned: &[PlannedCall],
+    ) -> Result<(Vec<JobOutcome>, Option<BatchReport>), RunError> {
+        let jobs: Vec<Job> = planned.iter().map(|p| p.job.clone()).collect();
+        let stopped = |e: ExecutorError| match e {
+            ExecutorError::Interrupted { .. } => RunError::Interrupted(e.to_string()),
+            ExecutorError::Runtime(_) => {
+                RunError::Invalid(vec![Diagnostic::error(Code::Io, e.to_string())])
+            }
+        };
+        if self.opts.batch {
+            let (outcomes, report) = self
+                .executor
+                .run_batched_blocking(jobs, &BatchOptions::default())
+                .map_err(stopped)?;
+            return Ok((outcomes, Some(report)));
+        }
+        Ok((self.executor.run_blocking(jobs).map_err(stopped)?, None))
+    }
+
+    fn group<'o>(&self, planned: &[PlannedCall], outcomes: &'o [JobOutcome]) -> Answers<'o> {
+        let mut answers = Answers::new();
+        for (p, o) in planned.iter().zip(outcomes) {
+            answers
+                .entry((p.judge, p.unit))
+                .or_insert_with(|| vec![vec![None; self.repeats as usize]; self.models.len()])
+                [p.model][p.repeat as usize] = Some(o);
+        }
+        answers
+    }
+
+    /// What the adaptive concurrency limit did.
+    fn concurrency(&self) -> Concurrency {
+        let limiter = self.executor.concurrency();
+        Concurrency {
+            ceiling: self.opts.concurrency.max(1),
+            lowest: limiter.lowest,
+            at_end: limiter.limit,
+            cuts: limiter.cuts,
+        }
+    }
+
+    fn rate_limit_problem(&self) -> Option<Problem> {
+        let limiter = self.executor.concurrency();
+        (limiter.cuts > 0).then(|| Problem {
+            dimension: None,
+            kind: ProblemKind::RateLimit,
+            message: format!(
+                "the provider asked to slow down: concurrency was halved {} time(s), from {} \
+                 to as low as {} (ending at {})",
+                limiter.cuts,
+                self.opts.concurrency.max(1),
+                limiter.lowest,
+                limiter.limit
+            ),
+        })
+    }
+
+    /// A refused cache entry that was asked again; one that left its unit unscored
+    /// (replay) is already reported with that unit.
+    fn cache_problems(
+        &self,
+        suite: &Suite,
+        units: &[Vec<Unit>],
+        planned: &[PlannedCall],
+        outcomes: &[JobOutcome],
+    ) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        for (p, o) in planned.iter().zip(outcomes) {
+            if let (Some(why), Outcome::Scored(_)) = (&o.cache_problem, &o.outcome) {
+                let unit = units[p.judge][p.unit]
+                    .repo
+                    .as_ref()
+                    .map_or_else(String::new, |r| format!(", repo {r}"));
+                problems.push(Problem {
+                    dimension: Some(suite.judges[p.judge].spec.dimension.clone()),
+                    kind: ProblemKind::Cache,
+                    message: format!("model {}{unit}: {why}", self.models[p.model]),
+                });
+            }
+        }
+        problems
+    }
+}
+
+/// One judge's answers being read into unit scores.
+struct JudgeAnswers<'s, 'o> {
+    source: &'s ModelSource<'s>,
+    judge: usize,
+    answers: &'s Answers<'o>,
+    prompt_errors: &'s PromptErrors,
+    rule: crate::spec::suite::Consensus,
+}
+
+/// What one judge's answers come to.
+#[derive(Default)]
+struct Judged {
+    /// One score per unit: a model's, or the panel's consensus.
+    scores: Vec<UnitScore>,
+    calls: Vec<CallInfo>,
+    /// Each model's score per unit (`None` where it gave none).
+    per_model: Vec<Vec<Option<i64>>>,
+    model_verdicts: Vec<ModelVerdict>,
+    repeat_runs: Vec<RepeatRun>,
+    /// Panel members that gave no verdict where others did.
+    silent: Vec<Problem>,
+}
+
+impl JudgeAnswers<'_, '_> {
+    fn read(&self, plan: &JudgePlan, units: &[Unit]) -> Judged {
+        let models = &self.source.models;
+        let format = format_of(plan);
+        let mut judged = Judged {
+            per_model: vec![Vec::new(); models.len()],
+            ..Judged::default()
+        };
+        for (u, unit) in units.iter().enumerate() {
+            if let Some(reason) = self.prompt_errors.get(&(self.judge, u)) {
+                judged
+                    .scores
+                    .push(HeuristicOutcome::Unscored(reason.to_string()));
+                for col in judged.per_model.iter_mut() {
+                    col.push(None);
+                }
+                continue;
+            }
+            let score = self.read_unit(plan, u, unit, &format, &mut judged);
+            judged.scores.push(score);
+        }
+        judged
+    }
+
+    /// One unit's score from every model's asks: a model's verdict, or the panel's
+    /// consensus.
+    fn read_unit(
+        &self,
+        plan: &JudgePlan,
+        u: usize,
+        unit: &Unit,
+        format: &VerdictFormat,
+        judged: &mut Judged,
+    ) -> UnitScore {
+        let models = &self.source.models;
+        let outs = self
+            .answers
+            .get(&(self.judge, u))
+            .cloned()
+            .unwrap_or_default();
+        let mut verdicts: Vec<Scoring> = Vec::new();
+        let mut reasons = Vec::new();
+        let mut missing: Vec<(String, String)> = Vec::new();
+        for (m, model) in models.iter().enumerate() {
+            let asks = outs.get(m).cloned().unwrap_or_default();
+            let (one, failures) = self.model_scoring(model, unit, &asks, format, judged);
+            let Some(scoring) = one else {
+                judged.per_model[m].push(None);
+                // Each failure names its model (and repeat); the problem names the
+                // model already.
+                let prefix = format!("{model}: ");
+                let why: Vec<&str> = failures
+                    .iter()
+                    .map(|f| f.strip_prefix(&prefix).unwrap_or(f))
+                    .collect();
+                missing.push((model.clone(), why.join("; ")));
+                reasons.extend(failures);
+                continue;
+            };
+            judged.per_model[m].push(Some(scoring.score));
+            judged.model_verdicts.push(ModelVerdict {
+                model: model.clone(),
+                repo: unit.repo.clone(),
+                score: scoring.score,
+                confidence: scoring.confidence,
+                reasoning: scoring.reasoning.clone(),
+            });
+            verdicts.push(scoring);
+        }
+        // A consensus hides a member that gave no verdict: name it. (A unit no model
+        // answered is reported as unscored, with every model's reason.)
+        if models.len() > 1 && !verdicts.is_empty() {
+            judged.silent.extend(silent_members(plan, unit, &missing));
+        }
+        consensus_scoring(verdicts, &reasons, self.rule)
+    }
+
+    /// One model's scoring of a unit from its asks (the median of its repeats), and the
+    /// reasons of the asks without one.
+    fn model_scoring(
+        &self,
+        model: &str,
+        unit: &Unit,
+        asks: &[Option<&JobOutcome>],
+        format: &VerdictFormat,
+        judged: &mut Judged,
+    ) -> (Option<Scoring>, Vec<String>) {
+        let (per_ask, failures) = read_asks(model, asks, format, &mut judged.calls);
+        if self.source.repeats <= 1 {
+            return (per_ask.into_iter().flatten().next(), failures);
+        }
+        let given = per_ask
+            .iter()
+            .map(|s| s.as_ref().map(|s| s.score))
+            .collect();
+        judged
+            .repeat_runs
+            .push(RepeatRun::new(unit.repo.clone(), model, given));
+        let scorings: Vec<Scoring> = per_ask.into_iter().flatten().collect();
+        (repeat_consensus(scorings, &failures), failures)
+    }
+}
+
+/// The panel members that gave no verdict on `unit`, with their reasons.
+fn silent_members(plan: &JudgePlan, unit: &Unit, missing: &[(String, String)]) -> Vec<Problem> {
+    let at = unit
+        .repo
+        .as_ref()
+        .map_or_else(String::new, |r| format!(" for repo {r}"));
+    missing
+        .iter()
+        .map(|(model, reason)| Problem {
+            dimension: Some(plan.spec.dimension.clone()),
+            kind: ProblemKind::Panel,
+            message: format!("model {model} gave no verdict{at}: {reason}"),
+        })
+        .collect()
+}
+
+/// Reads one model's asks of one unit (one per repeat): each ask's scoring, or the reason
+/// it has none, and the call behind it.
+fn read_asks(
+    model: &str,
+    asks: &[Option<&JobOutcome>],
+    format: &VerdictFormat,
+    calls: &mut Vec<CallInfo>,
+) -> (Vec<Option<Scoring>>, Vec<String>) {
+    let label = |r: usize| {
+        if asks.len() > 1 {
+            format!("{model} #{}", r + 1)
+        } else {
+            model.to_owned()
+        }
+    };
+    let mut scorings = Vec::with_capacity(asks.len());
+    let mut failures = Vec::new();
+    for (r, ask) in asks.iter().enumerate() {
+        let cache_problem = ask.and_then(|o| o.cache_problem.clone());
+        match ask.map(|o| &o.outcome) {
+            Some(Outcome::Scored(s)) => {
+                calls.push(CallInfo {
+                    model: model.to_owned(),
+                    input_tokens: s.usage.input_tokens,
+                    output_tokens: s.usage.output_tokens,
+                    cost_usd: s.cost_usd,
+                    cached: s.cached,
+                    attempts: s.attempts,
+                    reasked: s.reasked,
+                    scored: true,
+                    cache_problem,
+                });
+                scorings.push(Some(scoring_from(&s.verdict, format, &s.reply)));
+            }
+            Some(Outcome::Unscored {
+                reason,
+                attempts,
+                usage,
+                cost_usd,
+                ..
+            }) => {
+                // An unscored call still used what its replies used.
+                calls.push(CallInfo {
+                    model: model.to_owned(),
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cost_usd: *cost_usd,
+                    attempts: *attempts,
+                    scored: false,
+                    cache_problem,
+                    ..CallInfo::default()
+                });
+                failures.push(format!("{}: {reason}", label(r)));
+                scorings.push(None);
+            }
+            None => {
+                failures.push(format!("{}: no call was made", label(r)));
+                scorings.push(None);
+            }
+        }
+    }
+    (scorings, failures)
+}
+
+/// The verdict of a judge with `llm: never`: its heuristic's, saying so.
+fn heuristic_only(plan: &JudgePlan, units: &[Unit], weights: SuiteWeights) -> Verdict {
+    let mut v = combine::heuristic_verdict(plan, units, weights);
+    v.note = Some("`llm: never`: scored by its heuristic in LLM mode; no model was asked".into());
+    v
+}
+
+/// A model and the heuristic two points or more apart: worth a human look.
+fn divergences(dims: &[Verdict]) -> Vec<Problem> {
+    dims.iter()
+        .filter_map(|d| {
+            let (llm, h) = (d.score?, d.heuristic.as_ref()?.score?);
+            ((llm.value() - h.value()).abs() >= 2.0).then(|| Problem {
+                dimension: Some(d.name.clone()),
+                kind: ProblemKind::Divergence,
+                message: format!(
+                    "the model scored {llm} and the heuristic {h}: a gap worth a human look"
+                ),
+            })
+        })
+        .collect()
+}
+
+/// A panel whose mean kappa is below target or undefined.
+fn agreement_problem(panel: &RunPanel) -> Option<Problem> {
+    panel.warning.clone().map(|message| Problem {
+        dimension: None,
+        kind: ProblemKind::Agreement,
+        message,
+    })
+}
+
+/// Judges whose repeats of one prompt disagree.
+fn unstable(dims: &[Verdict]) -> Vec<Problem> {
+    dims.iter()
+        .filter_map(|d| {
+            let message = d.repeats.as_ref().and_then(Repeats::describe_unstable)?;
+            Some(Problem {
+                dimension: Some(d.name.clone()),
+                kind: ProblemKind::Unstable,
+                message,
+            })
+        })
+        .collect()
+}
