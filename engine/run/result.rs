@@ -230,7 +230,9 @@ pub struct RunUsage {
     pub cached: usize,
     /// Requests that reached a provider: every attempt, retries and re-asks included.
     pub requests: u64,
+    /// Prompt tokens sent, as the providers counted them (cached answers add none).
     pub input_tokens: u64,
+    /// Reply tokens received, as the providers counted them.
     pub output_tokens: u64,
     /// Cost in USD of calls made in this run (cached answers cost nothing).
     pub cost_usd: f64,

@@ -158,6 +158,7 @@ impl Pairs {
 /// Agreement over one dimension's units.
 #[derive(Clone, Debug, Serialize)]
 pub struct DimensionPanel {
+    /// The judge's dimension, so a panel read alone says what it rated.
     pub dimension: String,
     /// Each model's score per unit (`null` where the model gave none).
     pub ratings: IndexMap<String, Vec<Option<i64>>>,
@@ -231,6 +232,7 @@ fn options(rule: Consensus) -> PanelOptions<i64> {
 pub struct PairEntry {
     /// `"<a>_vs_<b>"`, as in the full tables.
     pub pair: String,
+    /// Cohen's kappa of the pair (weighted as the table it came from says).
     pub kappa: f64,
 }
 
@@ -344,6 +346,7 @@ pub struct PairwiseDigests {
 /// Agreement over every unit of every dimension.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunPanel {
+    /// The panel's models in the order the suite or `--models` gave them.
     pub models: Vec<String>,
     /// Units rated (judges x repos for per-repo judges).
     pub items: usize,

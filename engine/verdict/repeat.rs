@@ -13,6 +13,7 @@ pub struct RepeatRun {
     /// The repo, for per-repo judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
+    /// The model asked, as the suite names it.
     pub model: String,
     /// One score per ask, in order; null where an ask gave no verdict.
     pub scores: Vec<Option<i64>>,

@@ -127,6 +127,7 @@ pub struct RepoVerdict {
     /// The score after caps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<i64>,
+    /// How sure the scorer was (0-1), when it scored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
     /// Why.
@@ -241,13 +242,16 @@ pub struct Verdict {
 /// One panel member's verdict, kept beside the consensus.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModelVerdict {
+    /// The panel member, as the suite names it.
     pub model: String,
     /// The repo, for per-repo judges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
     /// Its score (1-5).
     pub score: i64,
+    /// Its confidence (0-1).
     pub confidence: f64,
+    /// Its reasoning, as the model wrote it (fenced in reports).
     pub reasoning: String,
 }
 
@@ -265,8 +269,11 @@ pub struct HeuristicSide {
 /// What one model call cost and how it went, on the verdict.
 #[derive(Clone, Debug, Serialize, Default)]
 pub struct CallInfo {
+    /// The model asked, as the suite names it.
     pub model: String,
+    /// Prompt tokens of the call, re-asks included.
     pub input_tokens: u64,
+    /// Reply tokens of the call, re-asks included.
     pub output_tokens: u64,
     /// Cost in USD, when the price is known.
     pub cost_usd: Option<f64>,
