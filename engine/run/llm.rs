@@ -30,7 +30,7 @@ use crate::run::result::{Problem, RunResult};
 use crate::spec::judge::LlmUse;
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::heuristic::HeuristicOutcome;
-use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
+use crate::verdict::reply::ParsedVerdict;
 use crate::verdict::types::{Scoring, Source, Status};
 
 /// The system prompt of every judge call: the role, and that evidence is data.
@@ -181,7 +181,7 @@ pub fn model_table(suite: &Suite) -> ModelTable {
 
 /// A judge's verdict format (its own, or the default JSON object on a 1-5 scale).
 pub fn format_of(plan: &JudgePlan) -> VerdictFormat {
-    plan.spec.verdict.clone().unwrap_or_default()
+    plan.verdict_format.clone()
 }
 
 /// Renders the prompt of one unit, or says why there is none.
@@ -197,7 +197,7 @@ pub fn unit_prompt(
         .evidence
         .as_ref()
         .map_err(|e| format!("evidence could not be computed: {e}"))?;
-    let format = CompiledFormat::new(&format_of(plan)).map_err(|e| e.to_string())?;
+    let format = plan.format.as_ref().map_err(|e| e.to_string())?;
     let fence = fence_for(&plan.spec.dimension, evidence);
     render_prompt_with(env, &prompt.text, evidence, &fence, &format.instructions())
         .map(|p| p.text)

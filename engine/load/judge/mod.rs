@@ -22,6 +22,8 @@ use crate::load::patterns::{calls, literal_string};
 use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
 use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmUse, Scope};
+use crate::spec::verdict_format::VerdictFormat;
+use crate::verdict::reply::{CompiledFormat, FormatError};
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -34,6 +36,12 @@ pub struct JudgePlan {
     pub evidence: Vec<(String, ValuePlan)>,
     /// The prompt template, when the judge has one that could be read.
     pub prompt: Option<PromptFile>,
+    /// The verdict format in force: the judge's own, or the default JSON object on a
+    /// 1-5 scale. It is what a model call carries and what the cache key hashes.
+    pub verdict_format: VerdictFormat,
+    /// [`JudgePlan::verdict_format`] compiled once here, so neither a prompt nor a reply
+    /// compiles it again; the error (reported at load) when it cannot read any reply.
+    pub format: Result<CompiledFormat, FormatError>,
     /// Key locations, for diagnostics raised while running.
     pub index: KeyIndex,
 }
@@ -84,8 +92,10 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
     cx.check_heuristic(&spec, &names);
     cx.check_assertions(&spec, &names);
     let prompt = cx.check_prompt(&spec, &names);
-    if let Some(format) = &spec.verdict
-        && let Err(e) = crate::verdict::reply::CompiledFormat::new(format)
+    let verdict_format = spec.verdict.clone().unwrap_or_default();
+    let format = CompiledFormat::new(&verdict_format);
+    if spec.verdict.is_some()
+        && let Err(e) = &format
     {
         let d = Diagnostic::error(
             Code::VerdictFormat,
@@ -100,6 +110,8 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         spec,
         evidence,
         prompt,
+        verdict_format,
+        format,
         index: parsed.index.clone(),
     };
     (Some(plan), cx.diags)
