@@ -23,6 +23,8 @@ use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
 use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmUse, Scope};
 use crate::spec::verdict_format::VerdictFormat;
+use crate::verdict::assertions::AssertionPlan;
+use crate::verdict::heuristic::HeuristicPlan;
 use crate::verdict::reply::{CompiledFormat, FormatError};
 
 /// A judge ready to run.
@@ -34,6 +36,10 @@ pub struct JudgePlan {
     pub spec: JudgeSpec,
     /// Evidence, classified and parsed.
     pub evidence: Vec<(String, ValuePlan)>,
+    /// The heuristic with its expressions compiled and defaults filled in.
+    pub heuristic: Option<HeuristicPlan>,
+    /// The assertions with their expressions compiled, in order.
+    pub assertions: Vec<AssertionPlan>,
     /// The prompt template, when the judge has one that could be read.
     pub prompt: Option<PromptFile>,
     /// The verdict format in force: the judge's own, or the default JSON object on a
@@ -105,10 +111,14 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         cx.push(d);
     }
     cx.warn_unused(&spec, &names, prompt.as_ref());
+    let heuristic = spec.heuristic.as_ref().map(HeuristicPlan::new);
+    let assertions = spec.assertions.iter().map(AssertionPlan::new).collect();
     let plan = JudgePlan {
         file: path.to_owned(),
         spec,
         evidence,
+        heuristic,
+        assertions,
         prompt,
         verdict_format,
         format,
