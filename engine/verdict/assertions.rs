@@ -41,15 +41,15 @@ pub enum ForEachPlan {
 
 impl AssertionPlan {
     /// Resolves `spec`: the condition (with or without `<< >>`) and the `for_each`
-    /// selector or expression, compiled.
-    pub fn new(spec: &AssertionSpec) -> AssertionPlan {
+    /// selector or expression, compiled (expressions with `compile`).
+    pub fn new(spec: &AssertionSpec, compile: &mut dyn FnMut(&str) -> Expr) -> AssertionPlan {
         AssertionPlan {
             for_each: spec.for_each.as_deref().map(|fe| match classify(fe) {
                 TextKind::Selector(sel) => ForEachPlan::Select(Selector::parse(sel)),
-                TextKind::Expr(src) => ForEachPlan::Expr(Expr::compile(src)),
+                TextKind::Expr(src) => ForEachPlan::Expr(compile(src)),
                 _ => ForEachPlan::Invalid,
             }),
-            that: Expr::compile(condition_source(&spec.that)),
+            that: compile(condition_source(&spec.that)),
             message: spec.message.clone(),
             cap: spec.cap,
         }

@@ -113,11 +113,12 @@ pub struct RecommendationPlan {
 }
 
 impl HeuristicPlan {
-    /// Resolves `spec`: compiles its expressions (a condition may be written with or
-    /// without `<< >>`) and fills in the defaults.
-    pub fn new(spec: &HeuristicSpec) -> HeuristicPlan {
+    /// Resolves `spec`: compiles its expressions with `compile` (a condition may be
+    /// written with or without `<< >>`) and fills in the defaults.
+    pub fn new(spec: &HeuristicSpec, compile: &mut dyn FnMut(&str) -> Expr) -> HeuristicPlan {
+        let mut condition = |text: &str| compile(condition_source(text));
         let score = match (&spec.score, &spec.metric) {
-            (Some(score), _) => ScorePlan::Computed(ComputedPlan::new(score)),
+            (Some(score), _) => ScorePlan::Computed(ComputedPlan::new(score, &mut condition)),
             (None, Some(metric)) => ScorePlan::Banded {
                 metric: metric.clone(),
                 bands: spec.bands.clone(),
@@ -127,10 +128,14 @@ impl HeuristicPlan {
         HeuristicPlan {
             when_no_data: spec.when_no_data.as_ref().map(|nd| NoDataPlan {
                 condition: condition(&nd.condition),
-                score: ComputedPlan::new(&nd.score),
-                confidence: ComputedPlan::or(nd.confidence.as_ref(), NO_DATA_CONFIDENCE),
+                score: ComputedPlan::new(&nd.score, &mut condition),
+                confidence: ComputedPlan::or(
+                    nd.confidence.as_ref(),
+                    NO_DATA_CONFIDENCE,
+                    &mut condition,
+                ),
                 reasoning: nd.reasoning.clone(),
-                recommendations: RecommendationPlan::all(&nd.recommendations),
+                recommendations: RecommendationPlan::all(&nd.recommendations, &mut condition),
             }),
             score,
             reasoning: spec.reasoning.clone(),
@@ -144,21 +149,25 @@ impl HeuristicPlan {
                 })
                 .collect(),
             evidence_cited: spec.evidence_cited.clone(),
-            recommendations: RecommendationPlan::all(&spec.recommendations),
+            recommendations: RecommendationPlan::all(&spec.recommendations, &mut condition),
             sub_score_scale: spec.sub_score_scale.unwrap_or([1, 5]),
             sub_scores: spec
                 .sub_scores
                 .iter()
                 .map(|(name, e)| (name.clone(), condition(e)))
                 .collect(),
-            confidence: ComputedPlan::or(spec.confidence.as_ref(), DEFAULT_CONFIDENCE),
+            confidence: ComputedPlan::or(
+                spec.confidence.as_ref(),
+                DEFAULT_CONFIDENCE,
+                &mut condition,
+            ),
         }
     }
 }
 
 impl ComputedPlan {
-    /// Compiles a computed number.
-    pub fn new(c: &Computed) -> ComputedPlan {
+    /// Compiles a computed number; `condition` compiles `<< expr >>` or `expr`.
+    fn new(c: &Computed, condition: &mut dyn FnMut(&str) -> Expr) -> ComputedPlan {
         match c {
             Computed::Number(n) => ComputedPlan::Number(*n),
             Computed::Expr(src) => ComputedPlan::Expr(condition(src)),
@@ -166,26 +175,30 @@ impl ComputedPlan {
     }
 
     /// Compiles `c`, or the constant `default` when it is absent.
-    fn or(c: Option<&Computed>, default: f64) -> ComputedPlan {
-        c.map_or(ComputedPlan::Number(default), ComputedPlan::new)
+    fn or(
+        c: Option<&Computed>,
+        default: f64,
+        condition: &mut dyn FnMut(&str) -> Expr,
+    ) -> ComputedPlan {
+        c.map_or(ComputedPlan::Number(default), |c| {
+            ComputedPlan::new(c, condition)
+        })
     }
 }
 
 impl RecommendationPlan {
-    fn all(specs: &[RecommendationSpec]) -> Vec<RecommendationPlan> {
+    fn all(
+        specs: &[RecommendationSpec],
+        condition: &mut dyn FnMut(&str) -> Expr,
+    ) -> Vec<RecommendationPlan> {
         specs
             .iter()
             .map(|r| RecommendationPlan {
-                condition: r.condition.as_deref().map(condition),
+                condition: r.condition.as_deref().map(&mut *condition),
                 text: r.text.clone(),
             })
             .collect()
     }
-}
-
-/// A condition or computed value, written with or without `<< >>`, compiled.
-fn condition(text: &str) -> Expr {
-    Expr::compile(condition_source(text))
 }
 
 /// Applies `plan` to `evidence`; `scope` is the run context plus evidence.

@@ -5,7 +5,7 @@
 mod bands;
 mod prompt;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use minijinja::Environment;
@@ -13,6 +13,7 @@ use minijinja::Environment;
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
 use crate::evidence::builtins::pattern::{PATTERN_ARG, compile};
+use crate::evidence::compiled::Expr;
 use crate::evidence::plan::{
     ConditionalPlan, RecordsPlan, TextKind, ValuePlan, classify, condition_source, expression_inner,
 };
@@ -90,6 +91,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         checker,
         diags: Vec::new(),
         used: HashSet::new(),
+        compiled: HashMap::new(),
     };
     let spec = parsed.value;
     cx.check_basics(&spec);
@@ -111,8 +113,16 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         cx.push(d);
     }
     cx.warn_unused(&spec, &names, prompt.as_ref());
-    let heuristic = spec.heuristic.as_ref().map(HeuristicPlan::new);
-    let assertions = spec.assertions.iter().map(AssertionPlan::new).collect();
+    let mut compile = |src: &str| cx.compile(src);
+    let heuristic = spec
+        .heuristic
+        .as_ref()
+        .map(|h| HeuristicPlan::new(h, &mut compile));
+    let assertions = spec
+        .assertions
+        .iter()
+        .map(|a| AssertionPlan::new(a, &mut compile))
+        .collect();
     let plan = JudgePlan {
         file: path.to_owned(),
         spec,
@@ -142,6 +152,7 @@ pub fn plan_suite_evidence(
         checker,
         diags: Vec::new(),
         used: HashSet::new(),
+        compiled: HashMap::new(),
     };
     let plan = cx.plan_map(evidence, CONTEXT_NAMES.to_vec());
     (plan, cx.diags)
@@ -155,6 +166,8 @@ struct JudgeCx<'a> {
     diags: Vec<Diagnostic>,
     /// Names read by any expression, template or heuristic.
     used: HashSet<String>,
+    /// Every expression compiled so far, by source.
+    compiled: HashMap<String, Expr>,
 }
 
 /// Where names come from, for one expression.
@@ -193,6 +206,14 @@ impl<'a> JudgeCx<'a> {
             span.start + at,
             span.start + at + word.len(),
         ))
+    }
+
+    /// The expression `src` compiled; the checks and the plan share one compilation.
+    fn compile(&mut self, src: &str) -> Expr {
+        self.compiled
+            .entry(src.to_owned())
+            .or_insert_with(|| Expr::compile(src))
+            .clone()
     }
 
     fn push(&mut self, d: Diagnostic) {
@@ -572,8 +593,8 @@ impl<'a> JudgeCx<'a> {
 
     /// Compiles an expression and checks its names; true when it is usable.
     fn check_expr(&mut self, src: &str, path: &str, scope: &NameScope<'_>) -> bool {
-        let env = self.checker.env;
-        match env.compile_expression(src) {
+        let compiled = self.compile(src);
+        match compiled.compiled() {
             Ok(expr) => {
                 let mut free: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
                 free.sort();
@@ -584,10 +605,7 @@ impl<'a> JudgeCx<'a> {
             Err(e) => {
                 let d = Diagnostic::error(
                     Code::ExpressionSyntax,
-                    format!(
-                        "expression does not compile: {}",
-                        crate::evidence::eval::error_text(&e)
-                    ),
+                    format!("expression does not compile: {e}"),
                 )
                 .note(format!("expression: {src}"));
                 let d = self.diag(d, path);
