@@ -169,7 +169,7 @@ pub fn models_for(suite: &Suite, requested: &[String]) -> Vec<String> {
     if !requested.is_empty() {
         return requested.to_vec();
     }
-    vec![suite.spec.model.clone().unwrap_or_else(|| "sonnet".into())]
+    vec![suite.resolved.model.clone()]
 }
 
 /// The model table: built-in aliases and prices plus the suite's.

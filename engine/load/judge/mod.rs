@@ -41,6 +41,9 @@ pub struct JudgePlan {
     pub heuristic: Option<HeuristicPlan>,
     /// The assertions with their expressions compiled, in order.
     pub assertions: Vec<AssertionPlan>,
+    /// The score a verdict needs to pass: the judge's own, else the suite's (filled in
+    /// when the suite is loaded).
+    pub pass_threshold: f64,
     /// The prompt template, when the judge has one that could be read.
     pub prompt: Option<PromptFile>,
     /// The verdict format in force: the judge's own, or the default JSON object on a
@@ -123,12 +126,16 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         .iter()
         .map(|a| AssertionPlan::new(a, &mut compile))
         .collect();
+    let pass_threshold = spec
+        .pass_threshold
+        .unwrap_or(crate::load::suite::DEFAULT_PASS_THRESHOLD);
     let plan = JudgePlan {
         file: path.to_owned(),
         spec,
         evidence,
         heuristic,
         assertions,
+        pass_threshold,
         prompt,
         verdict_format,
         format,
