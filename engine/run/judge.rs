@@ -361,11 +361,11 @@ fn finish(v: &mut Verdict) {
 }
 
 fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+    crate::score::round::to(x, 2)
 }
 
 fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
+    crate::score::round::to(x, 4)
 }
 
 #[cfg(test)]

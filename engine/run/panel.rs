@@ -98,7 +98,7 @@ pub fn consensus_scoring(
     let base = verdicts.swap_remove(chosen);
     HeuristicOutcome::Scored(Scoring {
         score: median,
-        confidence: (confidence * 100.0).round() / 100.0,
+        confidence: crate::score::round::to(confidence, 2),
         reasoning: format!(
             "panel {how} {median} of {} models (scores {}){failed_note}. {}",
             all.len(),
