@@ -42,6 +42,15 @@ pub fn environment() -> Environment<'static> {
     env
 }
 
+/// The environment expressions are compiled against at load. A compiled expression
+/// keeps a reference to its environment for as long as it lives, and plans live as long
+/// as the suite: so one environment per process, built by [`environment`] like every
+/// other and evaluating exactly as they do.
+pub fn shared() -> &'static Environment<'static> {
+    static ENV: std::sync::OnceLock<Environment<'static>> = std::sync::OnceLock::new();
+    ENV.get_or_init(environment)
+}
+
 /// `x is divisibleby(n)`: false for `n == 0` instead of a panic.
 fn divisible_by(v: &minijinja::Value, n: i64) -> bool {
     match i64::try_from(v.clone()) {

@@ -116,10 +116,7 @@ pub fn calibrate(
         if rows.is_empty() {
             continue;
         }
-        let threshold = plan
-            .spec
-            .pass_threshold
-            .unwrap_or_else(|| suite.pass_threshold());
+        let threshold = plan.pass_threshold;
         let d = dimension(dim, &rows, scores, threshold, target);
         for s in d.sources.iter().filter(|s| s.below_target) {
             warnings.push(below_target(&d, s, target));

@@ -2,6 +2,7 @@
 //! functions judges use to compute named values.
 
 pub mod builtins;
+pub mod compiled;
 pub mod eval;
 pub mod fastpath;
 pub mod limits;

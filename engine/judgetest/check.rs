@@ -46,13 +46,14 @@ pub fn assertion_outcomes(
     plan.spec
         .assertions
         .iter()
+        .zip(&plan.assertions)
         .enumerate()
-        .map(|(index, spec)| {
+        .map(|(index, (spec, compiled))| {
             let mut held = (!units.is_empty()).then_some(true);
             for scope in &scopes {
                 match scope {
                     Some((scope, root, repo)) => {
-                        let one = std::slice::from_ref(spec);
+                        let one = std::slice::from_ref(compiled);
                         if !check_assertions(env, one, scope, root, *repo).is_empty() {
                             held = Some(false);
                         }

@@ -29,24 +29,56 @@ pub struct Suite {
     pub judges: Vec<JudgePlan>,
     /// The folder everything the suite names must resolve inside.
     pub confinement: Confinement,
+    /// The settings in force, defaults filled in once here.
+    pub resolved: Resolved,
+}
+
+/// A suite's settings with their defaults filled in, so no use site fills them again.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The decision table (the framework's unless the suite declares one).
+    pub decision: Vec<DecisionRow>,
+    /// The pass threshold of judges that do not set their own (3.0 unless declared).
+    pub pass_threshold: f64,
+    /// The least share of scored units for a passing run (0.9 unless declared).
+    pub min_coverage: f64,
+    /// The model of LLM mode when the command line names none (`sonnet` unless declared).
+    pub model: String,
+}
+
+impl Resolved {
+    fn of(spec: &SuiteSpec) -> Resolved {
+        Resolved {
+            decision: spec.decision.clone().unwrap_or_else(default_decision),
+            pass_threshold: spec.pass_threshold.unwrap_or(DEFAULT_PASS_THRESHOLD),
+            min_coverage: spec.min_coverage.unwrap_or(DEFAULT_MIN_COVERAGE),
+            model: spec.model.clone().unwrap_or_else(|| DEFAULT_MODEL.into()),
+        }
+    }
 }
 
 impl Suite {
     /// The decision table in force.
     pub fn decision_table(&self) -> Vec<DecisionRow> {
-        self.spec.decision.clone().unwrap_or_else(default_decision)
+        self.resolved.decision.clone()
     }
 
-    /// The pass threshold in force for suites that do not set one.
+    /// The pass threshold in force for judges that do not set one.
     pub fn pass_threshold(&self) -> f64 {
-        self.spec.pass_threshold.unwrap_or(3.0)
+        self.resolved.pass_threshold
     }
 
-    /// The least share of scored units for a passing run (default 0.9).
+    /// The least share of scored units for a passing run.
     pub fn min_coverage(&self) -> f64 {
-        self.spec.min_coverage.unwrap_or(DEFAULT_MIN_COVERAGE)
+        self.resolved.min_coverage
     }
 }
+
+/// Default `pass_threshold`: the framework's WEAK_PASS line.
+pub const DEFAULT_PASS_THRESHOLD: f64 = 3.0;
+
+/// Default `model`.
+pub const DEFAULT_MODEL: &str = "sonnet";
 
 /// Default `min_coverage`: one unit in ten may go unscored (a flaky reply, a repo
 /// without data) before the run fails for want of scores.
@@ -200,6 +232,10 @@ pub fn load_suite_with(
             .help("scale the weights to sum to 1.0, or declare `weights: relative` in suite.yaml"),
         );
     }
+    let resolved = Resolved::of(&parsed.value);
+    for judge in &mut judges {
+        judge.pass_threshold = judge.spec.pass_threshold.unwrap_or(resolved.pass_threshold);
+    }
     let suite = Suite {
         dir: dir.to_path_buf(),
         file,
@@ -208,6 +244,7 @@ pub fn load_suite_with(
         evidence: shared_plan,
         judges,
         confinement,
+        resolved,
     };
     (Some(suite), diags)
 }

@@ -25,7 +25,7 @@ use crate::run::{RunError, RunOptions, ScoreSource};
 use crate::spec::judge::LlmUse;
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::combine::Unit;
-use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
+use crate::verdict::reply::ParsedVerdict;
 use crate::verdict::types::Scoring;
 
 /// The system prompt of every judge call: the role, and that evidence is data.
@@ -116,7 +116,7 @@ pub fn models_for(suite: &Suite, requested: &[String]) -> Vec<String> {
     if !requested.is_empty() {
         return requested.to_vec();
     }
-    vec![suite.spec.model.clone().unwrap_or_else(|| "sonnet".into())]
+    vec![suite.resolved.model.clone()]
 }
 
 /// The model table: built-in aliases and prices plus the suite's.
@@ -128,7 +128,7 @@ pub fn model_table(suite: &Suite) -> ModelTable {
 
 /// A judge's verdict format (its own, or the default JSON object on a 1-5 scale).
 pub fn format_of(plan: &JudgePlan) -> VerdictFormat {
-    plan.spec.verdict.clone().unwrap_or_default()
+    plan.verdict_format.clone()
 }
 
 /// Why a unit has no prompt to send; the unit is left unscored with this reason.
@@ -168,8 +168,10 @@ pub fn unit_prompt(
         .evidence
         .as_ref()
         .map_err(|e| NoPrompt::Evidence(e.clone()))?;
-    let format =
-        CompiledFormat::new(&format_of(plan)).map_err(|e| NoPrompt::Format(e.to_string()))?;
+    let format = plan
+        .format
+        .as_ref()
+        .map_err(|e| NoPrompt::Format(e.to_string()))?;
     let fence = fence_for(&plan.spec.dimension, evidence);
     render_prompt_with(env, &prompt.text, evidence, &fence, &format.instructions())
         .map(|p| p.text)

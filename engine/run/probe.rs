@@ -28,7 +28,7 @@ use crate::load::suite::Suite;
 use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
 use crate::run::context::{build_context, repo_context};
-use crate::spec::judge::{HeuristicSpec, JudgeSpec, Scope};
+use crate::spec::judge::{HeuristicSpec, Scope};
 use crate::verdict::heuristic::{self, HeuristicOutcome};
 
 /// Evaluates the suite and every judge on `inputs`; returns what the data showed.
@@ -73,15 +73,16 @@ fn check_judge(env: &Environment<'static>, plan: &JudgePlan, ctx: &Context) -> V
             }
         };
         let scope = full_scope(unit, &evidence);
-        if let Some(h) = &plan.spec.heuristic {
+        if let (Some(h), Some(compiled)) = (&plan.spec.heuristic, &plan.heuristic) {
             probe_heuristic(&probe, h, &scope);
-            if let HeuristicOutcome::Error(message) = heuristic::evaluate(env, h, &evidence, &scope)
+            if let HeuristicOutcome::Error(message) =
+                heuristic::evaluate(env, compiled, &evidence, &scope)
             {
                 probe.error_text(&message);
             }
         }
         let root = unit.root_with(&evidence);
-        probe_assertions(env, &probe, &plan.spec, &scope, &root);
+        probe_assertions(env, &probe, plan, &scope, &root);
     }
     probe.report()
 }
@@ -128,11 +129,17 @@ fn probe_heuristic(probe: &FileProbe<'_>, h: &HeuristicSpec, scope: &Value) {
 fn probe_assertions(
     env: &Environment<'static>,
     probe: &FileProbe<'_>,
-    spec: &JudgeSpec,
+    plan: &JudgePlan,
     scope: &Value,
     root: &Doc,
 ) {
-    for (i, a) in spec.assertions.iter().enumerate() {
+    for (i, (a, compiled)) in plan
+        .spec
+        .assertions
+        .iter()
+        .zip(&plan.assertions)
+        .enumerate()
+    {
         let path = format!("assertions[{i}]");
         match &a.for_each {
             None => {
@@ -141,15 +148,18 @@ fn probe_assertions(
             }
             Some(fe) => {
                 let fe_path = format!("{path}.for_each");
+                let items_of = || match &compiled.for_each {
+                    Some(plan) => crate::verdict::assertions::items_of(plan, scope, root),
+                    None => Ok(Vec::new()),
+                };
                 if fe.trim().starts_with('$') {
-                    if let Ok(items) = crate::verdict::assertions::items_of(env, fe, scope, root) {
+                    if let Ok(items) = items_of() {
                         probe.selected(&fe_path, &Doc::from(items));
                     }
                 } else {
                     probe.expression(&fe_path, condition_source(fe), scope);
                 }
-                let items =
-                    crate::verdict::assertions::items_of(env, fe, scope, root).unwrap_or_default();
+                let items = items_of().unwrap_or_default();
                 for n in 0..items.len() {
                     let item_scope = crate::verdict::assertions::item_scope(scope, &items, n);
                     probe.expression(
@@ -162,7 +172,7 @@ fn probe_assertions(
             }
         }
     }
-    let failures = crate::verdict::assertions::check(env, &spec.assertions, scope, root, None);
+    let failures = crate::verdict::assertions::check(env, &plan.assertions, scope, root, None);
     for f in failures {
         if f.message.contains("could not be evaluated") {
             probe.error_text(&f.message);

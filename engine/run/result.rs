@@ -277,10 +277,10 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
             u.output_tokens += c.output_tokens;
         }
         u.cost_by_dimension
-            .insert(d.name.clone(), (dim_cost * 1e6).round() / 1e6);
+            .insert(d.name.clone(), crate::score::round::to(dim_cost, 6));
     }
     let summed: f64 = u.cost_by_dimension.values().sum();
-    u.cost_usd = ((if spent > 0.0 { spent } else { summed }) * 1e6).round() / 1e6;
+    u.cost_usd = crate::score::round::to(if spent > 0.0 { spent } else { summed }, 6);
     u
 }
 
@@ -558,7 +558,7 @@ pub fn average_confidence(dims: &[Verdict]) -> Option<f64> {
         .collect();
     (!c.is_empty()).then(|| {
         let v = c.iter().sum::<f64>() / c.len() as f64;
-        (v * 100.0).round() / 100.0
+        crate::score::round::to(v, 2)
     })
 }
 

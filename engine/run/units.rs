@@ -49,8 +49,8 @@ fn prepare_unit(
         Ok(ev) => {
             let scope = full_scope(&ctx, ev);
             let root = ctx.root_with(ev);
-            let failures = check(env, &plan.spec.assertions, &scope, &root, repo.as_deref());
-            let heuristic = match &plan.spec.heuristic {
+            let failures = check(env, &plan.assertions, &scope, &root, repo.as_deref());
+            let heuristic = match &plan.heuristic {
                 Some(h) => heuristic::evaluate(env, h, ev, &scope),
                 None => HeuristicOutcome::Unscored(
                     "the judge has no heuristic; it is scored only in LLM mode".into(),

@@ -13,6 +13,7 @@ pub mod agreement;
 pub mod bootstrap;
 pub mod detection;
 pub mod matcher;
+pub mod round;
 
 pub use aggregate::{MacroAverages, MacroMicro, StdConvention, Summary, macro_micro};
 pub use detection::{Counts, DetectionMetrics};

@@ -7,18 +7,60 @@ use minijinja::Environment;
 use minijinja::value::Value;
 
 use crate::doc::Doc;
-use crate::evidence::eval::{eval_expr, item_label, render_text};
+use crate::evidence::compiled::Expr;
+use crate::evidence::eval::{item_label, render_text};
 use crate::evidence::plan::{TextKind, classify, condition_source};
 use crate::evidence::scope::Scope;
 use crate::evidence::select::Selector;
 use crate::spec::judge::AssertionSpec;
 use crate::verdict::types::AssertionFailure;
 
+/// An assertion resolved at load: its expressions compiled.
+#[derive(Debug, Clone)]
+pub struct AssertionPlan {
+    /// The items it is checked for, when it has `for_each`.
+    pub for_each: Option<ForEachPlan>,
+    /// The condition that must hold.
+    pub that: Expr,
+    /// The message template of a failure.
+    pub message: String,
+    /// The score cap of a failure.
+    pub cap: Option<i64>,
+}
+
+/// Where an assertion's items come from.
+#[derive(Debug, Clone)]
+pub enum ForEachPlan {
+    /// A selector over the run context and evidence, or why it does not parse.
+    Select(Result<Selector, String>),
+    /// An expression giving the list.
+    Expr(Expr),
+    /// Neither (reported at load).
+    Invalid,
+}
+
+impl AssertionPlan {
+    /// Resolves `spec`: the condition (with or without `<< >>`) and the `for_each`
+    /// selector or expression, compiled (expressions with `compile`).
+    pub fn new(spec: &AssertionSpec, compile: &mut dyn FnMut(&str) -> Expr) -> AssertionPlan {
+        AssertionPlan {
+            for_each: spec.for_each.as_deref().map(|fe| match classify(fe) {
+                TextKind::Selector(sel) => ForEachPlan::Select(Selector::parse(sel)),
+                TextKind::Expr(src) => ForEachPlan::Expr(compile(src)),
+                _ => ForEachPlan::Invalid,
+            }),
+            that: compile(condition_source(&spec.that)),
+            message: spec.message.clone(),
+            cap: spec.cap,
+        }
+    }
+}
+
 /// Runs every assertion; returns the failures in order. `root` is the JSONPath root
 /// (run context and evidence) for a selector `for_each`.
 pub fn check(
     env: &Environment<'static>,
-    assertions: &[AssertionSpec],
+    assertions: &[AssertionPlan],
     scope: &Value,
     root: &Doc,
     repo: Option<&str>,
@@ -32,7 +74,7 @@ pub fn check(
     };
     for (i, a) in assertions.iter().enumerate() {
         let Some(for_each) = &a.for_each else {
-            let message = match eval_expr(env, condition_source(&a.that), scope) {
+            let message = match a.that.eval(scope) {
                 Ok(v) if v.is_true() => continue,
                 Ok(_) => render_message(env, &a.message, scope),
                 Err(e) => format!("assertions[{i}] could not be evaluated: {e}"),
@@ -40,7 +82,7 @@ pub fn check(
             failures.push(failure(message, a.cap, None));
             continue;
         };
-        let items = match items_of(env, for_each, scope, root) {
+        let items = match items_of(for_each, scope, root) {
             Ok(items) => items,
             Err(e) => {
                 let message = format!("assertions[{i}].for_each could not be evaluated: {e}");
@@ -51,7 +93,7 @@ pub fn check(
         for (n, item) in items.iter().enumerate() {
             let label = item_label(item, n);
             let item_scope = item_scope(scope, &items, n);
-            let message = match eval_expr(env, condition_source(&a.that), &item_scope) {
+            let message = match a.that.eval(&item_scope) {
                 Ok(v) if v.is_true() => continue,
                 Ok(_) => render_message(env, &a.message, &item_scope),
                 Err(e) => format!("assertions[{i}] could not be evaluated for item {label}: {e}"),
@@ -70,14 +112,13 @@ fn render_message(env: &Environment<'static>, message: &str, scope: &Value) -> S
 /// The items an assertion checks: a selector over `root`, or an expression's list (a
 /// missing list has no items).
 pub(crate) fn items_of(
-    env: &Environment<'static>,
-    for_each: &str,
+    for_each: &ForEachPlan,
     scope: &Value,
     root: &Doc,
 ) -> Result<Vec<Doc>, String> {
-    match classify(for_each) {
-        TextKind::Selector(sel) => Selector::parse(sel)?.matches(root),
-        TextKind::Expr(src) => match Doc::from_value(&eval_expr(env, src, scope)?) {
+    match for_each {
+        ForEachPlan::Select(sel) => sel.as_ref().map_err(Clone::clone)?.matches(root),
+        ForEachPlan::Expr(e) => match Doc::from_value(&e.eval(scope)?) {
             Doc::Array(items) => Ok(items.0.clone()),
             Doc::Null => Ok(Vec::new()),
             other => Err(format!(
@@ -85,7 +126,7 @@ pub(crate) fn items_of(
                 other.type_name()
             )),
         },
-        _ => Err("for_each must be a selector or an expression".into()),
+        ForEachPlan::Invalid => Err("for_each must be a selector or an expression".into()),
     }
 }
 

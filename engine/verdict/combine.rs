@@ -36,14 +36,12 @@ pub struct Unit {
 /// model's, read into the same shape (LLM mode).
 pub type UnitScore = HeuristicOutcome;
 
-/// What every verdict of a suite is weighed against: its share of the weights and the
-/// bar it must reach.
+/// What every verdict of a suite is weighed against: its share of the weights. (The bar a
+/// verdict must reach is its plan's `pass_threshold`, filled in at load.)
 #[derive(Clone, Copy, Debug)]
 pub struct SuiteWeights {
     /// The sum of the judges' weights (weights are relative).
     pub total: f64,
-    /// The suite's pass threshold, for judges without their own.
-    pub pass_threshold: f64,
 }
 
 impl SuiteWeights {
@@ -51,7 +49,6 @@ impl SuiteWeights {
     pub fn of(suite: &Suite) -> SuiteWeights {
         SuiteWeights {
             total: suite.judges.iter().map(|j| j.spec.weight).sum(),
-            pass_threshold: suite.pass_threshold(),
         }
     }
 }
@@ -106,7 +103,7 @@ fn empty_verdict(plan: &JudgePlan, source: Source, weights: SuiteWeights) -> Ver
         assertion_failures: Vec::new(),
         score_before_cap: None,
         cap_applied: None,
-        pass_threshold: spec.pass_threshold.unwrap_or(weights.pass_threshold),
+        pass_threshold: plan.pass_threshold,
         passed: None,
         unscored_reason: None,
         raw_response: String::new(),
@@ -343,11 +340,11 @@ fn finish(v: &mut Verdict) {
 }
 
 fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+    crate::score::round::to(x, 2)
 }
 
 fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
+    crate::score::round::to(x, 4)
 }
 
 /// Adds the heuristic's verdict beside a model's, so a reader sees both and a gap is

@@ -6,7 +6,8 @@ use minijinja::Environment;
 use minijinja::value::Value;
 
 use crate::doc::Doc;
-use crate::evidence::eval::{Evidence, eval_expr, render_text};
+use crate::evidence::compiled::Expr;
+use crate::evidence::eval::{Evidence, render_text};
 use crate::evidence::plan::condition_source;
 use crate::spec::judge::{Band, Computed, HeuristicSpec, RecommendationSpec};
 use crate::verdict::types::Scoring;
@@ -27,14 +28,187 @@ pub const DEFAULT_CONFIDENCE: f64 = 0.8;
 /// Default confidence of a no-data verdict: little was seen.
 pub const NO_DATA_CONFIDENCE: f64 = 0.4;
 
-/// Applies `spec` to `evidence`; `scope` is the run context plus evidence.
+/// A heuristic resolved at load: every expression compiled, every default filled in.
+/// Texts (`reasoning`, recommendations, ...) stay as written: they are rendered per unit.
+#[derive(Debug, Clone)]
+pub struct HeuristicPlan {
+    /// The no-data rule, checked first.
+    pub when_no_data: Option<NoDataPlan>,
+    /// How the score is found.
+    pub score: ScorePlan,
+    /// The reasoning template.
+    pub reasoning: String,
+    /// Adjustments, in order.
+    pub adjust: Vec<AdjustPlan>,
+    /// Evidence-cited templates.
+    pub evidence_cited: Vec<String>,
+    /// Recommendations.
+    pub recommendations: Vec<RecommendationPlan>,
+    /// The range sub-scores must fall in (`[1, 5]` unless declared).
+    pub sub_score_scale: [i64; 2],
+    /// Named sub-score expressions.
+    pub sub_scores: Vec<(String, Expr)>,
+    /// The confidence ([`DEFAULT_CONFIDENCE`] unless declared).
+    pub confidence: ComputedPlan,
+}
+
+/// How a heuristic finds its score.
+#[derive(Debug, Clone)]
+pub enum ScorePlan {
+    /// A computed score of its own (taken over `metric` when both are written).
+    Computed(ComputedPlan),
+    /// The band the evidence metric falls in.
+    Banded {
+        /// The evidence name.
+        metric: String,
+        /// The band table.
+        bands: Vec<Band>,
+    },
+    /// Neither: the heuristic cannot score (reported at load).
+    Missing,
+}
+
+/// A number written as a constant or an expression.
+#[derive(Debug, Clone)]
+pub enum ComputedPlan {
+    /// A constant.
+    Number(f64),
+    /// An expression giving the number.
+    Expr(Expr),
+}
+
+/// The no-data rule.
+#[derive(Debug, Clone)]
+pub struct NoDataPlan {
+    /// When it applies.
+    pub condition: Expr,
+    /// The score it gives.
+    pub score: ComputedPlan,
+    /// Its confidence ([`NO_DATA_CONFIDENCE`] unless declared).
+    pub confidence: ComputedPlan,
+    /// The reasoning template.
+    pub reasoning: String,
+    /// Recommendations.
+    pub recommendations: Vec<RecommendationPlan>,
+}
+
+/// One adjustment.
+#[derive(Debug, Clone)]
+pub struct AdjustPlan {
+    /// When it applies.
+    pub condition: Expr,
+    /// How much it moves the score.
+    pub by: i64,
+    /// The reason template.
+    pub reason: String,
+}
+
+/// One recommendation.
+#[derive(Debug, Clone)]
+pub struct RecommendationPlan {
+    /// Shown only when this holds.
+    pub condition: Option<Expr>,
+    /// The text template.
+    pub text: String,
+}
+
+impl HeuristicPlan {
+    /// Resolves `spec`: compiles its expressions with `compile` (a condition may be
+    /// written with or without `<< >>`) and fills in the defaults.
+    pub fn new(spec: &HeuristicSpec, compile: &mut dyn FnMut(&str) -> Expr) -> HeuristicPlan {
+        let mut condition = |text: &str| compile(condition_source(text));
+        let score = match (&spec.score, &spec.metric) {
+            (Some(score), _) => ScorePlan::Computed(ComputedPlan::new(score, &mut condition)),
+            (None, Some(metric)) => ScorePlan::Banded {
+                metric: metric.clone(),
+                bands: spec.bands.clone(),
+            },
+            (None, None) => ScorePlan::Missing,
+        };
+        HeuristicPlan {
+            when_no_data: spec.when_no_data.as_ref().map(|nd| NoDataPlan {
+                condition: condition(&nd.condition),
+                score: ComputedPlan::new(&nd.score, &mut condition),
+                confidence: ComputedPlan::or(
+                    nd.confidence.as_ref(),
+                    NO_DATA_CONFIDENCE,
+                    &mut condition,
+                ),
+                reasoning: nd.reasoning.clone(),
+                recommendations: RecommendationPlan::all(&nd.recommendations, &mut condition),
+            }),
+            score,
+            reasoning: spec.reasoning.clone(),
+            adjust: spec
+                .adjust
+                .iter()
+                .map(|a| AdjustPlan {
+                    condition: condition(&a.condition),
+                    by: a.by,
+                    reason: a.reason.clone(),
+                })
+                .collect(),
+            evidence_cited: spec.evidence_cited.clone(),
+            recommendations: RecommendationPlan::all(&spec.recommendations, &mut condition),
+            sub_score_scale: spec.sub_score_scale.unwrap_or([1, 5]),
+            sub_scores: spec
+                .sub_scores
+                .iter()
+                .map(|(name, e)| (name.clone(), condition(e)))
+                .collect(),
+            confidence: ComputedPlan::or(
+                spec.confidence.as_ref(),
+                DEFAULT_CONFIDENCE,
+                &mut condition,
+            ),
+        }
+    }
+}
+
+impl ComputedPlan {
+    /// Compiles a computed number; `condition` compiles `<< expr >>` or `expr`.
+    fn new(c: &Computed, condition: &mut dyn FnMut(&str) -> Expr) -> ComputedPlan {
+        match c {
+            Computed::Number(n) => ComputedPlan::Number(*n),
+            Computed::Expr(src) => ComputedPlan::Expr(condition(src)),
+        }
+    }
+
+    /// Compiles `c`, or the constant `default` when it is absent.
+    fn or(
+        c: Option<&Computed>,
+        default: f64,
+        condition: &mut dyn FnMut(&str) -> Expr,
+    ) -> ComputedPlan {
+        c.map_or(ComputedPlan::Number(default), |c| {
+            ComputedPlan::new(c, condition)
+        })
+    }
+}
+
+impl RecommendationPlan {
+    fn all(
+        specs: &[RecommendationSpec],
+        condition: &mut dyn FnMut(&str) -> Expr,
+    ) -> Vec<RecommendationPlan> {
+        specs
+            .iter()
+            .map(|r| RecommendationPlan {
+                condition: r.condition.as_deref().map(&mut *condition),
+                text: r.text.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Applies `plan` to `evidence`; `scope` is the run context plus evidence.
 pub fn evaluate(
     env: &Environment<'static>,
-    spec: &HeuristicSpec,
+    plan: &HeuristicPlan,
     evidence: &Evidence,
     scope: &Value,
 ) -> HeuristicOutcome {
-    match run(env, spec, evidence, scope) {
+    match run(env, plan, evidence, scope) {
         Ok(outcome) => outcome,
         Err(e) => HeuristicOutcome::Error(e),
     }
@@ -42,22 +216,19 @@ pub fn evaluate(
 
 fn run(
     env: &Environment<'static>,
-    spec: &HeuristicSpec,
+    plan: &HeuristicPlan,
     evidence: &Evidence,
     scope: &Value,
 ) -> Result<HeuristicOutcome, String> {
-    if let Some(nd) = &spec.when_no_data {
-        let hit = eval_expr(env, condition_source(&nd.condition), scope)
+    if let Some(nd) = &plan.when_no_data {
+        let hit = nd
+            .condition
+            .eval(scope)
             .map_err(|e| format!("heuristic.when_no_data.if: {e}"))?;
         if hit.is_true() {
-            let score = computed_score(env, &nd.score, scope, "heuristic.when_no_data.score")?;
-            let confidence = computed_confidence(
-                env,
-                nd.confidence.as_ref(),
-                NO_DATA_CONFIDENCE,
-                scope,
-                "heuristic.when_no_data.confidence",
-            )?;
+            let score = computed_score(&nd.score, scope, "heuristic.when_no_data.score")?;
+            let confidence =
+                computed_confidence(&nd.confidence, scope, "heuristic.when_no_data.confidence")?;
             let reasoning = render_text(env, &nd.reasoning, scope)
                 .map_err(|e| format!("heuristic.when_no_data.reasoning: {e}"))?;
             let recommendations = recommendations(
@@ -75,18 +246,20 @@ fn run(
             }));
         }
     }
-    let mut score = match (&spec.score, &spec.metric) {
-        (Some(score), _) => computed_score(env, score, scope, "heuristic.score")?,
-        (None, Some(metric)) => match banded(spec, metric, evidence) {
+    let mut score = match &plan.score {
+        ScorePlan::Computed(score) => computed_score(score, scope, "heuristic.score")?,
+        ScorePlan::Banded { metric, bands } => match banded(bands, metric, evidence) {
             Ok(score) => score,
             Err(unscored) => return Ok(unscored),
         },
-        (None, None) => return Err("the heuristic has neither `metric` nor `score`".into()),
+        ScorePlan::Missing => return Err("the heuristic has neither `metric` nor `score`".into()),
     };
-    let mut reasoning = render_text(env, &spec.reasoning, scope)
+    let mut reasoning = render_text(env, &plan.reasoning, scope)
         .map_err(|e| format!("heuristic.reasoning: {e}"))?;
-    for (i, adj) in spec.adjust.iter().enumerate() {
-        let hit = eval_expr(env, condition_source(&adj.condition), scope)
+    for (i, adj) in plan.adjust.iter().enumerate() {
+        let hit = adj
+            .condition
+            .eval(scope)
             .map_err(|e| format!("heuristic.adjust[{i}].if: {e}"))?;
         if hit.is_true() {
             let before = score;
@@ -97,7 +270,7 @@ fn run(
         }
     }
     let mut cited = Vec::new();
-    for (i, t) in spec.evidence_cited.iter().enumerate() {
+    for (i, t) in plan.evidence_cited.iter().enumerate() {
         let text = render_text(env, t, scope)
             .map_err(|e| format!("heuristic.evidence_cited[{i}]: {e}"))?;
         if !text.trim().is_empty() {
@@ -106,14 +279,15 @@ fn run(
     }
     let recommendations = recommendations(
         env,
-        &spec.recommendations,
+        &plan.recommendations,
         scope,
         "heuristic.recommendations",
     )?;
-    let [lo, hi] = spec.sub_score_scale.unwrap_or([1, 5]);
+    let [lo, hi] = plan.sub_score_scale;
     let mut sub_scores = indexmap::IndexMap::new();
-    for (name, expr) in &spec.sub_scores {
-        let v = eval_expr(env, condition_source(expr), scope)
+    for (name, expr) in &plan.sub_scores {
+        let v = expr
+            .eval(scope)
             .map_err(|e| format!("heuristic.sub_scores.{name}: {e}"))?;
         match whole(&v) {
             Some(s) if (lo..=hi).contains(&s) => {
@@ -126,13 +300,7 @@ fn run(
             }
         }
     }
-    let confidence = computed_confidence(
-        env,
-        spec.confidence.as_ref(),
-        DEFAULT_CONFIDENCE,
-        scope,
-        "heuristic.confidence",
-    )?;
+    let confidence = computed_confidence(&plan.confidence, scope, "heuristic.confidence")?;
     Ok(HeuristicOutcome::Scored(Scoring {
         score,
         confidence,
@@ -146,11 +314,7 @@ fn run(
 }
 
 /// The band score of `metric`, or the unscored outcome saying why there is none.
-fn banded(
-    spec: &HeuristicSpec,
-    metric: &str,
-    evidence: &Evidence,
-) -> Result<i64, HeuristicOutcome> {
+fn banded(bands: &[Band], metric: &str, evidence: &Evidence) -> Result<i64, HeuristicOutcome> {
     let value = match evidence.get(metric) {
         Some(Doc::Int(i)) => *i as f64,
         Some(Doc::Float(f)) if f.is_finite() => *f,
@@ -167,7 +331,7 @@ fn banded(
             )));
         }
     };
-    spec.bands
+    bands
         .iter()
         .find(|b| band_matches(b, value))
         .map(|b| b.score)
@@ -179,14 +343,15 @@ fn banded(
 /// The recommendations whose condition holds, rendered.
 fn recommendations(
     env: &Environment<'static>,
-    specs: &[RecommendationSpec],
+    plans: &[RecommendationPlan],
     scope: &Value,
     path: &str,
 ) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
-    for (i, r) in specs.iter().enumerate() {
+    for (i, r) in plans.iter().enumerate() {
         let show = match &r.condition {
-            Some(c) => eval_expr(env, condition_source(c), scope)
+            Some(c) => c
+                .eval(scope)
                 .map_err(|e| format!("{path}[{i}].if: {e}"))?
                 .is_true(),
             None => true,
@@ -212,17 +377,10 @@ fn whole(v: &Value) -> Option<i64> {
 }
 
 /// A score written as a constant or an expression: an integer 1-5.
-fn computed_score(
-    env: &Environment<'static>,
-    score: &Computed,
-    scope: &Value,
-    path: &str,
-) -> Result<i64, String> {
+fn computed_score(score: &ComputedPlan, scope: &Value, path: &str) -> Result<i64, String> {
     let v = match score {
-        Computed::Number(n) => Value::from(*n),
-        Computed::Expr(src) => {
-            eval_expr(env, condition_source(src), scope).map_err(|e| format!("{path}: {e}"))?
-        }
+        ComputedPlan::Number(n) => Value::from(*n),
+        ComputedPlan::Expr(e) => e.eval(scope).map_err(|e| format!("{path}: {e}"))?,
     };
     match whole(&v) {
         Some(s) if (1..=5).contains(&s) => Ok(s),
@@ -230,20 +388,16 @@ fn computed_score(
     }
 }
 
-/// A confidence written as a constant or an expression (`default` when absent): 0..1.
+/// A confidence written as a constant or an expression: 0..1 (a constant is taken as
+/// written; load checks its range).
 fn computed_confidence(
-    env: &Environment<'static>,
-    confidence: Option<&Computed>,
-    default: f64,
+    confidence: &ComputedPlan,
     scope: &Value,
     path: &str,
 ) -> Result<f64, String> {
     let v = match confidence {
-        None => return Ok(default),
-        Some(Computed::Number(n)) => return Ok(*n),
-        Some(Computed::Expr(src)) => {
-            eval_expr(env, condition_source(src), scope).map_err(|e| format!("{path}: {e}"))?
-        }
+        ComputedPlan::Number(n) => return Ok(*n),
+        ComputedPlan::Expr(e) => e.eval(scope).map_err(|e| format!("{path}: {e}"))?,
     };
     match f64::try_from(v.clone()).ok().filter(|_| v.is_number()) {
         Some(c) if (0.0..=1.0).contains(&c) => Ok(c),

@@ -114,7 +114,7 @@ fn merge(mut verdicts: Vec<Scoring>, score: i64, rule: Consensus, failed_note: &
     let base = verdicts.swap_remove(chosen);
     Scoring {
         score,
-        confidence: (confidence * 100.0).round() / 100.0,
+        confidence: crate::score::round::to(confidence, 2),
         reasoning: format!(
             "panel {how} {score} of {} models (scores {}){failed_note}. {}",
             all.len(),

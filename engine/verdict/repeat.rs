@@ -131,7 +131,7 @@ pub fn repeat_consensus(mut scorings: Vec<Scoring>, failures: &[String]) -> Opti
         listed.join(", "),
         chosen.reasoning
     );
-    chosen.confidence = (confidence * 100.0).round() / 100.0;
+    chosen.confidence = crate::score::round::to(confidence, 2);
     Some(chosen)
 }
 

@@ -5,7 +5,7 @@
 mod bands;
 mod prompt;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use minijinja::Environment;
@@ -13,6 +13,7 @@ use minijinja::Environment;
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
 use crate::evidence::builtins::pattern::{PATTERN_ARG, compile};
+use crate::evidence::compiled::Expr;
 use crate::evidence::plan::{
     ConditionalPlan, RecordsPlan, TextKind, ValuePlan, classify, condition_source, expression_inner,
 };
@@ -22,6 +23,10 @@ use crate::load::patterns::{calls, literal_string};
 use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
 use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmUse, Scope};
+use crate::spec::verdict_format::VerdictFormat;
+use crate::verdict::assertions::AssertionPlan;
+use crate::verdict::heuristic::HeuristicPlan;
+use crate::verdict::reply::{CompiledFormat, FormatError};
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -32,8 +37,21 @@ pub struct JudgePlan {
     pub spec: JudgeSpec,
     /// Evidence, classified and parsed.
     pub evidence: Vec<(String, ValuePlan)>,
+    /// The heuristic with its expressions compiled and defaults filled in.
+    pub heuristic: Option<HeuristicPlan>,
+    /// The assertions with their expressions compiled, in order.
+    pub assertions: Vec<AssertionPlan>,
+    /// The score a verdict needs to pass: the judge's own, else the suite's (filled in
+    /// when the suite is loaded).
+    pub pass_threshold: f64,
     /// The prompt template, when the judge has one that could be read.
     pub prompt: Option<PromptFile>,
+    /// The verdict format in force: the judge's own, or the default JSON object on a
+    /// 1-5 scale. It is what a model call carries and what the cache key hashes.
+    pub verdict_format: VerdictFormat,
+    /// [`JudgePlan::verdict_format`] compiled once here, so neither a prompt nor a reply
+    /// compiles it again; the error (reported at load) when it cannot read any reply.
+    pub format: Result<CompiledFormat, FormatError>,
     /// Key locations, for diagnostics raised while running.
     pub index: KeyIndex,
 }
@@ -76,6 +94,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         checker,
         diags: Vec::new(),
         used: HashSet::new(),
+        compiled: HashMap::new(),
     };
     let spec = parsed.value;
     cx.check_basics(&spec);
@@ -84,8 +103,10 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
     cx.check_heuristic(&spec, &names);
     cx.check_assertions(&spec, &names);
     let prompt = cx.check_prompt(&spec, &names);
-    if let Some(format) = &spec.verdict
-        && let Err(e) = crate::verdict::reply::CompiledFormat::new(format)
+    let verdict_format = spec.verdict.clone().unwrap_or_default();
+    let format = CompiledFormat::new(&verdict_format);
+    if spec.verdict.is_some()
+        && let Err(e) = &format
     {
         let d = Diagnostic::error(
             Code::VerdictFormat,
@@ -95,11 +116,29 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         cx.push(d);
     }
     cx.warn_unused(&spec, &names, prompt.as_ref());
+    let mut compile = |src: &str| cx.compile(src);
+    let heuristic = spec
+        .heuristic
+        .as_ref()
+        .map(|h| HeuristicPlan::new(h, &mut compile));
+    let assertions = spec
+        .assertions
+        .iter()
+        .map(|a| AssertionPlan::new(a, &mut compile))
+        .collect();
+    let pass_threshold = spec
+        .pass_threshold
+        .unwrap_or(crate::load::suite::DEFAULT_PASS_THRESHOLD);
     let plan = JudgePlan {
         file: path.to_owned(),
         spec,
         evidence,
+        heuristic,
+        assertions,
+        pass_threshold,
         prompt,
+        verdict_format,
+        format,
         index: parsed.index.clone(),
     };
     (Some(plan), cx.diags)
@@ -120,6 +159,7 @@ pub fn plan_suite_evidence(
         checker,
         diags: Vec::new(),
         used: HashSet::new(),
+        compiled: HashMap::new(),
     };
     let plan = cx.plan_map(evidence, CONTEXT_NAMES.to_vec());
     (plan, cx.diags)
@@ -133,6 +173,8 @@ struct JudgeCx<'a> {
     diags: Vec<Diagnostic>,
     /// Names read by any expression, template or heuristic.
     used: HashSet<String>,
+    /// Every expression compiled so far, by source.
+    compiled: HashMap<String, Expr>,
 }
 
 /// Where names come from, for one expression.
@@ -171,6 +213,14 @@ impl<'a> JudgeCx<'a> {
             span.start + at,
             span.start + at + word.len(),
         ))
+    }
+
+    /// The expression `src` compiled; the checks and the plan share one compilation.
+    fn compile(&mut self, src: &str) -> Expr {
+        self.compiled
+            .entry(src.to_owned())
+            .or_insert_with(|| Expr::compile(src))
+            .clone()
     }
 
     fn push(&mut self, d: Diagnostic) {
@@ -550,8 +600,8 @@ impl<'a> JudgeCx<'a> {
 
     /// Compiles an expression and checks its names; true when it is usable.
     fn check_expr(&mut self, src: &str, path: &str, scope: &NameScope<'_>) -> bool {
-        let env = self.checker.env;
-        match env.compile_expression(src) {
+        let compiled = self.compile(src);
+        match compiled.compiled() {
             Ok(expr) => {
                 let mut free: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
                 free.sort();
@@ -562,10 +612,7 @@ impl<'a> JudgeCx<'a> {
             Err(e) => {
                 let d = Diagnostic::error(
                     Code::ExpressionSyntax,
-                    format!(
-                        "expression does not compile: {}",
-                        crate::evidence::eval::error_text(&e)
-                    ),
+                    format!("expression does not compile: {e}"),
                 )
                 .note(format!("expression: {src}"));
                 let d = self.diag(d, path);

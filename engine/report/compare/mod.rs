@@ -433,5 +433,5 @@ fn notes(base: &Report, new: &Report) -> Vec<String> {
 }
 
 fn round(v: f64) -> f64 {
-    (v * 1e6).round() / 1e6
+    crate::score::round::to(v, 6)
 }

@@ -1,0 +1,78 @@
+//! Expressions compiled once, when a judge is loaded, and evaluated for every unit
+//! (the suite, or each repo) without being parsed again.
+
+use std::sync::Arc;
+
+use minijinja::Expression;
+use minijinja::value::Value;
+
+use crate::evidence::eval::error_text;
+
+/// One expression as the judge wrote it, with its compiled form.
+///
+/// An expression that does not compile keeps the compiler's message: load reports it as
+/// a diagnostic, and evaluating it gives the same error an evaluation from the text
+/// would, so a plan built from a judge with errors still behaves as the text says.
+#[derive(Clone)]
+pub struct Expr {
+    source: String,
+    compiled: Result<Arc<Expression<'static, 'static>>, String>,
+}
+
+impl Expr {
+    /// Compiles `source` against the shared environment ([`crate::render::shared`]).
+    pub fn compile(source: &str) -> Expr {
+        let compiled = crate::render::shared()
+            .compile_expression_owned(source.to_owned())
+            .map(Arc::new)
+            .map_err(|e| error_text(&e));
+        Expr {
+            source: source.to_owned(),
+            compiled,
+        }
+    }
+
+    /// The expression as written (without `<< >>`).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The compiled expression, or the compiler's message.
+    pub fn compiled(&self) -> Result<&Expression<'static, 'static>, &str> {
+        self.compiled.as_deref().map_err(String::as_str)
+    }
+
+    /// Evaluates the expression in `scope`; errors as one line.
+    pub fn eval(&self, scope: &Value) -> Result<Value, String> {
+        self.compiled()
+            .map_err(str::to_owned)?
+            .eval(scope)
+            .map_err(|e| error_text(&e))
+    }
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Expr").field(&self.source).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evaluates_like_the_text_and_keeps_compile_errors() {
+        let e = Expr::compile("n * 2");
+        let v = e.eval(&minijinja::context! { n => 21 }).unwrap();
+        assert_eq!(v, Value::from(42));
+        let bad = Expr::compile("n *");
+        let from_text = crate::evidence::eval::eval_expr(
+            &crate::render::environment(),
+            "n *",
+            &Value::from(()),
+        );
+        assert_eq!(bad.eval(&Value::from(())), from_text);
+        assert!(bad.compiled().is_err());
+    }
+}
