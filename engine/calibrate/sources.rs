@@ -53,7 +53,7 @@ pub fn heuristic(
     inputs: &Inputs,
     notes: &mut Vec<String>,
 ) -> SourceScores {
-    let weights = crate::verdict::combine::SuiteWeights::of(suite);
+    let weights = suite.weights();
     let mut scores = SourceScores::new();
     for doc in &inputs.results {
         let one = alone(inputs, &doc.id);
@@ -70,7 +70,7 @@ pub fn heuristic(
         };
         let units = crate::run::prepare_all(env, suite, &ctx);
         for (plan, units) in suite.judges.iter().zip(&units) {
-            let v = crate::verdict::combine::heuristic_verdict(plan, units, weights);
+            let v = crate::verdict::combine::heuristic_verdict(plan.judge(), units, weights);
             if let Some(s) = unit_score(&v) {
                 scores
                     .entry(plan.spec.dimension.clone())

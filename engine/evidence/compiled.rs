@@ -20,9 +20,11 @@ pub struct Expr {
 }
 
 impl Expr {
-    /// Compiles `source` against the shared environment ([`crate::render::shared`]).
-    pub fn compile(source: &str) -> Expr {
-        let compiled = crate::render::shared()
+    /// Compiles `source` against `env`, which must live as long as the plans (the
+    /// loader passes the process-wide one, `render::shared`). Taking it as an argument
+    /// keeps evidence/ below render/, which registers evidence's functions.
+    pub fn compile(env: &'static minijinja::Environment<'static>, source: &str) -> Expr {
+        let compiled = env
             .compile_expression_owned(source.to_owned())
             .map(Arc::new)
             .map_err(|e| error_text(&e));
@@ -63,10 +65,11 @@ mod tests {
 
     #[test]
     fn evaluates_like_the_text_and_keeps_compile_errors() {
-        let e = Expr::compile("n * 2");
+        let env = crate::render::shared();
+        let e = Expr::compile(env, "n * 2");
         let v = e.eval(&minijinja::context! { n => 21 }).unwrap();
         assert_eq!(v, Value::from(42));
-        let bad = Expr::compile("n *");
+        let bad = Expr::compile(env, "n *");
         let from_text = crate::evidence::eval::eval_expr(
             &crate::render::environment(),
             "n *",

@@ -24,7 +24,7 @@ use crate::load::suite::Suite;
 use crate::load::yaml;
 use crate::run::llm::{LlmOptions, run_llm_on};
 use crate::spec::case::{CaseSpec, ExpectSpec, JudgeExpect};
-use crate::verdict::combine::{SuiteWeights, Unit, heuristic_verdict};
+use crate::verdict::combine::{Unit, heuristic_verdict};
 use crate::verdict::types::Verdict;
 
 use self::check::Observed;
@@ -272,12 +272,12 @@ fn observe(
 
 /// Every judge's heuristic verdict over prepared units, in suite order.
 fn heuristic_verdicts(suite: &Suite, units: &[Vec<Unit>]) -> Vec<Verdict> {
-    let weights = SuiteWeights::of(suite);
+    let weights = suite.weights();
     suite
         .judges
         .iter()
         .zip(units)
-        .map(|(plan, units)| heuristic_verdict(plan, units, weights))
+        .map(|(plan, units)| heuristic_verdict(plan.judge(), units, weights))
         .collect()
 }
 

@@ -714,7 +714,8 @@ impl BatchRun<'_> {
             }
         };
         let cost = inner.options.models.price(&item.resolved).map(|p| {
-            p.cost(reply.usage.input_tokens, reply.usage.output_tokens) * BATCH_PRICE_FACTOR
+            crate::provider::models::cost(&p, reply.usage.input_tokens, reply.usage.output_tokens)
+                * BATCH_PRICE_FACTOR
         });
         item.tally.add(&Ask {
             reply: Some(reply.clone()),

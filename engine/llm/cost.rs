@@ -45,12 +45,12 @@ pub fn estimate_tokens(text: &str) -> u64 {
 /// The most a call could cost: all of `prompt_texts` in, `max_tokens` out.
 pub fn estimate_cost(price: &Price, prompt_texts: &[&str], max_tokens: u32) -> f64 {
     let input: u64 = prompt_texts.iter().map(|t| estimate_tokens(t)).sum::<u64>() + 16;
-    price.cost(input, u64::from(max_tokens))
+    crate::provider::models::cost(price, input, u64::from(max_tokens))
 }
 
 /// The cost of a finished call, when the model's price is known.
 pub fn call_cost(price: Option<Price>, usage: &Usage) -> Option<f64> {
-    price.map(|p| p.cost(usage.input_tokens, usage.output_tokens))
+    price.map(|p| crate::provider::models::cost(&p, usage.input_tokens, usage.output_tokens))
 }
 
 #[derive(Debug, Default)]
@@ -145,7 +145,7 @@ mod tests {
         };
         let prompt = "word ".repeat(4000); // ~5k real tokens
         let est = estimate_cost(&price, &[&prompt], 1000);
-        let real = price.cost(5000, 1000);
+        let real = crate::provider::models::cost(&price, 5000, 1000);
         assert!(est >= real, "{est} < {real}");
     }
 }

@@ -72,6 +72,11 @@ impl Suite {
     pub fn min_coverage(&self) -> f64 {
         self.resolved.min_coverage
     }
+
+    /// The judges' weights, which every verdict's share is taken from.
+    pub fn weights(&self) -> crate::verdict::combine::SuiteWeights {
+        crate::verdict::combine::SuiteWeights::of(self.judges.iter().map(|j| &j.spec))
+    }
 }
 
 /// Default `pass_threshold`: the framework's WEAK_PASS line.

@@ -316,8 +316,9 @@ fn add_call(
     let price = table.price(&request.model).filter(|_| metered);
     row.cost = match (row.cost, price) {
         (Some(c), Some(p)) => Some(CostRange {
-            low: c.low + p.cost(tokens.low, 0),
-            high: c.high + p.cost(tokens.high, u64::from(request.max_tokens)),
+            low: c.low + crate::provider::models::cost(&p, tokens.low, 0),
+            high: c.high
+                + crate::provider::models::cost(&p, tokens.high, u64::from(request.max_tokens)),
         }),
         _ => None,
     };

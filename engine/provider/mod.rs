@@ -398,7 +398,12 @@ pub(crate) fn redirect_refused(
 /// The most bytes of a response body read: a reply longer than the parser would read
 /// (escaped as JSON inside the provider's envelope, at most twice as long) plus room
 /// for the envelope. A server streaming more is cut off instead of filling memory.
-pub const MAX_BODY_BYTES: usize = 2 * crate::verdict::reply::MAX_REPLY_BYTES + (64 << 10);
+pub const MAX_BODY_BYTES: usize = 2 * MAX_REPLY_BYTES + (64 << 10);
+
+/// The longest reply that is read (1 MiB). A verdict with its reasoning is a few
+/// kilobytes; anything near this is a runaway or hostile reply, and refusing it keeps
+/// the time and memory reading takes bounded. The reply parser holds replies to it too.
+pub const MAX_REPLY_BYTES: usize = 1 << 20;
 
 /// Reads a response body, refusing one longer than `cap` bytes (usually
 /// [`MAX_BODY_BYTES`]) before it is held in memory whole.

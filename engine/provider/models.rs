@@ -6,24 +6,13 @@
 //! is not an alias passes through unchanged as a full id.
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
 
-/// US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    /// Dollars per million input (prompt) tokens.
-    pub input_per_mtok: f64,
-    /// Dollars per million output (completion) tokens.
-    pub output_per_mtok: f64,
-}
+pub use crate::spec::suite::Price;
 
-impl Price {
-    /// The cost of a call with these token counts.
-    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
-        (input_tokens as f64 * self.input_per_mtok + output_tokens as f64 * self.output_per_mtok)
-            / 1_000_000.0
-    }
+/// The cost in dollars of a call with these token counts at `price`.
+pub fn cost(price: &Price, input_tokens: u64, output_tokens: u64) -> f64 {
+    (input_tokens as f64 * price.input_per_mtok + output_tokens as f64 * price.output_per_mtok)
+        / 1_000_000.0
 }
 
 /// Aliases and prices, built-in and extendable.
@@ -179,6 +168,6 @@ mod tests {
         assert_eq!(t.price("sonnet").map(|p| p.output_per_mtok), Some(15.0));
         assert!(t.price("unknown").is_none());
         let p = t.price("haiku").unwrap();
-        assert!((p.cost(1_000_000, 100_000) - 1.5).abs() < 1e-9);
+        assert!((cost(&p, 1_000_000, 100_000) - 1.5).abs() < 1e-9);
     }
 }

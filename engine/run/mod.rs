@@ -23,7 +23,7 @@ use crate::run::result::{
     InputSummary, Problem, ProblemKind, RunMode, RunResult, RunUsage, average_confidence, gate,
     summarize, weighted_score,
 };
-use crate::verdict::combine::{SuiteWeights, Unit, heuristic_verdict};
+use crate::verdict::combine::{Unit, heuristic_verdict};
 use crate::verdict::panel::RunPanel;
 use crate::verdict::types::Verdict;
 
@@ -176,13 +176,13 @@ fn run_with(
 
 /// Every judge scored by its heuristic.
 fn heuristic(suite: &Suite, units: &[Vec<Unit>]) -> Scored {
-    let weights = SuiteWeights::of(suite);
+    let weights = suite.weights();
     Scored {
         dimensions: suite
             .judges
             .iter()
             .zip(units)
-            .map(|(plan, units)| heuristic_verdict(plan, units, weights))
+            .map(|(plan, units)| heuristic_verdict(plan.judge(), units, weights))
             .collect(),
         ..Scored::default()
     }

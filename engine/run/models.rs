@@ -120,12 +120,12 @@ impl<'a> ModelSource<'a> {
         reading: &JudgeAnswers<'_, '_>,
         pairs: Pairs,
     ) -> (Verdict, Vec<Problem>) {
-        let weights = SuiteWeights::of(suite);
+        let weights = suite.weights();
         if plan.spec.llm == LlmUse::Never {
             return (heuristic_only(plan, units, weights), Vec::new());
         }
         let judged = reading.read(plan, units);
-        let mut v = combine::verdict(plan, units, &judged.scores, Source::Llm, weights);
+        let mut v = combine::verdict(plan.judge(), units, &judged.scores, Source::Llm, weights);
         attach_heuristic(&mut v, units);
         v.llm_calls = judged.calls;
         if self.repeats > 1 {
@@ -439,7 +439,7 @@ fn read_asks(
 
 /// The verdict of a judge with `llm: never`: its heuristic's, saying so.
 fn heuristic_only(plan: &JudgePlan, units: &[Unit], weights: SuiteWeights) -> Verdict {
-    let mut v = combine::heuristic_verdict(plan, units, weights);
+    let mut v = combine::heuristic_verdict(plan.judge(), units, weights);
     v.note = Some("`llm: never`: scored by its heuristic in LLM mode; no model was asked".into());
     v
 }

@@ -47,7 +47,7 @@ pub struct SuiteSpec {
     /// without a price has an unknown cost, never $0.
     #[serde(default)]
     #[schemars(example = serde_json::json!({"my-local-model": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}))]
-    pub prices: IndexMap<String, crate::provider::models::Price>,
+    pub prices: IndexMap<String, Price>,
 
     /// With a panel of models (`--models a,b,c`): the mean pairwise kappa below which the
     /// run carries a warning (default 0.70, the usual bar for publishable agreement).
@@ -365,4 +365,14 @@ fn example_folder_input() -> serde_json::Value {
 }
 fn example_decision_row() -> serde_json::Value {
     serde_json::json!({"min": 3.5, "label": "PASS"})
+}
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Dollars per million input (prompt) tokens.
+    pub input_per_mtok: f64,
+    /// Dollars per million output (completion) tokens.
+    pub output_per_mtok: f64,
 }

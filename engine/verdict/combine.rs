@@ -5,10 +5,8 @@
 
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, Evidence};
-use crate::load::judge::JudgePlan;
-use crate::load::suite::Suite;
 use crate::score::reaches;
-use crate::spec::judge::Scope;
+use crate::spec::judge::{JudgeSpec, Scope};
 use crate::verdict::assertions::lowest_cap;
 use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::types::{
@@ -45,39 +43,50 @@ pub struct SuiteWeights {
 }
 
 impl SuiteWeights {
-    /// The weights of `suite`.
-    pub fn of(suite: &Suite) -> SuiteWeights {
+    /// The weights of a suite's judges.
+    pub fn of<'a>(specs: impl IntoIterator<Item = &'a JudgeSpec>) -> SuiteWeights {
         SuiteWeights {
-            total: suite.judges.iter().map(|j| j.spec.weight).sum(),
+            total: specs.into_iter().map(|s| s.weight).sum(),
         }
     }
 }
 
-/// The verdict of `plan` over `units`, each scored by `scores` (same order).
+/// What a verdict needs of its judge: the spec as written and the bar it must reach
+/// (the judge's own threshold or the suite's, resolved at load). Verdicts are made from
+/// this rather than the loaded plan so that verdict/ stays below load/.
+#[derive(Clone, Copy, Debug)]
+pub struct JudgeRef<'a> {
+    /// The judge as written.
+    pub spec: &'a JudgeSpec,
+    /// The score its verdict needs to pass.
+    pub pass_threshold: f64,
+}
+
+/// The verdict of `judge` over `units`, each scored by `scores` (same order).
 pub fn verdict(
-    plan: &JudgePlan,
+    judge: JudgeRef<'_>,
     units: &[Unit],
     scores: &[UnitScore],
     source: Source,
     weights: SuiteWeights,
 ) -> Verdict {
-    let mut base = empty_verdict(plan, source, weights);
+    let mut base = empty_verdict(judge, source, weights);
     record_assertions(&mut base, units);
-    if plan.spec.scope == Scope::Suite {
+    if judge.spec.scope == Scope::Suite {
         return suite_verdict(base, units, scores);
     }
     per_repo_verdict(base, units, scores)
 }
 
-/// The verdict of `plan` from its heuristic alone.
-pub fn heuristic_verdict(plan: &JudgePlan, units: &[Unit], weights: SuiteWeights) -> Verdict {
+/// The verdict of `judge` from its heuristic alone.
+pub fn heuristic_verdict(judge: JudgeRef<'_>, units: &[Unit], weights: SuiteWeights) -> Verdict {
     let scores: Vec<UnitScore> = units.iter().map(|u| u.heuristic.clone()).collect();
-    verdict(plan, units, &scores, Source::Heuristic, weights)
+    verdict(judge, units, &scores, Source::Heuristic, weights)
 }
 
 /// An unscored verdict carrying the judge's name, weight and threshold.
-fn empty_verdict(plan: &JudgePlan, source: Source, weights: SuiteWeights) -> Verdict {
-    let spec = &plan.spec;
+fn empty_verdict(judge: JudgeRef<'_>, source: Source, weights: SuiteWeights) -> Verdict {
+    let spec = judge.spec;
     let normalized_weight = if weights.total > 0.0 {
         spec.weight / weights.total
     } else {
@@ -103,7 +112,7 @@ fn empty_verdict(plan: &JudgePlan, source: Source, weights: SuiteWeights) -> Ver
         assertion_failures: Vec::new(),
         score_before_cap: None,
         cap_applied: None,
-        pass_threshold: plan.pass_threshold,
+        pass_threshold: judge.pass_threshold,
         passed: None,
         unscored_reason: None,
         raw_response: String::new(),

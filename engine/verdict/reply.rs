@@ -199,10 +199,7 @@ pub enum ReplyError {
     },
 }
 
-/// The longest reply that is read (1 MiB). A verdict with its reasoning is a few
-/// kilobytes; anything near this is a runaway or hostile reply, and refusing it keeps
-/// the time and memory reading takes bounded.
-pub const MAX_REPLY_BYTES: usize = 1 << 20;
+pub use crate::provider::MAX_REPLY_BYTES;
 
 /// A validated [`VerdictFormat`], ready to read replies.
 #[derive(Debug, Clone)]

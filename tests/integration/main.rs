@@ -4,6 +4,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 
 mod adversarial_reproduction;
+mod architecture;
 mod calibrate;
 mod cli;
 mod cli_output;

@@ -56,6 +56,16 @@ pub struct JudgePlan {
     pub index: KeyIndex,
 }
 
+impl JudgePlan {
+    /// What a verdict needs of this judge.
+    pub fn judge(&self) -> crate::verdict::combine::JudgeRef<'_> {
+        crate::verdict::combine::JudgeRef {
+            spec: &self.spec,
+            pass_threshold: self.pass_threshold,
+        }
+    }
+}
+
 /// A prompt template read from disk.
 #[derive(Debug, Clone)]
 pub struct PromptFile {
@@ -219,7 +229,7 @@ impl<'a> JudgeCx<'a> {
     fn compile(&mut self, src: &str) -> Expr {
         self.compiled
             .entry(src.to_owned())
-            .or_insert_with(|| Expr::compile(src))
+            .or_insert_with(|| Expr::compile(crate::render::shared(), src))
             .clone()
     }
 
