@@ -319,7 +319,10 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
             "run.json",
         ],
     );
-    assert!(matches!(run.status.code(), Some(0 | 1)), "{run:?}");
+    // Repo scores by hand (known CVEs found in the sample outputs): 5 for dev-deps-fp,
+    // mixed-severity and sbom-monorepo, 3 for the other seven; mean 36 / 10 = 3.6, PASS
+    // in the default decision table (3.5 <= x < 4.0): exit 0.
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
     let out = caldera(
         root,
         &[

@@ -130,10 +130,26 @@ fn rendered_diagnostics_are_stable() {
     }
 }
 
+/// A diagnostic about a YAML file that has text to point into (every code but
+/// `io-error`, whose file could not be read).
+fn about_yaml(d: &Diagnostic) -> bool {
+    d.code != Code::Io
+        && d.file
+            .as_deref()
+            .and_then(Path::extension)
+            .is_some_and(|e| e == "yaml" || e == "yml")
+}
+
+/// Problems of the suite as a whole that name suite.yaml but no place in it yet; see
+/// `suite_level_diagnostics_point_into_suite_yaml`.
+const UNLOCATED: [Code; 2] = [Code::NoJudges, Code::WeightsNotNormalised];
+
 #[test]
 fn every_diagnostic_is_located() {
-    // Each fixture's diagnostics name a file; those about YAML also carry a span and,
-    // except for whole-file problems, a key path.
+    // Each fixture's diagnostics name a file; those about YAML also carry a span (line
+    // and column from 1) and, except whole-file problems (a syntax error, found before
+    // any key is known), a key path.
+    let mut yaml = 0;
     for code in Code::ALL {
         if skip(*code) {
             continue;
@@ -144,6 +160,116 @@ fn every_diagnostic_is_located() {
                     continue; // about this machine's environment, not about a file
                 }
                 assert!(d.file.is_some(), "{name}: {} has no file", d.message);
+                if !about_yaml(&d) || UNLOCATED.contains(&d.code) {
+                    continue;
+                }
+                yaml += 1;
+                let span = d
+                    .span
+                    .unwrap_or_else(|| panic!("{name}: `{}` has no span", d.message));
+                assert!(span.line >= 1 && span.column >= 1, "{name}: {span:?}");
+                if d.code != Code::YamlSyntax {
+                    let key = d.key_path.as_deref().unwrap_or_default();
+                    assert!(!key.is_empty(), "{name}: `{}` has no key path", d.message);
+                }
+            }
+        }
+    }
+    // The catalogue's YAML fixtures produce dozens of located diagnostics; a loop that
+    // checked none would pass vacuously.
+    assert!(yaml >= 40, "only {yaml} YAML diagnostics checked");
+}
+
+/// Positions read by hand from the fixture files (line and column count from 1; the
+/// column is the first character of the offending key or value).
+#[test]
+fn diagnostics_point_at_the_hand_read_place() {
+    let cases: [(&str, Code, usize, usize, &str); 7] = [
+        // `  reasonning: << n >> repos`: the key after two spaces.
+        (
+            "unknown-key",
+            Code::UnknownKey,
+            10,
+            3,
+            "heuristic.reasonning",
+        ),
+        // `weight: 0.5`, the second `weight` key, at the start of line 3.
+        ("duplicate-key", Code::DuplicateKey, 3, 1, "weight"),
+        // `  ids: $.repos[*.id`: `$` after `  ids: ` (7 characters).
+        (
+            "jsonpath-syntax",
+            Code::JsonpathSyntax,
+            4,
+            8,
+            "evidence.ids",
+        ),
+        // `  confidence: 90`: `9` after `  confidence: ` (14 characters).
+        (
+            "confidence-out-of-range",
+            Code::ConfidenceOutOfRange,
+            10,
+            15,
+            "heuristic.confidence",
+        ),
+        // `    - { score: 2.5 }`: `2` after `    - { score: ` (15 characters).
+        (
+            "wrong-type/cases/fractional-score",
+            Code::WrongType,
+            8,
+            16,
+            "heuristic.bands[0].score",
+        ),
+        // `  - { min: 0.5, label: PASS }`: `0` after `  - { min: ` (11 characters).
+        (
+            "score-out-of-range/cases/decision-min",
+            Code::ScoreOutOfRange,
+            5,
+            12,
+            "decision[0].min",
+        ),
+        // `      newest: /etc/*.json`: `/` after `      newest: ` (14 characters).
+        (
+            "input-outside-project",
+            Code::InputOutsideProject,
+            6,
+            15,
+            "inputs.files.keys.newest",
+        ),
+    ];
+    for (fixture, code, line, column, key) in cases {
+        let diags = diagnostics_for(&Path::new("tests/fixtures/diagnostics").join(fixture));
+        let found: Vec<(usize, usize, Option<&str>)> = diags
+            .iter()
+            .filter(|d| d.code == code)
+            .map(|d| {
+                let span = d.span.expect("a span");
+                (span.line, span.column, d.key_path.as_deref())
+            })
+            .collect();
+        assert!(
+            found.contains(&(line, column, Some(key))),
+            "{fixture}: expected {code} at {line}:{column} `{key}`, got {found:?}"
+        );
+    }
+}
+
+/// A suite without judges, or whose weights do not sum to 1, is reported against
+/// suite.yaml with no line, column or key path, while a judge without its required
+/// `weight` is located at line 1, column 1 with the key path `weight` (missing-key).
+/// The same located form is expected here: `judges` for no-judges, `weights` (or the
+/// judges list) for the weight sum.
+#[test]
+#[ignore = "bug: no-judges and weights-not-normalised name suite.yaml with no span or key path, unlike missing-key"]
+fn suite_level_diagnostics_point_into_suite_yaml() {
+    for code in UNLOCATED {
+        for (name, dir) in fixtures(code) {
+            for d in diagnostics_for(&dir).iter().filter(|d| d.code == code) {
+                assert!(d.span.is_some(), "{name}: `{}` has no span", d.message);
+                assert!(
+                    d.key_path.is_some(),
+                    "{name}: `{}` has no key path",
+                    d.message
+                );
             }
         }
     }

@@ -186,7 +186,10 @@ prompt: ../../prompts/asked.md
     assert_eq!(asked["source"], "llm");
     assert_eq!(asked["score"], 2);
     assert!(asked["note"].is_null());
-    assert!(code == 0 || code == 1, "{stderr}");
+    // Weights 1 and 1 (relative): (4 + 2) / 2 = 3.0, WEAK_PASS in the default decision
+    // table (3.0 <= x < 3.5), so exit 0.
+    assert_eq!(result["decision"], "WEAK_PASS", "{stderr}");
+    assert_eq!(code, 0, "{stderr}");
 }
 
 const GAMMA: &str = "\

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use caldera::llm::batch::BatchOptions;
 use caldera::llm::cache::{Cache, CacheMode};
@@ -31,7 +31,7 @@ impl Mock {
         let dir = tempfile::tempdir().unwrap();
         let port_file = dir.path().join("port");
         let log = dir.path().join("requests.jsonl");
-        let child = Command::new("python3")
+        let mut child = Command::new("python3")
             .arg(script)
             .args(["--port", "0", "--max-lifetime-s", "300"])
             .arg("--port-file")
@@ -43,16 +43,16 @@ impl Mock {
             .stderr(Stdio::null())
             .spawn()
             .expect("python3 runs the fake server");
-        let started = Instant::now();
+        // No deadline: a mock that exits before writing its port fails here, and one that
+        // hangs ends itself after `--max-lifetime-s`.
         let port = loop {
             let text = std::fs::read_to_string(&port_file).unwrap_or_default();
             if !text.trim().is_empty() {
                 break text.trim().to_owned();
             }
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "mock did not start"
-            );
+            if let Some(status) = child.try_wait().expect("mock status") {
+                panic!("the mock exited before it wrote its port: {status:?}");
+            }
             std::thread::sleep(Duration::from_millis(20));
         };
         Some(Mock {
@@ -108,6 +108,51 @@ fn caldera(mock: &Mock, dir: &Path, extra: &[&str]) -> Command {
     cmd
 }
 
+/// The decision and exit status the suite's rules give a trivy result, recomputed from
+/// its dimensions: fewer than 90% of the units (judge x model) scored is FAIL (the
+/// suite's default `min_coverage`); otherwise the weighted score of the scored judges
+/// (suite weights 0.35, 0.20, 0.15, 0.25, 0.15, 0.15, 0.25 over the sum of the scored
+/// ones) against the decision table (4.0 STRONG_PASS, 3.5 PASS, 3.0 WEAK_PASS, else
+/// FAIL). Only FAIL exits 1.
+fn expected_exit(r: &Value) -> (&'static str, i32) {
+    let weight = |name: &str| match name {
+        "vulnerability_accuracy" => 0.35,
+        "severity_accuracy" => 0.20,
+        "iac_quality" | "vulnerability_detection" => 0.25,
+        "sbom_completeness" | "false_positive_rate" | "freshness_quality" => 0.15,
+        other => panic!("not a trivy judge: {other}"),
+    };
+    let dims = r["dimensions"].as_array().expect("dimensions");
+    let calls: Vec<&Value> = dims
+        .iter()
+        .flat_map(|d| d["llm_calls"].as_array().unwrap())
+        .collect();
+    let scored_calls = calls.iter().filter(|c| c["scored"] == true).count();
+    let (mut sum, mut weights) = (0.0, 0.0);
+    for d in dims {
+        if let Some(score) = d["score"].as_f64() {
+            sum += weight(d["name"].as_str().unwrap()) * score;
+            weights += weight(d["name"].as_str().unwrap());
+        }
+    }
+    assert!(weights > 0.0, "no judge scored");
+    let decision = match sum / weights {
+        _ if (scored_calls as f64) < 0.9 * calls.len() as f64 => "FAIL",
+        w if w >= 4.0 => "STRONG_PASS",
+        w if w >= 3.5 => "PASS",
+        w if w >= 3.0 => "WEAK_PASS",
+        _ => "FAIL",
+    };
+    (decision, i32::from(decision == "FAIL"))
+}
+
+/// Asserts the run's decision and exit status are the ones recomputed from its result.
+fn assert_exit(status: std::process::ExitStatus, r: &Value, stderr: &str) {
+    let (decision, code) = expected_exit(r);
+    assert_eq!(r["decision"], decision, "{:#}", r["gate"]);
+    assert_eq!(status.code(), Some(code), "{stderr}");
+}
+
 fn result(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
 }
@@ -131,8 +176,8 @@ fn a_batch_run_costs_half_and_fills_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let out = caldera(&mock, dir.path(), &[]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
     let r = result(dir.path());
+    assert_exit(out.status, &r, &stderr);
     let usage = &r["usage"];
     assert_eq!(usage["verdicts"], 7, "{usage:#}");
     assert_eq!(usage["batch"]["created"], 1);
@@ -155,8 +200,14 @@ fn a_batch_run_costs_half_and_fills_the_cache() {
     // The results are in the cache: a direct run asks nothing.
     let before = mock.requests().len();
     let again = caldera(&mock, dir.path(), &[]).output().unwrap();
-    assert!(matches!(again.status.code(), Some(0 | 1)));
     assert_eq!(mock.requests().len(), before, "a warm cache sends nothing");
+    let cached = result(dir.path());
+    assert_exit(
+        again.status,
+        &cached,
+        &String::from_utf8_lossy(&again.stderr),
+    );
+    assert_eq!(cached["total_score"], r["total_score"]);
     assert_eq!(result(dir.path())["usage"]["cached"], 7);
 }
 
@@ -173,12 +224,10 @@ fn a_run_killed_while_waiting_resumes_without_resubmitting() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
     while state_files(dir.path()).is_empty() || mock.count("kind", "batch_created") == 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no batch was created"
-        );
+        if let Some(status) = first.try_wait().unwrap() {
+            panic!("the run ended before its batch was recorded: {status:?}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     first.kill().unwrap();
@@ -192,8 +241,8 @@ fn a_run_killed_while_waiting_resumes_without_resubmitting() {
 
     let out = caldera(&mock, dir.path(), &[]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
     let r = result(dir.path());
+    assert_exit(out.status, &r, &stderr);
     let batch = &r["usage"]["batch"];
     assert_eq!(batch["resumed"], 1, "{batch:#}");
     assert_eq!(batch["resumed_requests"], 7);
@@ -214,17 +263,15 @@ fn an_interrupt_while_waiting_names_the_running_batch() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let child = caldera(&mock, dir.path(), &[])
+    let mut child = caldera(&mock, dir.path(), &[])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
     while state_files(dir.path()).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no batch was created"
-        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended before its batch was recorded: {status:?}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     let kill = Command::new("kill")
@@ -264,8 +311,8 @@ fn errored_and_unreadable_requests_go_again_in_follow_up_batches() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
     let r = result(dir.path());
+    assert_exit(out.status, &r, &stderr);
     let batch = &r["usage"]["batch"];
     assert!(batch["created"].as_u64().unwrap() >= 2, "{batch:#}");
     assert!(batch["resubmitted"].as_u64().unwrap() >= 1, "{batch:#}");

@@ -398,3 +398,169 @@ fn the_key_changes_with_every_input_that_decides_a_reply() {
         );
     }
 }
+
+/// The stored entry at `path`, as JSON.
+fn stored(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).expect("a JSON entry")
+}
+
+/// A reply other than `GOOD`: score 2 and its own reasoning.
+const OTHER: &str = r#"{"score": 2, "confidence": 0.6, "reasoning": "second opinion", "evidence_cited": [], "recommendations": [], "sub_scores": {}}"#;
+
+/// A way of breaking an entry file's text.
+type Corrupt = dyn Fn(&str) -> String;
+
+/// An entry file that is not JSON (truncated, emptied, overwritten with text) is a live
+/// miss that names the file and why, the job is asked again, and the fresh verdict
+/// replaces the broken file.
+#[tokio::test]
+async fn a_corrupt_entry_is_a_reported_miss_and_is_rewritten() {
+    let server = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
+    let truncations: [(&str, Box<Corrupt>); 3] = [
+        ("cut in half", Box::new(|t| t[..t.len() / 2].to_owned())),
+        ("emptied", Box::new(|_| String::new())),
+        (
+            "not JSON",
+            Box::new(|_| "not a cache entry at all".to_owned()),
+        ),
+    ];
+    for (what, corrupt) in truncations {
+        let dir = tempfile::tempdir().unwrap();
+        run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+        let path = only_entry(dir.path());
+        let original = stored(&path);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, corrupt(&text)).unwrap();
+
+        let hits = server.hits();
+        let mut opts = options(1);
+        opts.cache = Some(Cache::new(dir.path(), CacheMode::On));
+        let out = Executor::new(anthropic(&server, Duration::from_secs(5)), opts)
+            .run(jobs(1))
+            .await;
+        let scored = out[0].outcome.scored().expect("asked again");
+        assert!(!scored.cached, "{what}");
+        assert_eq!(server.hits(), hits + 1, "{what}: one new call");
+        let problem = out[0]
+            .cache_problem
+            .as_deref()
+            .expect("the miss is reported");
+        assert!(problem.contains("not a cache entry"), "{what}: {problem}");
+        assert!(
+            problem.contains(&path.display().to_string()),
+            "{what}: {problem}"
+        );
+
+        // Rewritten in place: a whole entry again, same key, the reply's verdict.
+        assert_eq!(only_entry(dir.path()), path);
+        let rewritten = stored(&path);
+        assert_eq!(rewritten["key"], original["key"], "{what}");
+        assert_eq!(
+            path.file_stem().and_then(|s| s.to_str()),
+            rewritten["key"].as_str()
+        );
+        assert_eq!(rewritten["reply"], GOOD, "{what}");
+        assert_eq!(rewritten["verdict"]["score"], 4.0, "{what}");
+        let again = run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+        assert!(again[0].scored().is_some_and(|s| s.cached), "{what}");
+        assert_eq!(
+            server.hits(),
+            hits + 1,
+            "{what}: served from the rewritten entry"
+        );
+    }
+}
+
+/// `refresh` asks again although an entry exists, and the entry file then holds the new
+/// reply and verdict, which a later run is served from.
+#[tokio::test]
+async fn refresh_rewrites_an_existing_entry() {
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = asked.clone();
+    let server = MockServer::start(move |_, _| {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        anthropic_text(if n == 0 { GOOD } else { OTHER }, "end_turn")
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+    let path = only_entry(dir.path());
+    let before = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(stored(&path)["verdict"]["score"], 4.0);
+
+    let out = run(&server, dir.path(), CacheMode::Refresh, jobs(1)).await;
+    let scored = out[0].scored().expect("scored");
+    assert!(!scored.cached);
+    assert_eq!(scored.verdict.score, 2.0);
+    assert_eq!(server.hits(), 2);
+
+    assert_eq!(only_entry(dir.path()), path, "the same key, one file");
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert_ne!(after, before);
+    let entry = stored(&path);
+    assert_eq!(entry["reply"], OTHER);
+    assert_eq!(entry["verdict"]["score"], 2.0);
+    assert_eq!(entry["verdict"]["reasoning"], "second opinion");
+
+    let served = run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+    let served = served[0].scored().expect("scored");
+    assert!(served.cached);
+    assert_eq!(served.verdict.score, 2.0);
+    assert_eq!(server.hits(), 2, "no call after the refresh");
+}
+
+/// What a writer killed between its write and its rename leaves behind: temporary files
+/// (`.<entry file name>.tmp-<pid>-<n>`) beside the entries, whole or torn. They are
+/// never read as entries, never reported, and do not stop the run.
+#[tokio::test]
+async fn leftover_temporary_files_are_never_read() {
+    let server = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+    let path = only_entry(dir.path());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+    let shard = path.parent().unwrap();
+    // The entry was never renamed into place: only its temporary files exist, one whole
+    // (the rename did not happen) and one torn.
+    std::fs::remove_file(&path).unwrap();
+    let whole = shard.join(format!(".{name}.tmp-999999-0"));
+    let torn = shard.join(format!(".{name}.tmp-999999-1"));
+    std::fs::write(&whole, &text).unwrap();
+    std::fs::write(&torn, &text[..text.len() / 3]).unwrap();
+
+    // Replay: a plain miss, not a verdict from the temporary file, not a bad entry.
+    let replay = Executor::replay(
+        ProviderKind::Anthropic,
+        &server.base,
+        dir.path(),
+        options(1),
+    );
+    let out = replay.run(jobs(1)).await;
+    assert!(
+        matches!(
+            &out[0].outcome,
+            Outcome::Unscored {
+                kind: UnscoredKind::ReplayMiss,
+                ..
+            }
+        ),
+        "{out:?}"
+    );
+    assert!(out[0].cache_problem.is_none(), "{out:?}");
+
+    // Live: asked, stored under the entry's own name, nothing reported.
+    let out = run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+    assert!(out[0].scored().is_some_and(|s| !s.cached));
+    assert_eq!(server.hits(), 2);
+    assert_eq!(stored(&path)["verdict"]["score"], 4.0);
+
+    // With the entry back, the leftovers beside it change nothing: a hit.
+    let out = run(&server, dir.path(), CacheMode::On, jobs(1)).await;
+    assert!(out[0].scored().is_some_and(|s| s.cached));
+    assert_eq!(server.hits(), 2);
+    assert!(
+        whole.exists() && torn.exists(),
+        "the test's leftovers are still there"
+    );
+}

@@ -43,7 +43,11 @@ fn run(base: &str, dir: &Path, repeat: &str) -> serde_json::Value {
         .stdout(std::process::Stdio::null())
         .status()
         .expect("runs");
-    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
+    // Every judge but freshness scores 4, false_positive_rate capped to 2 by its failed
+    // assertions; freshness's median is 2 or 3. Weighted: (0.35 + 0.20 + 0.15 + 0.25 +
+    // 0.25) * 4 + 0.15 * 2 + 0.15 * (2 or 3) = 4.8 + 0.3 + (0.3 or 0.45) = 5.4 or 5.55,
+    // over 1.5: 3.6 or 3.7, PASS either way (3.5 <= x < 4.0): exit 0.
+    assert_eq!(status.code(), Some(0), "{status:?}");
     serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
 }
 

@@ -108,7 +108,11 @@ async fn unreadable_replies_leave_one_judge_unscored_and_the_rest_scored() {
         .filter(|s| prompt_of(s).contains("freshness"))
         .count();
     assert_eq!(asks, 2);
-    assert!(code == Some(0) || code == Some(1));
+    // 6 of 7 units scored: coverage 6/7 = 0.857 is below the default min_coverage 0.9, so
+    // the run fails (exit 1) whatever the six scores.
+    assert_eq!(result["gate"]["scored_units"], 6);
+    assert_eq!(result["decision"], "FAIL", "{:#}", result["gate"]);
+    assert_eq!(code, Some(1));
     // The heuristic verdict is shown beside the model's.
     assert!(result["dimensions"][0]["heuristic"]["score"].is_number());
     // The key is never written to the interaction log.
@@ -438,4 +442,75 @@ async fn divergence_and_a_low_panel_agreement_reach_the_summary() {
         "{:#}",
         result["panel"]
     );
+}
+
+/// A model that scores every judge 5 meets the caps of the assertions that fail on the
+/// sample data. By hand from ground-truth/trivy: the repos with ground truth report
+/// 0 + 9 + 7 + 2 + 14 + 6 + 22 + 5 + 2 = 67 findings; the two clean repos (expected range
+/// 0..0) are clean-service (0 findings) and clean-flask-api (2); dev-deps-fp reports 4
+/// findings in packages its truth lists as test, dev or excluded (webpack-dev-server,
+/// micromatch, nanoid, marked). So 1 of 2 clean repos has findings and 2 + 4 = 6 of 67
+/// findings are false positives, 8.96% (9.0%) > 5%: both assertions of
+/// judges.d/trivy/false_positive_rate.yaml fail, each with `cap: 2`. The
+/// vulnerability_accuracy assertions (cap 2 as well) hold: 9 repos have truth, 7 of 9 have
+/// a count in range (dev-deps-fp's 7 is outside 2..4, clean-flask-api's 2 outside 0..0),
+/// and the known-CVE rate is far above 50%.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_score_above_the_cap_of_a_failed_assertion_is_capped() {
+    let five = r#"{"score": 5, "confidence": 0.9, "reasoning": "flawless", "evidence_cited": [], "recommendations": [], "sub_scores": {}}"#;
+    let server = MockServer::start(move |_, _| anthropic_text(five, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, stdout, result) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+        .await
+        .unwrap();
+    let dims = result["dimensions"].as_array().expect("dimensions");
+    assert_eq!(dims.len(), 7, "{stdout}");
+    for d in dims {
+        if d["name"] == "false_positive_rate" {
+            continue;
+        }
+        assert_eq!(d["score"], 5, "{}", d["name"]);
+        assert!(d["score_before_cap"].is_null(), "{}", d["name"]);
+        assert!(d["cap_applied"].is_null(), "{}", d["name"]);
+        assert_eq!(d["assertion_failures"].as_array().map_or(0, Vec::len), 0);
+    }
+    let fp = dims
+        .iter()
+        .find(|d| d["name"] == "false_positive_rate")
+        .unwrap();
+    assert_eq!(fp["status"], "scored");
+    assert_eq!(fp["score"], 2, "{fp:#}");
+    assert_eq!(fp["score_before_cap"], 5);
+    assert_eq!(fp["cap_applied"], 2);
+    assert_eq!(
+        fp["assertion_failures"],
+        serde_json::json!([
+            {"message": "1/2 clean repos have findings", "cap": 2},
+            {"message": "False-positive rate 9.0% is above the 5% limit", "cap": 2}
+        ])
+    );
+    let reasoning = fp["reasoning"].as_str().unwrap();
+    assert!(
+        reasoning.starts_with(
+            "score capped from 5 to 2 by failed assertions: 1/2 clean repos have findings; \
+             False-positive rate 9.0% is above the 5% limit."
+        ),
+        "{reasoning}"
+    );
+    let caps: Vec<&serde_json::Value> = result["summary"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "cap")
+        .collect();
+    assert_eq!(caps.len(), 1, "{caps:#?}");
+    assert_eq!(caps[0]["dimension"], "false_positive_rate");
+    assert!(stdout.contains("(capped 5 -> 2)"), "{stdout}");
+    // Weighted: (0.35 + 0.20 + 0.15 + 0.25 + 0.15 + 0.25) * 5 + 0.15 * 2 = 6.75 + 0.30
+    // = 7.05, over the weight sum 1.5: 4.7, at or above 4.0, so STRONG_PASS and exit 0.
+    let total = result["total_score"].as_f64().unwrap();
+    assert!((total - 4.7).abs() < 1e-9, "{total}");
+    assert_eq!(result["decision"], "STRONG_PASS");
+    assert_eq!(code, Some(0));
 }

@@ -91,7 +91,9 @@ async fn a_warm_cache_plans_nothing_to_spend_and_a_cold_one_every_call() {
                 out_file.to_str().unwrap(),
             ],
         );
-        assert!(matches!(run.status.code(), Some(0 | 1)), "{run:?}");
+        // Both models score every judge 4 (median 4), false_positive_rate capped to 2 by
+        // its failed assertions: (1.35 * 4 + 0.15 * 2) / 1.5 = 5.7 / 1.5 = 3.8, PASS: exit 0.
+        assert_eq!(run.status.code(), Some(0), "{run:?}");
         (cold, plan(&c))
     })
     .await

@@ -63,16 +63,54 @@ fn per_repo_judges_score_each_repo_and_report_the_spread() {
     let d = &result.dimensions[0];
     assert_eq!(d.status, Status::Scored);
     assert_eq!(d.repos.len(), 10, "one verdict per result");
-    let scores: Vec<i64> = d.repos.iter().filter_map(|r| r.score).collect();
-    assert_eq!(scores.len(), 10);
-    let mean = scores.iter().sum::<i64>() as f64 / scores.len() as f64;
-    // The mean is stored exact (rounding is for display only).
-    assert_eq!(d.score, Some(caldera::verdict::types::Score::Mean(mean)));
+    // Per repo, by hand from ground-truth/trivy: the CVE ids each output reports against
+    // `expected.known_cves`, exact ids (a GHSA id is not its CVE), banded 100% -> 5,
+    // >= 50% -> 3, else 1; a repo with no known CVEs (or no truth) scores 3.
+    //   clean-service     no known CVEs                              3
+    //   critical-cves     4 of 5 (CVE-2021-45046 missing)   80.0%    3
+    //   dev-deps-fp       2 of 2                            100%     5
+    //   iac-platform      no known CVEs                              3
+    //   legacy-admin-portal  no ground truth                         3
+    //   mixed-severity    3 of 3                            100%     5
+    //   outdated-polyglot 2 of 3 (CVE-2024-43485 missing)   66.7%    3
+    //   sbom-monorepo     4 of 4                            100%     5
+    //   ghsa-aliases      2 of 3 (CVE-2021-23337 reported as GHSA-35jh-r3h4-6jhm)  3
+    //   clean-flask-api   no known CVEs                              3
+    let expected = [
+        ("clean-service", 3),
+        ("critical-cves", 3),
+        ("dev-deps-fp", 5),
+        ("iac-platform", 3),
+        ("legacy-admin-portal", 3),
+        ("mixed-severity", 5),
+        ("outdated-polyglot", 3),
+        ("sbom-monorepo", 5),
+        ("ghsa-aliases", 3),
+        ("clean-flask-api", 3),
+    ];
+    let mut scores: Vec<(&str, i64)> = d
+        .repos
+        .iter()
+        .map(|r| (r.repo.as_str(), r.score.expect("every repo scored")))
+        .collect();
+    scores.sort_unstable();
+    let mut want = expected.to_vec();
+    want.sort_unstable();
+    assert_eq!(scores, want);
+    // Mean: (7 * 3 + 3 * 5) / 10 = 36 / 10 = 3.6, stored unrounded.
+    match d.score {
+        Some(caldera::verdict::types::Score::Mean(mean)) => {
+            assert!((mean - 3.6).abs() < 1e-12, "{mean}");
+        }
+        ref other => panic!("expected a mean score, got {other:?}"),
+    }
+    // Sample standard deviation: deviations -0.6 (seven times) and +1.4 (three times);
+    // 7 * 0.36 + 3 * 1.96 = 2.52 + 5.88 = 8.4; 8.4 / (10 - 1) = 0.9333...;
+    // sqrt(0.9333...) = 0.966091783...
     let spread = d.spread.as_ref().expect("spread");
-    assert_eq!(spread.n, 10);
-    assert_eq!(spread.min, *scores.iter().min().unwrap());
-    assert_eq!(spread.max, *scores.iter().max().unwrap());
-    assert!(spread.std.is_some());
+    assert_eq!((spread.n, spread.min, spread.max), (10, 3, 5));
+    let std = spread.std.expect("a standard deviation");
+    assert!((std - 0.966_091_783).abs() < 1e-9, "{std}");
     // `id` and `truth` are the repo's own: critical-cves misses one of its five CVEs.
     let critical = d.repos.iter().find(|r| r.repo == "critical-cves").unwrap();
     assert_eq!(critical.score, Some(3), "{}", critical.reasoning);
