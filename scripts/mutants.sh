@@ -25,18 +25,17 @@ TARGETS[score]='--lib'
 # The agreement statistics, pinned by published values: many mutants, slow to run.
 FILES[stats]='engine/score/agreement/cohen.rs engine/score/agreement/alpha.rs engine/score/agreement/fleiss.rs engine/score/agreement/interpret.rs engine/score/bootstrap.rs'
 TARGETS[stats]='--lib'
-FILES[verdict]='engine/verdict/heuristic.rs engine/verdict/assertions.rs engine/verdict/reply.rs'
+FILES[verdict]='engine/verdict/heuristic.rs engine/verdict/assertions.rs engine/verdict/combine.rs engine/run/result.rs'
 TARGETS[verdict]='--lib'
-FILES[run]='engine/run/result.rs engine/run/judge.rs'
-TARGETS[run]='--lib --test=integration'
-FILTERS[run]='run:: verdict:: gates scoring_pins pipeline_pin trivy_suite'
+FILES[reply]='engine/verdict/reply.rs'
+TARGETS[reply]='--lib'
 FILES[llm]='engine/llm/cache.rs engine/provider/retry.rs'
 TARGETS[llm]='--lib --test=integration'
 FILTERS[llm]='llm:: provider:: llm_cache llm_http llm_rate_limit'
 FILES[exit]='engine/main.rs engine/cli/mod.rs'
 TARGETS[exit]='--test=integration'
 FILTERS[exit]='gates cli'
-ORDER=(verdict score run llm exit stats)
+ORDER=(verdict reply score llm exit stats)
 
 command -v cargo-mutants >/dev/null || {
     echo "cargo-mutants is not installed: cargo install --locked cargo-mutants" >&2
