@@ -1,7 +1,7 @@
 //! The `claude` CLI fallback with a real subprocess: a fake `claude` script.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use caldera::llm::executor::{Executor, Outcome};
 use caldera::provider::claude_cli::{self, ClaudeCliProvider};
@@ -124,18 +124,38 @@ async fn the_executor_keeps_the_alias_for_the_cli() {
 #[tokio::test]
 async fn a_hanging_cli_is_killed_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let program = fake_claude(dir.path(), "exec sleep 30");
+    let pid_file = dir.path().join("pid");
+    let program = fake_claude(
+        dir.path(),
+        &format!("echo $$ > '{}'\nexec sleep 3600", pid_file.display()),
+    );
     let provider = ClaudeCliProvider::new(program, Duration::from_millis(300));
-    let start = Instant::now();
     let err = provider.complete(&request("hi")).await.unwrap_err();
     assert!(matches!(err, ProviderError::Timeout { .. }), "{err:?}");
-    // Killed, not waited for: the script sleeps 30 s. (10 s leaves room for a loaded
-    // machine without blurring the two.)
-    assert!(
-        start.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        start.elapsed()
-    );
+    // Killed, not left running: the process the script became (`exec sleep`) is gone.
+    // Polled, because a kill is delivered asynchronously; an hour-long sleep cannot end
+    // on its own while the test waits, so no clock decides the outcome.
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let stat = Path::new("/proc").join(&pid).join("stat");
+    let alive = || {
+        std::fs::read_to_string(&stat)
+            .map(|s| {
+                // `pid (comm) STATE ...`: a zombie (Z) has been killed, only not yet reaped.
+                let state = s.rsplit(')').next().unwrap_or("").trim_start();
+                !state.starts_with('Z') && !state.starts_with('X')
+            })
+            .unwrap_or(false)
+    };
+    for _ in 0..600 {
+        if !alive() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the `claude` process {pid} still runs after its timeout");
 }
 
 #[tokio::test]
