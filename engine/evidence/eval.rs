@@ -7,7 +7,7 @@ use minijinja::{Environment, Expression, Template};
 
 use crate::doc::Doc;
 use crate::evidence::plan::{RecordsPlan, ValuePlan, is_empty};
-use crate::evidence::scope::Scope;
+use crate::evidence::scope::NameStack;
 
 /// Evidence: named values in definition order.
 pub type Evidence = IndexMap<String, Doc>;
@@ -52,8 +52,8 @@ impl Context {
         )
     }
 
-    fn scope(&self) -> Scope {
-        Scope::new().with_names(
+    fn scope(&self) -> NameStack {
+        NameStack::new().with_names(
             self.names
                 .iter()
                 .map(|(k, v)| (k.clone(), v.to_value()))
@@ -210,7 +210,7 @@ fn compute(
     value: &ValuePlan,
     ctx: &Context,
     evidence: &Evidence,
-    scope: &Scope,
+    scope: &NameStack,
     path: &str,
     probe: Option<&dyn Probe>,
 ) -> Result<Option<Doc>, EvalError> {
@@ -384,7 +384,7 @@ pub fn item_label(item: &Doc, index: usize) -> String {
 fn eval_records(
     env: &Environment<'static>,
     rec: &RecordsPlan,
-    scope: &Scope,
+    scope: &NameStack,
     root: &Doc,
     path: &str,
     probe: Option<&dyn Probe>,
@@ -629,7 +629,7 @@ struct ItemsAt<'a> {
 fn eval_items(
     env: &Environment<'static>,
     rec: &RecordsPlan,
-    scope: &Scope,
+    scope: &NameStack,
     all: &[Doc],
     range: std::ops::Range<usize>,
     at: &ItemsAt<'_>,

@@ -8,24 +8,24 @@ use minijinja::value::{Enumerator, Object, Value};
 
 /// A stack of name layers; later layers shadow earlier ones.
 #[derive(Debug, Clone, Default)]
-pub struct Scope {
+pub struct NameStack {
     layers: Vec<Value>,
 }
 
-impl Scope {
+impl NameStack {
     /// An empty scope.
-    pub fn new() -> Scope {
-        Scope::default()
+    pub fn new() -> NameStack {
+        NameStack::default()
     }
 
     /// Adds a layer: any map-like value (a map, a wrapped JSON object, another scope).
-    pub fn with(mut self, layer: Value) -> Scope {
+    pub fn with(mut self, layer: Value) -> NameStack {
         self.layers.push(layer);
         self
     }
 
     /// Adds a layer of named values.
-    pub fn with_names(self, names: IndexMap<String, Value>) -> Scope {
+    pub fn with_names(self, names: IndexMap<String, Value>) -> NameStack {
         self.with(Value::from_object(
             names
                 .into_iter()
@@ -40,7 +40,7 @@ impl Scope {
     }
 }
 
-impl Object for Scope {
+impl Object for NameStack {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         let name = key.as_str()?;
         self.layers.iter().rev().find_map(|layer| {

@@ -10,7 +10,7 @@ use crate::doc::Doc;
 use crate::evidence::compiled::Expr;
 use crate::evidence::eval::{item_label, render_text};
 use crate::evidence::plan::{TextKind, classify, condition_source};
-use crate::evidence::scope::Scope;
+use crate::evidence::scope::NameStack;
 use crate::evidence::select::Selector;
 use crate::spec::judge::AssertionSpec;
 use crate::verdict::types::AssertionFailure;
@@ -133,7 +133,7 @@ pub(crate) fn items_of(
 /// The names one item sees: the unit's names, the item's keys, `item` and `loop`.
 pub(crate) fn item_scope(scope: &Value, items: &[Doc], n: usize) -> Value {
     let item = &items[n];
-    let mut layered = Scope::new().with(scope.clone());
+    let mut layered = NameStack::new().with(scope.clone());
     if matches!(item, Doc::Object(_)) {
         layered = layered.with(item.to_value());
     }
