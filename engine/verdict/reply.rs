@@ -1098,6 +1098,82 @@ mod tests {
         assert_eq!(default().parse(&fits).map(|v| v.score), Ok(3.0));
     }
 
+    /// The cap is inclusive: a reply of exactly `MAX_REPLY_BYTES` bytes is read, one byte
+    /// more is not.
+    #[test]
+    fn the_reply_cap_admits_exactly_its_size() {
+        let frame = "{\"score\": 3, \"reasoning\": \"\"}".len();
+        let exactly = format!(
+            "{{\"score\": 3, \"reasoning\": \"{}\"}}",
+            "x".repeat(MAX_REPLY_BYTES - frame)
+        );
+        assert_eq!(exactly.len(), MAX_REPLY_BYTES);
+        assert_eq!(default().parse(&exactly).map(|v| v.score), Ok(3.0));
+        let over = format!("{exactly} ");
+        assert_eq!(
+            default().parse(&over),
+            Err(ReplyError::TooLong {
+                bytes: MAX_REPLY_BYTES + 1,
+                limit: MAX_REPLY_BYTES
+            })
+        );
+    }
+
+    #[test]
+    fn whole_scores_convert_and_others_do_not() {
+        let v = |score: f64| ParsedVerdict {
+            score,
+            ..default().parse("{\"score\": 1}").unwrap()
+        };
+        assert_eq!(v(4.0).score_int(), Some(4));
+        assert_eq!(v(-2.0).score_int(), Some(-2));
+        assert_eq!(v(0.0).score_int(), Some(0));
+        assert_eq!(v(3.5).score_int(), None);
+        assert_eq!(v(-0.25).score_int(), None);
+        // Past 1e15 a float no longer says which integer it is meant to be.
+        assert_eq!(
+            v(999_999_999_999_999.0).score_int(),
+            Some(999_999_999_999_999)
+        );
+        assert_eq!(v(1e15).score_int(), None);
+        assert_eq!(v(-1e15).score_int(), None);
+        assert_eq!(v(f64::INFINITY).score_int(), None);
+        assert_eq!(v(f64::NAN).score_int(), None);
+    }
+
+    /// The prompt's `response_format` text, one per kind of format: the default object,
+    /// another field, labels, and a regex.
+    #[test]
+    fn instructions_name_the_field_the_scale_and_the_labels() {
+        assert_eq!(
+            default().instructions(),
+            "Reply with one JSON object and nothing else:\n{\"score\": <a whole number from 1 to 5>, \
+             \"confidence\": <0.0 to 1.0>, \"reasoning\": \"<why>\", \"evidence_cited\": [\"<fact>\", ...], \
+             \"recommendations\": [\"<change>\", ...], \"sub_scores\": {\"<name>\": <number>}}"
+        );
+        let other: VerdictFormat =
+            serde_saphyr::from_str("field: /grade\nscale: [0, 10]\nnumbers: decimal\n").unwrap();
+        let f = CompiledFormat::new(&other).unwrap();
+        assert_eq!(f.spec(), &other);
+        assert_eq!(
+            f.instructions(),
+            "Reply with one JSON object whose value at `/grade` is a number from 0 to 10."
+        );
+        let labelled: VerdictFormat =
+            serde_saphyr::from_str("labels: { bad: 1, good: 2 }\nscale: [1, 2]\n").unwrap();
+        assert_eq!(
+            CompiledFormat::new(&labelled).unwrap().instructions(),
+            "Reply with one JSON object whose value at `/score` is one of bad, good."
+        );
+        let regex: VerdictFormat =
+            serde_saphyr::from_str("kind: regex\npattern: 'Score: (\\d)'\n").unwrap();
+        assert_eq!(
+            CompiledFormat::new(&regex).unwrap().instructions(),
+            "State your verdict in text matching the regular expression `Score: (\\d)`, where \
+             the captured part is a whole number from 1 to 5."
+        );
+    }
+
     #[test]
     fn bad_formats_are_rejected() {
         let no_group = VerdictFormat {
