@@ -1174,6 +1174,21 @@ mod tests {
         );
     }
 
+    /// The one re-ask says what was wrong and repeats the instructions.
+    #[test]
+    fn the_reask_names_the_problem_and_repeats_the_instructions() {
+        let f = default();
+        let expected = format!(
+            "Your previous reply could not be read as a verdict: the reply contains no JSON object.\n{}",
+            f.instructions()
+        );
+        assert_eq!(f.reask_message(&ReplyError::NoJson), expected);
+        assert_eq!(
+            f.reask_message_text("the reply contains no JSON object"),
+            expected
+        );
+    }
+
     #[test]
     fn bad_formats_are_rejected() {
         let no_group = VerdictFormat {
