@@ -4,8 +4,12 @@
 #
 #   scripts/mutants.sh                 # every group (hours on two cores)
 #   scripts/mutants.sh verdict score   # some groups (see ORDER below)
-#   MUTANTS_IN_PLACE=1 scripts/mutants.sh run   # mutate this tree (reuses its target dir;
-#                                               # leave the tree alone while it runs)
+#   MUTANTS_IN_PLACE=1 scripts/mutants.sh verdict   # mutate this tree (reuses its target
+#                                                   # dir; leave the tree alone meanwhile)
+#   MUTANTS_ITERATE=1 scripts/mutants.sh verdict    # again, only what was missed last time
+#
+# scripts/mutants-equivalent.txt lists mutants that cannot change behaviour, one
+# `REGEX  # reason` per line; they are not run.
 #
 # Needs `cargo install --locked cargo-mutants`. Not part of CI: one mutant costs one
 # incremental build (about 15 s on two cores for the library tests alone).
@@ -50,6 +54,16 @@ for g in "${groups[@]}"; do
     for f in ${FILES[$g]}; do args+=(--file "$f"); done
     for t in ${TARGETS[$g]}; do args+=("--cargo-arg=$t"); done
     [ -n "${MUTANTS_IN_PLACE:-}" ] && args+=(--in-place)
+    # Mutants that cannot change behaviour, each with its reason, are not run.
+    if [ -f scripts/mutants-equivalent.txt ]; then
+        while IFS= read -r line; do
+            re=${line%%  #*}
+            re=${re%"${re##*[![:space:]]}"}
+            [ -n "$re" ] && [ "${re:0:1}" != "#" ] && args+=(--exclude-re "$re")
+        done <scripts/mutants-equivalent.txt
+    fi
+    # MUTANTS_ITERATE=1: only the mutants missed (or not yet run) in the previous run.
+    [ -n "${MUTANTS_ITERATE:-}" ] && args+=(--iterate)
     echo "== $g: ${FILES[$g]}"
     # cargo-mutants exits 2 when some mutants are missed; the table below says which.
     filters=()
