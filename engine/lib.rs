@@ -45,6 +45,7 @@ pub mod judgetest;
 pub mod llm;
 pub mod load;
 pub mod outfile;
+pub mod par;
 pub mod plan;
 pub mod provider;
 pub mod render;

@@ -326,37 +326,5 @@ fn unwrap(doc: Doc, keys: &[String]) -> (Doc, Option<String>) {
 }
 
 fn parse_parallel(files: &[PathBuf], mode: JsonMode) -> Vec<Result<(Doc, u64), Diagnostic>> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len().max(1));
-    if workers <= 1 {
-        return files.iter().map(|f| parse_json_file_as(f, mode)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<Result<(Doc, u64), Diagnostic>>> = Vec::new();
-    slots.resize_with(files.len(), || None);
-    let results = std::sync::Mutex::new(slots);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(file) = files.get(i) else { break };
-                    let r = parse_json_file_as(file, mode);
-                    if let Ok(mut slots) = results.lock() {
-                        slots[i] = Some(r);
-                    }
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .zip(files)
-        .map(|(r, f)| {
-            r.unwrap_or_else(|| Err(Diagnostic::error(Code::Io, "file was not read").in_file(f)))
-        })
-        .collect()
+    crate::par::map(files, |f| parse_json_file_as(f, mode))
 }

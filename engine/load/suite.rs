@@ -191,8 +191,8 @@ pub fn load_suite_with(
     diags.extend(shared_diags);
     checker.shared = parsed.value.evidence.keys().cloned().collect();
     let mut judges: Vec<JudgePlan> = Vec::new();
-    for path in judge_files {
-        let (plan, d) = load_judge(&path, &checker);
+    // Judge files are independent until here: read, checked and compiled side by side.
+    for (plan, d) in crate::par::map(&judge_files, |path| load_judge(path, &checker)) {
         diags.extend(d);
         if let Some(plan) = plan {
             if let Some(first) = judges

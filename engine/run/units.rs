@@ -76,37 +76,5 @@ fn prepare_unit(
 /// Computes every judge's units, judges spread over the cores; results come back in
 /// suite order.
 pub fn prepare_all(env: &Environment<'static>, suite: &Suite, ctx: &Context) -> Vec<Vec<Unit>> {
-    let n = suite.judges.len();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |w| w.get())
-        .min(n)
-        .max(1);
-    if workers == 1 {
-        return suite.judges.iter().map(|p| prepare(env, p, ctx)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: std::sync::Mutex<Vec<Option<Vec<Unit>>>> =
-        std::sync::Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(plan) = suite.judges.get(i) else {
-                        break;
-                    };
-                    let units = prepare(env, plan, ctx);
-                    if let Ok(mut slots) = slots.lock() {
-                        slots[i] = Some(units);
-                    }
-                }
-            });
-        }
-    });
-    slots
-        .into_inner()
-        .unwrap_or_default()
-        .into_iter()
-        .map(Option::unwrap_or_default)
-        .collect()
+    crate::par::map(&suite.judges, |plan| prepare(env, plan, ctx))
 }

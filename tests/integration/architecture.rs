@@ -25,7 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["score"],
     &["spec"],
     &["doc"],
-    &["diag"],
+    &["diag", "par"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
