@@ -26,7 +26,7 @@ use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmU
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::assertions::AssertionPlan;
 use crate::verdict::heuristic::HeuristicPlan;
-use crate::verdict::reply::{CompiledFormat, FormatError};
+use crate::verdict::reply::{FormatError, SharedFormat};
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -50,8 +50,9 @@ pub struct JudgePlan {
     /// 1-5 scale. It is what a model call carries and what the cache key hashes.
     pub verdict_format: VerdictFormat,
     /// [`JudgePlan::verdict_format`] compiled once here, so neither a prompt nor a reply
-    /// compiles it again; the error (reported at load) when it cannot read any reply.
-    pub format: Result<CompiledFormat, FormatError>,
+    /// compiles it again (every model call of this judge carries it); the error (reported
+    /// at load) when it cannot read any reply.
+    pub format: Result<SharedFormat, FormatError>,
     /// Key locations, for diagnostics raised while running.
     pub index: KeyIndex,
 }
@@ -114,7 +115,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
     cx.check_assertions(&spec, &names);
     let prompt = cx.check_prompt(&spec, &names);
     let verdict_format = spec.verdict.clone().unwrap_or_default();
-    let format = CompiledFormat::new(&verdict_format);
+    let format = SharedFormat::new(&verdict_format);
     if spec.verdict.is_some()
         && let Err(e) = &format
     {
