@@ -461,11 +461,11 @@ impl<'a> JudgeCx<'a> {
         condition: Option<&str>,
         path: &str,
         scope: &NameScope<'_>,
-    ) -> Option<String> {
+    ) -> Option<Expr> {
         let c = condition?;
-        let src = condition_source(c).to_owned();
-        self.check_expr(&src, &format!("{path}.if"), scope);
-        Some(src)
+        let src = condition_source(c);
+        self.check_expr(src, &format!("{path}.if"), scope);
+        Some(self.compile(src))
     }
 
     fn plan_records(
@@ -504,8 +504,9 @@ impl<'a> JudgeCx<'a> {
         };
         let filter = rec.filter.as_ref().and_then(|f| {
             let p = format!("{path}.where");
-            let src = condition_source(f).to_owned();
-            self.check_expr(&src, &p, &item_scope).then_some(src)
+            let src = condition_source(f);
+            self.check_expr(src, &p, &item_scope)
+                .then(|| self.compile(src))
         });
         self.warn_shadowing(rec, path, over_repos);
         let mut fields = Vec::new();
@@ -601,7 +602,7 @@ impl<'a> JudgeCx<'a> {
             },
             TextKind::Expr(src) => self
                 .check_expr(src, path, scope)
-                .then(|| ValuePlan::Expr(src.to_owned())),
+                .then(|| ValuePlan::Expr(self.compile(src))),
             TextKind::Template(src) => self
                 .check_template(src, path, scope)
                 .then(|| ValuePlan::Template(src.to_owned())),
