@@ -47,7 +47,8 @@ pub struct JudgePlan {
     /// The prompt template, when the judge has one that could be read.
     pub prompt: Option<PromptFile>,
     /// The verdict format in force: the judge's own, or the default JSON object on a
-    /// 1-5 scale. It is what a model call carries and what the cache key hashes.
+    /// 1-5 scale. It is what the cache key hashes (a model call carries it compiled,
+    /// as [`JudgePlan::format`]).
     pub verdict_format: VerdictFormat,
     /// [`JudgePlan::verdict_format`] compiled once here, so neither a prompt nor a reply
     /// compiles it again (every model call of this judge carries it); the error (reported
