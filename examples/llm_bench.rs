@@ -60,17 +60,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..ExecutorOptions::default()
     };
     let batch: Vec<Job> = (0..jobs)
-        .map(|i| Job {
-            id: format!("job-{i}"),
-            judge: "bench".into(),
-            item: Some(format!("item-{i}")),
-            request: LlmRequest {
-                max_tokens: 512,
-                ..LlmRequest::new("sonnet", format!("Judge item {i} of the benchmark."))
-            },
-            format: VerdictFormat::default(),
+        .map(|i| {
+            Job::new(
+                format!("job-{i}"),
+                "bench",
+                Some(format!("item-{i}")),
+                LlmRequest {
+                    max_tokens: 512,
+                    ..LlmRequest::new("sonnet", format!("Judge item {i} of the benchmark."))
+                },
+                &VerdictFormat::default(),
+            )
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -6,6 +6,7 @@ use minijinja::value::Value;
 use minijinja::{Environment, Expression, Template};
 
 use crate::doc::Doc;
+use crate::evidence::compiled::Expr;
 use crate::evidence::plan::{RecordsPlan, ValuePlan, is_empty};
 use crate::evidence::scope::NameStack;
 
@@ -137,10 +138,11 @@ pub trait Probe: Sync {
 fn observe_before(probe: Option<&dyn Probe>, plan: &ValuePlan, path: &str, scope: &Value) {
     let Some(probe) = probe else { return };
     match plan {
-        ValuePlan::Expr(src) | ValuePlan::Template(src) => probe.expression(path, src, scope),
+        ValuePlan::Expr(e) => probe.expression(path, e.source(), scope),
+        ValuePlan::Template(src) => probe.expression(path, src, scope),
         ValuePlan::Conditional(c) => {
             if let Some(cond) = &c.condition {
-                probe.expression(&format!("{path}.if"), cond, scope);
+                probe.expression(&format!("{path}.if"), cond.source(), scope);
             }
             observe_before(Some(probe), &c.value, &format!("{path}.value"), scope);
         }
@@ -231,17 +233,20 @@ fn compute(
         }
         ValuePlan::Conditional(c) => {
             if let (Some(probe), Some(cond)) = (probe, &c.condition) {
-                probe.expression(&format!("{path}.if"), cond, &scope.clone().into_value());
+                probe.expression(
+                    &format!("{path}.if"),
+                    cond.source(),
+                    &scope.clone().into_value(),
+                );
             }
             if let Some(cond) = &c.condition {
                 let holds =
-                    eval_expr(env, cond, &scope.clone().into_value()).map_err(|message| {
-                        EvalError {
+                    cond.eval(&scope.clone().into_value())
+                        .map_err(|message| EvalError {
                             key_path: format!("{path}.if"),
                             item: None,
                             message,
-                        }
-                    })?;
+                        })?;
                 if !holds.is_true() {
                     return Ok(None);
                 }
@@ -266,16 +271,17 @@ fn compute(
     }))
 }
 
-/// A value plan with its expression or template compiled (once per evaluation block, so
-/// record lists do not recompile per item).
+/// A value plan ready to evaluate for every item of a block: its expressions as compiled
+/// at load, its template compiled here (once per evaluation block, so record lists do not
+/// recompile per item).
 enum Compiled<'env> {
     Select(&'env crate::evidence::select::Selector),
-    Expr(Expression<'env, 'env>),
+    Expr(&'env Expression<'static, 'static>),
     Template(Template<'env, 'env>),
     Const(Doc),
     Records,
     Conditional {
-        condition: Option<Expression<'env, 'env>>,
+        condition: Option<&'env Expression<'static, 'static>>,
         omit_empty: bool,
         value: Box<Compiled<'env>>,
     },
@@ -287,26 +293,25 @@ impl<'env> Compiled<'env> {
         plan: &'env ValuePlan,
         path: &str,
     ) -> Result<Compiled<'env>, EvalError> {
-        let err = |e: minijinja::Error| EvalError {
+        let err = |message: String| EvalError {
             key_path: path.to_owned(),
             item: None,
-            message: error_text(&e),
+            message,
         };
+        // An expression that did not compile at load fails here, before any item, as it
+        // would if it were compiled here.
+        let expr = |e: &'env Expr| e.compiled().map_err(|m| err(m.to_owned()));
         Ok(match plan {
             ValuePlan::Select(s) => Compiled::Select(s),
-            ValuePlan::Expr(src) => Compiled::Expr(env.compile_expression(src).map_err(err)?),
-            ValuePlan::Template(src) => {
-                Compiled::Template(env.template_from_str(src).map_err(err)?)
-            }
+            ValuePlan::Expr(e) => Compiled::Expr(expr(e)?),
+            ValuePlan::Template(src) => Compiled::Template(
+                env.template_from_str(src)
+                    .map_err(|e| err(error_text(&e)))?,
+            ),
             ValuePlan::Const(d) => Compiled::Const(d.clone()),
             ValuePlan::Records(_) => Compiled::Records,
             ValuePlan::Conditional(c) => Compiled::Conditional {
-                condition: c
-                    .condition
-                    .as_deref()
-                    .map(|src| env.compile_expression(src))
-                    .transpose()
-                    .map_err(err)?,
+                condition: c.condition.as_ref().map(expr).transpose()?,
                 omit_empty: c.omit_empty,
                 value: Box::new(Compiled::new(env, &c.value, path)?),
             },
@@ -423,7 +428,7 @@ fn eval_records(
         probe.records(path, rec, &items);
     }
     let filter_path = format!("{path}.where");
-    // Large lists are split over the cores; each worker compiles its own expressions
+    // Large lists are split over the cores; each worker compiles its own templates
     // (cheap) and the records come back in item order. A probed evaluation stays on one
     // thread, so what it reports comes in item order.
     let workers = std::thread::available_parallelism()
@@ -604,16 +609,17 @@ fn mentions(rec: &RecordsPlan, word: &str) -> bool {
     };
     fn any_text(p: &ValuePlan, has: &dyn Fn(&str) -> bool) -> bool {
         match p {
-            ValuePlan::Expr(s) | ValuePlan::Template(s) => has(s),
+            ValuePlan::Expr(e) => has(e.source()),
+            ValuePlan::Template(s) => has(s),
             ValuePlan::Conditional(c) => {
-                c.condition.as_deref().is_some_and(has) || any_text(&c.value, has)
+                c.condition.as_ref().is_some_and(|e| has(e.source())) || any_text(&c.value, has)
             }
             _ => false,
         }
     }
     let text = |p: &ValuePlan| any_text(p, &has);
     rec.fields.iter().any(|(_, p)| text(p))
-        || rec.filter.as_deref().is_some_and(has)
+        || rec.filter.as_ref().is_some_and(|e| has(e.source()))
         || rec.key.as_ref().is_some_and(text)
         || rec.value.as_ref().is_some_and(text)
 }
@@ -641,12 +647,12 @@ fn eval_items(
     let loop_key = crate::doc::Str::from("loop");
     let filter = rec
         .filter
-        .as_deref()
-        .map(|src| {
-            env.compile_expression(src).map_err(|e| EvalError {
+        .as_ref()
+        .map(|f| {
+            f.compiled().map_err(|message| EvalError {
                 key_path: filter_path.to_owned(),
                 item: None,
-                message: error_text(&e),
+                message: message.to_owned(),
             })
         })
         .transpose()?;
@@ -700,8 +706,8 @@ fn eval_items(
         let item_value = item_scope
             .with(Value::from_dyn_object(layer.clone()))
             .into_value();
-        if let (Some(probe), Some(src)) = (probe, rec.filter.as_deref()) {
-            probe.expression(filter_path, src, &item_value);
+        if let (Some(probe), Some(f)) = (probe, &rec.filter) {
+            probe.expression(filter_path, f.source(), &item_value);
         }
         if let Some(f) = &filter {
             let keep = f.eval(&item_value).map_err(|e| EvalError {
@@ -754,7 +760,12 @@ fn eval_items(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::plan::ConditionalPlan;
     use crate::evidence::select::Selector;
+
+    fn expr(src: &str) -> ValuePlan {
+        ValuePlan::Expr(Expr::compile(crate::render::shared(), src))
+    }
 
     fn ctx() -> Context {
         let repos: Doc = serde_json::from_str(
@@ -783,11 +794,8 @@ mod tests {
                             "repo".to_owned(),
                             ValuePlan::Select(Selector::parse("$.id").unwrap()),
                         ),
-                        (
-                            "found".to_owned(),
-                            ValuePlan::Expr("result.v | length".into()),
-                        ),
-                        ("ok".to_owned(), ValuePlan::Expr("found >= truth.n".into())),
+                        ("found".to_owned(), expr("result.v | length")),
+                        ("ok".to_owned(), expr("found >= truth.n")),
                     ],
                     key: None,
                     value: None,
@@ -795,7 +803,7 @@ mod tests {
             ),
             (
                 "total".to_owned(),
-                ValuePlan::Expr("per_repo | sum(attribute='found')".into()),
+                expr("per_repo | sum(attribute='found')"),
             ),
             (
                 "msg".to_owned(),
@@ -817,9 +825,9 @@ mod tests {
             ValuePlan::Records(Box::new(RecordsPlan {
                 for_each: ValuePlan::Select(Selector::parse("$.repos[*]").unwrap()),
                 filter: None,
-                fields: vec![("n".to_owned(), ValuePlan::Expr("result.v | length".into()))],
-                key: Some(ValuePlan::Expr(key.into())),
-                value: value.map(|v| ValuePlan::Expr(v.into())),
+                fields: vec![("n".to_owned(), expr("result.v | length"))],
+                key: Some(expr(key)),
+                value: value.map(expr),
             })),
         )]
     }
@@ -858,26 +866,20 @@ mod tests {
             (
                 "r".to_owned(),
                 ValuePlan::Records(Box::new(RecordsPlan {
-                    for_each: ValuePlan::Expr("[1, 5, 7]".into()),
-                    filter: Some("item != 5".into()),
+                    for_each: expr("[1, 5, 7]"),
+                    filter: Some(Expr::compile(crate::render::shared(), "item != 5")),
                     fields: vec![
-                        (
-                            "_d".to_owned(),
-                            ValuePlan::Expr("item - (loop.previtem or 0)".into()),
-                        ),
-                        ("i".to_owned(), ValuePlan::Expr("loop.index0".into())),
-                        ("d".to_owned(), ValuePlan::Expr("_d".into())),
-                        ("last".to_owned(), ValuePlan::Expr("loop.last".into())),
+                        ("_d".to_owned(), expr("item - (loop.previtem or 0)")),
+                        ("i".to_owned(), expr("loop.index0")),
+                        ("d".to_owned(), expr("_d")),
+                        ("last".to_owned(), expr("loop.last")),
                     ],
                     key: None,
                     value: None,
                 })),
             ),
-            (
-                "private_sum".to_owned(),
-                ValuePlan::Expr("r | sum(attribute='_d')".into()),
-            ),
-            ("listed".to_owned(), ValuePlan::Expr("r[0] | list".into())),
+            ("private_sum".to_owned(), expr("r | sum(attribute='_d')")),
+            ("listed".to_owned(), expr("r[0] | list")),
         ];
         let ev = evaluate(&env, &plan, &ctx()).unwrap();
         // `_d` is read by later expressions but neither written nor listed.
@@ -897,7 +899,7 @@ mod tests {
             ValuePlan::Records(Box::new(RecordsPlan {
                 for_each: ValuePlan::Select(Selector::parse("$.repos[*]").unwrap()),
                 filter: None,
-                fields: vec![("bad".to_owned(), ValuePlan::Expr("truth.n + 1".into()))],
+                fields: vec![("bad".to_owned(), expr("truth.n + 1"))],
                 key: None,
                 value: None,
             })),
@@ -905,5 +907,40 @@ mod tests {
         let err = evaluate(&env, &plan, &ctx()).unwrap_err();
         assert_eq!(err.key_path, "evidence.per_repo.fields.bad");
         assert_eq!(err.item.as_deref(), Some("b"));
+    }
+
+    /// An expression that did not compile at load fails where and as its text would:
+    /// the key, no item (before any item is read, even over no items), the compiler's
+    /// message.
+    #[test]
+    fn an_expression_that_did_not_compile_fails_before_any_item() {
+        let env = crate::render::environment();
+        let from_text = eval_expr(&env, "item +", &Value::from(())).unwrap_err();
+        let over = |for_each: &str, field: ValuePlan| {
+            vec![(
+                "r".to_owned(),
+                ValuePlan::Records(Box::new(RecordsPlan {
+                    for_each: ValuePlan::Select(Selector::parse(for_each).unwrap()),
+                    filter: None,
+                    fields: vec![("bad".to_owned(), field)],
+                    key: None,
+                    value: None,
+                })),
+            )]
+        };
+        for for_each in ["$.repos[*]", "$.none[*]"] {
+            let err = evaluate(&env, &over(for_each, expr("item +")), &ctx()).unwrap_err();
+            assert_eq!(err.key_path, "evidence.r.fields.bad");
+            assert_eq!(err.item, None);
+            assert_eq!(err.message, from_text);
+        }
+        let conditional = ValuePlan::Conditional(Box::new(ConditionalPlan {
+            condition: Some(Expr::compile(crate::render::shared(), "item +")),
+            omit_empty: false,
+            value: expr("1"),
+        }));
+        let err = evaluate(&env, &[("c".to_owned(), conditional)], &ctx()).unwrap_err();
+        assert_eq!(err.key_path, "evidence.c.if");
+        assert_eq!(err.message, from_text);
     }
 }

@@ -1,7 +1,13 @@
 //! The resolved form of evidence: every value classified once at load (selector,
 //! expression, template, constant, record list) so evaluation never re-parses YAML text.
+//!
+//! Selectors and expressions (values, `if:` conditions, `where:` filters) are compiled
+//! at load too. Templates are kept as text and compiled when a unit is evaluated (once
+//! per value, once per record-list block): minijinja holds a compiled template only
+//! inside an environment, borrowed from it, so a plan cannot own one.
 
 use crate::doc::Doc;
+use crate::evidence::compiled::Expr;
 use crate::evidence::select::Selector;
 
 /// How one evidence value is computed.
@@ -9,8 +15,8 @@ use crate::evidence::select::Selector;
 pub enum ValuePlan {
     /// A JSONPath selector.
     Select(Selector),
-    /// A minijinja expression (the text between `<<` and `>>`).
-    Expr(String),
+    /// A minijinja expression (the text between `<<` and `>>`), compiled.
+    Expr(Expr),
     /// A text with `<< >>` parts, rendered to a string.
     Template(String),
     /// A constant.
@@ -25,7 +31,7 @@ pub enum ValuePlan {
 #[derive(Clone, Debug)]
 pub struct ConditionalPlan {
     /// Computed only when this expression is true.
-    pub condition: Option<String>,
+    pub condition: Option<Expr>,
     /// Left out when the value is `null`, `""`, `[]` or `{}`.
     pub omit_empty: bool,
     /// The value.
@@ -50,7 +56,7 @@ pub struct RecordsPlan {
     /// Where the items come from.
     pub for_each: ValuePlan,
     /// Keep an item only when this expression is true.
-    pub filter: Option<String>,
+    pub filter: Option<Expr>,
     /// The fields, in order.
     pub fields: Vec<(String, ValuePlan)>,
     /// Each entry's key, when the list is a map.

@@ -22,7 +22,6 @@ use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
 use crate::run::llm::{LlmOptions, PlannedCall, cache_key, model_table, plan_calls, run_llm_on};
 use crate::verdict::combine::Unit;
-use crate::verdict::reply::CompiledFormat;
 
 /// The recorded replies of one judge in one case.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -149,10 +148,10 @@ pub fn seed(
         };
         let problem = found.and_then(|c| {
             let key = cache_key(ProviderKind::Anthropic, &endpoint, &table, &call.job);
-            let verdict = CompiledFormat::new(&call.job.format)
-                .map_err(|e| e.to_string())
-                .and_then(|f| f.parse_reply(&c.reply, false).map_err(|e| e.to_string()))
-                .map_err(|e| format!("the cassette reply of {} cannot be read: {e}", who(call)))?;
+            let verdict =
+                call.job.format.parse_reply(&c.reply, false).map_err(|e| {
+                    format!("the cassette reply of {} cannot be read: {e}", who(call))
+                })?;
             cache.put(&CacheEntry {
                 key: key.hex,
                 inputs: key.summary,
@@ -265,9 +264,8 @@ pub fn record(
             judge: dimension.clone(),
             calls: Vec::new(),
         });
-        let format = CompiledFormat::new(&call.job.format);
-        match format.map(|f| stored.get(&key, &f)) {
-            Ok(Ok(Lookup::Hit(entry))) => file.calls.push(Cassette {
+        match stored.get(&key, &call.job.format) {
+            Ok(Lookup::Hit(entry)) => file.calls.push(Cassette {
                 model: call.job.request.model.clone(),
                 repo: call.job.item.clone(),
                 prompt_sha256: sha256_hex(&call.job.request.prompt),

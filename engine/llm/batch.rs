@@ -31,7 +31,7 @@ use super::writer::write_file;
 use crate::provider::batches::{BatchItem, BatchStatus, ItemResult, MAX_BYTES, MAX_REQUESTS};
 use crate::provider::retry::retry_with;
 use crate::provider::{AnthropicProvider, Message, Provider, ProviderRequest, Role, Usage};
-use crate::verdict::reply::CompiledFormat;
+use crate::verdict::reply::{CompiledFormat, SharedFormat};
 
 /// Batch prices are half the list prices, input and output alike.
 pub const BATCH_PRICE_FACTOR: f64 = 0.5;
@@ -122,7 +122,7 @@ const STATE_VERSION: u32 = 1;
 struct Item {
     jobs: Vec<usize>,
     key: CacheKey,
-    format: CompiledFormat,
+    format: SharedFormat,
     /// What to send: the prompt, or the re-ask conversation.
     request: ProviderRequest,
     resolved: String,
@@ -277,15 +277,7 @@ impl BatchRun<'_> {
     fn plan(&mut self) {
         let inner = self.inner;
         for (index, job) in self.jobs.iter().enumerate() {
-            let format = match CompiledFormat::new(&job.format) {
-                Ok(f) => f,
-                Err(e) => {
-                    let outcome = Tally::new()
-                        .unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"));
-                    self.outcomes[index] = Some((outcome, None));
-                    continue;
-                }
-            };
+            let format = job.format.clone();
             let resolved = inner.options.models.resolve(&job.request.model).to_string();
             let key = inner.key_of(job, &resolved);
             if let Some(item) = self.items.get_mut(&key.hex) {

@@ -23,7 +23,7 @@ use crate::provider::{
     Message, Provider, ProviderKind, ProviderReply, ProviderRequest, Role, Usage,
 };
 use crate::spec::verdict_format::VerdictFormat;
-use crate::verdict::reply::{CompiledFormat, ParsedVerdict, ReplyError};
+use crate::verdict::reply::{FormatError, ParsedVerdict, ReplyError, SharedFormat};
 
 /// What to ask the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -72,8 +72,30 @@ pub struct Job {
     pub item: Option<String>,
     /// What to send.
     pub request: LlmRequest,
-    /// How to read the reply.
-    pub format: VerdictFormat,
+    /// How to read the reply: the judge's verdict format, compiled once when the judge
+    /// was loaded (it compares and serialises as the declared format).
+    pub format: SharedFormat,
+}
+
+impl Job {
+    /// A job reading its reply with `format`, compiled here; the error when the format
+    /// cannot read any reply. For jobs built by hand: a run's jobs carry their judge's
+    /// format, compiled when the judge was loaded.
+    pub fn new(
+        id: impl Into<String>,
+        judge: impl Into<String>,
+        item: Option<String>,
+        request: LlmRequest,
+        format: &VerdictFormat,
+    ) -> Result<Job, FormatError> {
+        Ok(Job {
+            id: id.into(),
+            judge: judge.into(),
+            item,
+            request,
+            format: SharedFormat::new(format)?,
+        })
+    }
 }
 
 /// A job that produced a verdict.
@@ -99,7 +121,8 @@ pub struct Scored {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum UnscoredKind {
-    /// The declared verdict format is invalid.
+    /// The declared verdict format is invalid. (A job carries its format compiled, so
+    /// the executor no longer ends a job this way; kept for results that name it.)
     BadFormat,
     /// The provider failed after retries.
     Provider,
@@ -528,7 +551,7 @@ impl Inner {
             prompt: &job.request.prompt,
             max_tokens: job.request.max_tokens,
             temperature: job.request.temperature,
-            format: &job.format,
+            format: job.format.spec(),
             repeat: job.request.repeat,
         })
     }
@@ -561,12 +584,7 @@ impl Inner {
 
     async fn run_job_noting(&self, job: &Job, cache_problem: &mut Option<String>) -> Outcome {
         let mut tally = Tally::new();
-        let format = match CompiledFormat::new(&job.format) {
-            Ok(f) => f,
-            Err(e) => {
-                return tally.unscored(UnscoredKind::BadFormat, format!("verdict format: {e}"));
-            }
-        };
+        let format = &job.format;
         let resolved = self.options.models.resolve(&job.request.model).to_string();
         let key = self.key_of(job, &resolved);
         let started = chrono::Utc::now();
@@ -587,7 +605,7 @@ impl Inner {
                     },
                 );
             };
-            match cache.get(&key, &format) {
+            match cache.get(&key, format) {
                 Ok(Lookup::Hit(entry)) => {
                     self.log(
                         job,
@@ -906,5 +924,44 @@ impl Default for LogFields<'_> {
             tries: 0,
             batch: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> LlmRequest {
+        LlmRequest::new("sonnet", "rate this")
+    }
+
+    #[test]
+    fn a_job_carries_its_format_compiled_and_shows_it_as_declared() {
+        let declared = VerdictFormat {
+            scale: [1.0, 10.0],
+            ..VerdictFormat::default()
+        };
+        let job = Job::new("j", "accuracy", None, request(), &declared).unwrap();
+        assert_eq!(job.format.spec(), &declared);
+        assert_eq!(
+            serde_json::to_value(&job.format).unwrap(),
+            serde_json::to_value(&declared).unwrap(),
+            "the cache key hashes the declared format"
+        );
+        let again = Job::new("j", "accuracy", None, request(), &declared).unwrap();
+        assert_eq!(job, again, "separately compiled, the same declared format");
+        let other = Job::new("j", "accuracy", None, request(), &VerdictFormat::default());
+        assert_ne!(job, other.unwrap());
+        assert_eq!(job.format.parse(r#"{"score": 7}"#).unwrap().score, 7.0);
+    }
+
+    #[test]
+    fn a_format_that_cannot_read_a_reply_is_refused_when_the_job_is_built() {
+        let bad = VerdictFormat {
+            scale: [5.0, 1.0],
+            ..VerdictFormat::default()
+        };
+        let err = Job::new("j", "accuracy", None, request(), &bad).unwrap_err();
+        assert_eq!(err, crate::verdict::reply::FormatError::BadScale(5.0, 1.0));
     }
 }

@@ -27,7 +27,6 @@ use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
 use crate::provider::models::{ModelTable, Price};
 use crate::run::llm::{PlannedCall, cache_key, model_table, models_for, plan_calls};
-use crate::verdict::reply::CompiledFormat;
 
 /// How a plan is made.
 #[derive(Debug, Clone)]
@@ -237,10 +236,9 @@ pub fn plan(
             ..Row::default()
         });
         let key = cache_key(kind, &endpoint, &table, &call.job);
-        let hit = cache.as_ref().is_some_and(|c| {
-            CompiledFormat::new(&call.job.format)
-                .is_ok_and(|f| matches!(c.get(&key, &f), Ok(Lookup::Hit(_))))
-        });
+        let hit = cache
+            .as_ref()
+            .is_some_and(|c| matches!(c.get(&key, &call.job.format), Ok(Lookup::Hit(_))));
         add_call(row, call, hit, counted.as_ref(), &table, metered);
     }
     let rows: Vec<Row> = rows.into_values().collect();

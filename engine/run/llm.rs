@@ -25,7 +25,7 @@ use crate::run::{RunError, RunOptions, ScoreSource};
 use crate::spec::judge::LlmUse;
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::combine::Unit;
-use crate::verdict::reply::ParsedVerdict;
+use crate::verdict::reply::{ParsedVerdict, SharedFormat};
 use crate::verdict::types::Scoring;
 
 /// The system prompt of every judge call: the role, and that evidence is data.
@@ -325,8 +325,14 @@ pub fn plan_calls(
             continue;
         }
         for (u, unit) in units[j].iter().enumerate() {
-            let prompt = match unit_prompt(env, plan, unit) {
-                Ok(p) => p,
+            // A prompt renders only with a format that compiled (its instructions are in
+            // the prompt), so the second step never fails once the first has not.
+            let asked = unit_prompt(env, plan, unit).and_then(|prompt| {
+                let format = plan.format.as_ref();
+                Ok((prompt, format.map_err(|e| NoPrompt::Format(e.to_string()))?))
+            });
+            let (prompt, format) = match asked {
+                Ok(asked) => asked,
                 Err(reason) => {
                     prompt_errors.insert((j, u), reason);
                     continue;
@@ -339,7 +345,7 @@ pub fn plan_calls(
                         repeat,
                         repeats,
                     };
-                    let job = job(plan, unit, &prompt, ask);
+                    let job = job(plan, unit, &prompt, format, ask);
                     calls.push(PlannedCall {
                         judge: j,
                         unit: u,
@@ -362,9 +368,9 @@ struct Ask<'m> {
     repeats: u32,
 }
 
-/// The executor's job for one ask of `unit`'s `prompt`; its id names the judge, the repo,
-/// the model and, with repeats, which one.
-fn job(plan: &JudgePlan, unit: &Unit, prompt: &str, ask: Ask<'_>) -> Job {
+/// The executor's job for one ask of `unit`'s `prompt`, read with the judge's compiled
+/// `format`; its id names the judge, the repo, the model and, with repeats, which one.
+fn job(plan: &JudgePlan, unit: &Unit, prompt: &str, format: &SharedFormat, ask: Ask<'_>) -> Job {
     let Ask {
         model,
         repeat,
@@ -389,7 +395,7 @@ fn job(plan: &JudgePlan, unit: &Unit, prompt: &str, ask: Ask<'_>) -> Job {
             temperature: 0.0,
             repeat,
         },
-        format: format_of(plan),
+        format: format.clone(),
     }
 }
 
@@ -406,7 +412,7 @@ pub fn cache_key(kind: ProviderKind, endpoint: &str, table: &ModelTable, job: &J
         prompt: &job.request.prompt,
         max_tokens: job.request.max_tokens,
         temperature: job.request.temperature,
-        format: &job.format,
+        format: job.format.spec(),
         repeat: job.request.repeat,
     })
 }

@@ -412,7 +412,7 @@ impl Probe for FileProbe<'_> {
 fn over_repos(for_each: &ValuePlan) -> bool {
     match for_each {
         ValuePlan::Select(s) => s.source.trim().starts_with("$.repos"),
-        ValuePlan::Expr(e) => e.trim().starts_with("repos"),
+        ValuePlan::Expr(e) => e.source().trim().starts_with("repos"),
         _ => false,
     }
 }
@@ -420,14 +420,20 @@ fn over_repos(for_each: &ValuePlan) -> bool {
 /// Whether any expression of the record list reads `name` as a name.
 fn reads(rec: &RecordsPlan, name: &str) -> bool {
     let text = |p: &ValuePlan| match p {
-        ValuePlan::Expr(s) | ValuePlan::Template(s) => field_paths(s)
-            .iter()
-            .any(|t| t.segments.first().is_some_and(|r| r == name)),
+        ValuePlan::Expr(e) => first_segment_is(e.source(), name),
+        ValuePlan::Template(s) => first_segment_is(s, name),
         _ => false,
     };
     rec.fields.iter().any(|(_, p)| text(p))
         || rec.key.as_ref().is_some_and(text)
         || rec.value.as_ref().is_some_and(text)
+}
+
+/// Whether a field path of the expression or template `source` starts at `name`.
+fn first_segment_is(source: &str, name: &str) -> bool {
+    field_paths(source)
+        .iter()
+        .any(|t| t.segments.first().is_some_and(|r| r == name))
 }
 
 /// Follows `t` in `scope`, noting how far it got.

@@ -15,7 +15,10 @@ pub mod detection;
 pub mod matcher;
 pub mod round;
 
-pub use aggregate::{MacroAverages, MacroMicro, StdConvention, Summary, macro_micro};
+pub use aggregate::{
+    AggregateOptions, F1Rule, MacroAverages, MacroMicro, MacroMicroStats, MacroStats, Stats,
+    StdConvention, Summary, Summation, macro_micro, macro_micro_with,
+};
 pub use detection::{Counts, DetectionMetrics};
 pub use matcher::{MatchOutcome, Matcher, MatcherConfig, match_findings};
 

@@ -623,6 +623,59 @@ impl CompiledFormat {
     }
 }
 
+/// A [`CompiledFormat`] shared by the plan it was compiled for and every model call made
+/// from that plan, so a reply is read without compiling the format again.
+///
+/// It compares, prints and serialises as the [`VerdictFormat`] it was compiled from:
+/// two calls with the same declared format are the same call, and the cache key, which
+/// hashes the declared format, is the one the declared format alone would give.
+#[derive(Clone)]
+pub struct SharedFormat(std::sync::Arc<CompiledFormat>);
+
+impl SharedFormat {
+    /// Compiles a declared format; the error is [`CompiledFormat::new`]'s.
+    pub fn new(spec: &VerdictFormat) -> Result<Self, FormatError> {
+        CompiledFormat::new(spec).map(Self::from)
+    }
+
+    /// The declared format this was compiled from.
+    pub fn spec(&self) -> &VerdictFormat {
+        self.0.spec()
+    }
+}
+
+impl From<CompiledFormat> for SharedFormat {
+    fn from(format: CompiledFormat) -> Self {
+        SharedFormat(std::sync::Arc::new(format))
+    }
+}
+
+impl std::ops::Deref for SharedFormat {
+    type Target = CompiledFormat;
+
+    fn deref(&self) -> &CompiledFormat {
+        &self.0
+    }
+}
+
+impl PartialEq for SharedFormat {
+    fn eq(&self, other: &Self) -> bool {
+        self.spec() == other.spec()
+    }
+}
+
+impl std::fmt::Debug for SharedFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.spec().fmt(f)
+    }
+}
+
+impl Serialize for SharedFormat {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.spec().serialize(serializer)
+    }
+}
+
 /// A JSON number, or a string holding exactly one (some judges quote their scores).
 fn number_of(value: &Value) -> Option<f64> {
     match value {

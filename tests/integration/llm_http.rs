@@ -41,17 +41,18 @@ pub fn options(max_attempts: u32) -> ExecutorOptions {
 }
 
 pub fn job(id: &str, prompt: &str) -> Job {
-    Job {
-        id: id.into(),
-        judge: "accuracy".into(),
-        item: Some(format!("repo-{id}")),
-        request: LlmRequest {
+    Job::new(
+        id,
+        "accuracy",
+        Some(format!("repo-{id}")),
+        LlmRequest {
             system: Some("You are a strict judge.".into()),
             max_tokens: 512,
             ..LlmRequest::new("sonnet", prompt)
         },
-        format: VerdictFormat::default(),
-    }
+        &VerdictFormat::default(),
+    )
+    .expect("the default format compiles")
 }
 
 async fn run_one(provider: Provider, opts: ExecutorOptions) -> Outcome {

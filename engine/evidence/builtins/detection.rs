@@ -3,8 +3,10 @@
 //!
 //! Thin wrappers over [`crate::score`], so a suite written in YAML computes exactly
 //! the figures the Rust score library (and its tests against published results)
-//! computes. Two choices a published figure depends on are arguments rather than
-//! fixed, because real reference runs made them differently:
+//! computes. Choices a published figure depends on are arguments rather than fixed,
+//! because real reference runs made them differently (`std`, `'sample'` or
+//! `'population'`, besides the two below); they are
+//! [`crate::score::aggregate::AggregateOptions`]:
 //!
 //! - `f1`: `'counts'` is `2tp / (2tp + fp + fn)` (as `match` computes it);
 //!   `'harmonic'` is `2PR / (P + R)` of the already-rounded ratios, the way most
@@ -23,29 +25,10 @@ use minijinja::{Error, Value};
 
 use super::args::{Args, as_f64, describe};
 use super::path::key_of;
-use crate::score::Summary;
+use crate::score::aggregate::{
+    AggregateOptions, F1Rule, Stats, StdConvention, Summation, macro_micro_with,
+};
 use crate::score::detection::{self as score, Counts};
-
-/// How per-item values are added up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Summation {
-    Sequential,
-    Compensated,
-}
-
-/// Which F1 formula.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum F1Rule {
-    Counts,
-    Harmonic,
-}
-
-/// How `summary_stats` and `macro_micro` aggregate.
-#[derive(Debug, Clone, Copy)]
-struct Rules {
-    sample: bool,
-    summation: Summation,
-}
 
 fn pick<T: Copy>(
     args: &Args,
@@ -64,12 +47,15 @@ fn pick<T: Copy>(
     }
 }
 
-fn std_rule(args: &Args, i: usize) -> Result<bool, Error> {
+fn std_rule(args: &Args, i: usize) -> Result<StdConvention, Error> {
     pick(
         args,
         i,
-        true,
-        &[("sample", true), ("population", false)],
+        StdConvention::Sample,
+        &[
+            ("sample", StdConvention::Sample),
+            ("population", StdConvention::Population),
+        ],
         "'sample' or 'population'",
     )
 }
@@ -113,100 +99,33 @@ fn count_arg(args: &Args, i: usize) -> Result<u64, Error> {
     count_of(&value).ok_or_else(|| args.error(i, "a non-negative whole number", &value))
 }
 
-/// Neumaier's compensated sum, step for step as CPython 3.12's `sum` over floats, so
-/// a figure Python printed is reproduced to the last digit.
-fn compensated_sum(values: &[f64]) -> f64 {
-    let (mut total, mut compensation) = (0.0_f64, 0.0_f64);
-    for &x in values {
-        let t = total + x;
-        if total.abs() >= x.abs() {
-            compensation += (total - t) + x;
-        } else {
-            compensation += (x - t) + total;
-        }
-        total = t;
-    }
-    if compensation != 0.0 && compensation.is_finite() {
-        total += compensation;
-    }
-    total
-}
-
 fn opt(value: Option<f64>) -> Value {
     value.map_or(Value::from(()), Value::from)
 }
 
-/// `{n, sum, mean, std, min, max}` of `values` under `rules`.
-fn summarize(values: &[f64], rules: Rules) -> Value {
-    let n = values.len();
-    let summary = Summary::of(values);
-    let (sum, mean, std) = match rules.summation {
-        Summation::Sequential => (
-            values.iter().fold(0.0, |a, b| a + b),
-            summary.mean,
-            if rules.sample {
-                summary.std_sample
-            } else {
-                summary.std_population
-            },
-        ),
-        Summation::Compensated => {
-            let sum = compensated_sum(values);
-            #[allow(clippy::cast_precision_loss)]
-            let mean = (n > 0).then(|| sum / n as f64);
-            let dof = if rules.sample { n.saturating_sub(1) } else { n };
-            let std = mean.filter(|_| dof > 0).map(|m| {
-                let squares: Vec<f64> = values.iter().map(|v| (v - m) * (v - m)).collect();
-                #[allow(clippy::cast_precision_loss)]
-                let variance = compensated_sum(&squares) / dof as f64;
-                variance.sqrt()
-            });
-            (sum, mean, std)
-        }
-    };
+/// `{n, sum, mean, std, min, max}`.
+fn stats_value(stats: &Stats) -> Value {
     Value::from_pairs([
-        ("n", Value::from(n)),
-        ("sum", Value::from(sum)),
-        ("mean", opt(mean)),
-        ("std", opt(std)),
-        ("min", opt(summary.min)),
-        ("max", opt(summary.max)),
+        ("n", Value::from(stats.n)),
+        ("sum", Value::from(stats.sum)),
+        ("mean", opt(stats.mean)),
+        ("std", opt(stats.std)),
+        ("min", opt(stats.min)),
+        ("max", opt(stats.max)),
     ])
 }
 
-/// Precision, recall, F1 and evasion of one set of counts.
-struct Scored {
-    precision: f64,
-    recall: f64,
-    f1: f64,
-    evasion: f64,
-}
-
-fn score_counts(c: &Counts, rule: F1Rule) -> Scored {
-    let (precision, recall) = (c.precision(), c.recall());
-    Scored {
-        precision,
-        recall,
-        f1: match rule {
-            F1Rule::Counts => c.f1(),
-            F1Rule::Harmonic => score::f1_of(precision, recall),
-        },
-        evasion: c.evasion_of_manifest(),
-    }
-}
-
 fn detection_value(c: &Counts, rule: F1Rule) -> Value {
-    let s = score_counts(c, rule);
     Value::from_pairs([
         ("tp", Value::from(c.tp)),
         ("fp", Value::from(c.fp)),
         ("fn", Value::from(c.fn_)),
         ("findings", Value::from(c.findings())),
         ("truths", Value::from(c.truths())),
-        ("precision", Value::from(s.precision)),
-        ("recall", Value::from(s.recall)),
-        ("f1", Value::from(s.f1)),
-        ("evasion", Value::from(s.evasion)),
+        ("precision", Value::from(c.precision())),
+        ("recall", Value::from(c.recall())),
+        ("f1", Value::from(rule.f1(c))),
+        ("evasion", Value::from(c.evasion_of_manifest())),
     ])
 }
 
@@ -224,11 +143,9 @@ pub(crate) fn detection(raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
 /// `summary_stats(values, std='sample', summation='sequential')`.
 pub(crate) fn summary_stats(raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
     let args = Args::bind("summary_stats", &["values", "std", "summation"], 1, raw)?;
-    let rules = Rules {
-        sample: std_rule(&args, 1)?,
-        summation: summation_rule(&args, 2)?,
-    };
-    Ok(summarize(&args.numbers(0)?, rules))
+    let std = std_rule(&args, 1)?;
+    let summation = summation_rule(&args, 2)?;
+    Ok(stats_value(&Stats::of(&args.numbers(0)?, std, summation)))
 }
 
 /// The counts of record `index`: `tp` and `fp` from their attributes; `fn` from its
@@ -289,41 +206,30 @@ pub(crate) fn macro_micro(raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
         args.text(3)?.unwrap_or_else(|| "fn".into()),
     ];
     let n_truth = args.text(4)?;
-    let rules = Rules {
-        sample: std_rule(&args, 5)?,
+    let options = AggregateOptions {
+        std: std_rule(&args, 5)?,
         summation: summation_rule(&args, 6)?,
+        f1: f1_rule(&args, 7)?,
     };
-    let rule = f1_rule(&args, 7)?;
     let games = args
         .items(0)?
         .iter()
         .enumerate()
         .map(|(i, item)| record_counts(&args, i, item, &names, n_truth.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
-    let scored: Vec<Scored> = games.iter().map(|c| score_counts(c, rule)).collect();
-    let column =
-        |f: fn(&Scored) -> f64| summarize(&scored.iter().map(f).collect::<Vec<_>>(), rules);
-    let precision = column(|s| s.precision);
-    let recall = column(|s| s.recall);
-    let mean_of = |v: &Value| {
-        v.get_attr("mean")
-            .ok()
-            .and_then(|m| as_f64(&m))
-            .unwrap_or(0.0)
-    };
-    let f1_of_means = score::f1_of(mean_of(&precision), mean_of(&recall));
+    let aggregated = macro_micro_with(&games, options);
+    let m = &aggregated.macro_;
     let macro_ = Value::from_pairs([
-        ("precision", precision),
-        ("recall", recall),
-        ("f1", column(|s| s.f1)),
-        ("evasion", column(|s| s.evasion)),
-        ("f1_of_means", Value::from(f1_of_means)),
+        ("precision", stats_value(&m.precision)),
+        ("recall", stats_value(&m.recall)),
+        ("f1", stats_value(&m.f1)),
+        ("evasion", stats_value(&m.evasion_of_manifest)),
+        ("f1_of_means", Value::from(m.f1_of_means)),
     ]);
-    let pooled: Counts = games.iter().copied().sum();
     Ok(Value::from_pairs([
-        ("n", Value::from(games.len())),
+        ("n", Value::from(aggregated.n_games)),
         ("macro", macro_),
-        ("micro", detection_value(&pooled, rule)),
+        ("micro", detection_value(&aggregated.pooled, options.f1)),
     ]))
 }
 
@@ -357,7 +263,7 @@ pub(crate) fn corroboration_rate(raw: Rest<ValueOrKwargs>) -> Result<Value, Erro
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{error, eval, json, json_lazy};
-    use super::compensated_sum;
+    use crate::score::aggregate::compensated_sum;
     use serde_json::json;
 
     fn num(expr: &str, ctx: serde_json::Value) -> f64 {

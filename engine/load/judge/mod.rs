@@ -26,7 +26,7 @@ use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmU
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::assertions::AssertionPlan;
 use crate::verdict::heuristic::HeuristicPlan;
-use crate::verdict::reply::{CompiledFormat, FormatError};
+use crate::verdict::reply::{FormatError, SharedFormat};
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -47,11 +47,13 @@ pub struct JudgePlan {
     /// The prompt template, when the judge has one that could be read.
     pub prompt: Option<PromptFile>,
     /// The verdict format in force: the judge's own, or the default JSON object on a
-    /// 1-5 scale. It is what a model call carries and what the cache key hashes.
+    /// 1-5 scale. It is what the cache key hashes (a model call carries it compiled,
+    /// as [`JudgePlan::format`]).
     pub verdict_format: VerdictFormat,
     /// [`JudgePlan::verdict_format`] compiled once here, so neither a prompt nor a reply
-    /// compiles it again; the error (reported at load) when it cannot read any reply.
-    pub format: Result<CompiledFormat, FormatError>,
+    /// compiles it again (every model call of this judge carries it); the error (reported
+    /// at load) when it cannot read any reply.
+    pub format: Result<SharedFormat, FormatError>,
     /// Key locations, for diagnostics raised while running.
     pub index: KeyIndex,
 }
@@ -114,7 +116,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
     cx.check_assertions(&spec, &names);
     let prompt = cx.check_prompt(&spec, &names);
     let verdict_format = spec.verdict.clone().unwrap_or_default();
-    let format = CompiledFormat::new(&verdict_format);
+    let format = SharedFormat::new(&verdict_format);
     if spec.verdict.is_some()
         && let Err(e) = &format
     {
@@ -460,11 +462,11 @@ impl<'a> JudgeCx<'a> {
         condition: Option<&str>,
         path: &str,
         scope: &NameScope<'_>,
-    ) -> Option<String> {
+    ) -> Option<Expr> {
         let c = condition?;
-        let src = condition_source(c).to_owned();
-        self.check_expr(&src, &format!("{path}.if"), scope);
-        Some(src)
+        let src = condition_source(c);
+        self.check_expr(src, &format!("{path}.if"), scope);
+        Some(self.compile(src))
     }
 
     fn plan_records(
@@ -503,8 +505,9 @@ impl<'a> JudgeCx<'a> {
         };
         let filter = rec.filter.as_ref().and_then(|f| {
             let p = format!("{path}.where");
-            let src = condition_source(f).to_owned();
-            self.check_expr(&src, &p, &item_scope).then_some(src)
+            let src = condition_source(f);
+            self.check_expr(src, &p, &item_scope)
+                .then(|| self.compile(src))
         });
         self.warn_shadowing(rec, path, over_repos);
         let mut fields = Vec::new();
@@ -600,7 +603,7 @@ impl<'a> JudgeCx<'a> {
             },
             TextKind::Expr(src) => self
                 .check_expr(src, path, scope)
-                .then(|| ValuePlan::Expr(src.to_owned())),
+                .then(|| ValuePlan::Expr(self.compile(src))),
             TextKind::Template(src) => self
                 .check_template(src, path, scope)
                 .then(|| ValuePlan::Template(src.to_owned())),
