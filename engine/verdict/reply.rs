@@ -1242,6 +1242,25 @@ mod tests {
         );
     }
 
+    /// Some judges quote their numbers: a string holding exactly one number is read as
+    /// it; anything else in a string is not a number, and neither is a non-finite one.
+    #[test]
+    fn quoted_numbers_are_read_and_other_strings_are_not() {
+        let v = default()
+            .parse(r#"{"score": " 4 ", "confidence": "0.5", "sub_scores": {"a": "2.5"}}"#)
+            .unwrap();
+        assert_eq!((v.score, v.confidence), (4.0, Some(0.5)));
+        assert_eq!(v.sub_scores.get("a"), Some(&2.5));
+        assert!(matches!(
+            default().parse(r#"{"score": "4 of 5"}"#),
+            Err(ReplyError::NotANumber { .. })
+        ));
+        assert!(matches!(
+            default().parse(r#"{"score": "inf"}"#),
+            Err(ReplyError::NotANumber { .. })
+        ));
+    }
+
     #[test]
     fn bad_formats_are_rejected() {
         let no_group = VerdictFormat {
