@@ -2,6 +2,7 @@
 //! adjustments. Nothing here invents a score: a metric that is missing or outside every
 //! band leaves the judge unscored, with the reason.
 
+use indexmap::IndexMap;
 use minijinja::Environment;
 use minijinja::value::Value;
 
@@ -220,33 +221,12 @@ fn run(
     evidence: &Evidence,
     scope: &Value,
 ) -> Result<HeuristicOutcome, String> {
-    if let Some(nd) = &plan.when_no_data {
-        let hit = nd
-            .condition
-            .eval(scope)
-            .map_err(|e| format!("heuristic.when_no_data.if: {e}"))?;
-        if hit.is_true() {
-            let score = computed_score(&nd.score, scope, "heuristic.when_no_data.score")?;
-            let confidence =
-                computed_confidence(&nd.confidence, scope, "heuristic.when_no_data.confidence")?;
-            let reasoning = render_text(env, &nd.reasoning, scope)
-                .map_err(|e| format!("heuristic.when_no_data.reasoning: {e}"))?;
-            let recommendations = recommendations(
-                env,
-                &nd.recommendations,
-                scope,
-                "heuristic.when_no_data.recommendations",
-            )?;
-            return Ok(HeuristicOutcome::Scored(Scoring {
-                score,
-                confidence,
-                reasoning,
-                recommendations,
-                ..Scoring::default()
-            }));
-        }
+    if let Some(nd) = &plan.when_no_data
+        && let Some(scoring) = no_data(env, nd, scope)?
+    {
+        return Ok(HeuristicOutcome::Scored(scoring));
     }
-    let mut score = match &plan.score {
+    let score = match &plan.score {
         ScorePlan::Computed(score) => computed_score(score, scope, "heuristic.score")?,
         ScorePlan::Banded { metric, bands } => match banded(bands, metric, evidence) {
             Ok(score) => score,
@@ -254,9 +234,74 @@ fn run(
         },
         ScorePlan::Missing => return Err("the heuristic has neither `metric` nor `score`".into()),
     };
-    let mut reasoning = render_text(env, &plan.reasoning, scope)
+    let reasoning = render_text(env, &plan.reasoning, scope)
         .map_err(|e| format!("heuristic.reasoning: {e}"))?;
-    for (i, adj) in plan.adjust.iter().enumerate() {
+    let (score, reasoning) = adjusted(env, &plan.adjust, scope, score, reasoning)?;
+    // In the order the judge reads: the first part that fails names the error.
+    let evidence_cited = cited(env, &plan.evidence_cited, scope)?;
+    let recommendations = recommendations(
+        env,
+        &plan.recommendations,
+        scope,
+        "heuristic.recommendations",
+    )?;
+    let sub_scores = sub_scores(plan, scope)?;
+    let confidence = computed_confidence(&plan.confidence, scope, "heuristic.confidence")?;
+    Ok(HeuristicOutcome::Scored(Scoring {
+        score,
+        confidence,
+        reasoning,
+        evidence_cited,
+        recommendations,
+        sub_scores,
+        raw_response: String::new(),
+        model_score: None,
+    }))
+}
+
+/// The verdict of the no-data rule when its condition holds: it stands in for the
+/// whole heuristic (no bands, no adjustments), since there is nothing to measure.
+fn no_data(
+    env: &Environment<'static>,
+    nd: &NoDataPlan,
+    scope: &Value,
+) -> Result<Option<Scoring>, String> {
+    let hit = nd
+        .condition
+        .eval(scope)
+        .map_err(|e| format!("heuristic.when_no_data.if: {e}"))?;
+    if !hit.is_true() {
+        return Ok(None);
+    }
+    Ok(Some(Scoring {
+        score: computed_score(&nd.score, scope, "heuristic.when_no_data.score")?,
+        confidence: computed_confidence(
+            &nd.confidence,
+            scope,
+            "heuristic.when_no_data.confidence",
+        )?,
+        reasoning: render_text(env, &nd.reasoning, scope)
+            .map_err(|e| format!("heuristic.when_no_data.reasoning: {e}"))?,
+        recommendations: recommendations(
+            env,
+            &nd.recommendations,
+            scope,
+            "heuristic.when_no_data.recommendations",
+        )?,
+        ..Scoring::default()
+    }))
+}
+
+/// `score` moved by every adjustment whose condition holds, kept within 1-5 after each
+/// step, with each step noted in the reasoning (`[before -> after: why]`).
+fn adjusted(
+    env: &Environment<'static>,
+    adjust: &[AdjustPlan],
+    scope: &Value,
+    mut score: i64,
+    mut reasoning: String,
+) -> Result<(i64, String), String> {
+    for (i, adj) in adjust.iter().enumerate() {
         let hit = adj
             .condition
             .eval(scope)
@@ -269,22 +314,31 @@ fn run(
             reasoning.push_str(&format!(" [{before} -> {score}: {why}]"));
         }
     }
+    Ok((score, reasoning))
+}
+
+/// The evidence-cited lines that render to some text (an empty line cites nothing).
+fn cited(
+    env: &Environment<'static>,
+    templates: &[String],
+    scope: &Value,
+) -> Result<Vec<String>, String> {
     let mut cited = Vec::new();
-    for (i, t) in plan.evidence_cited.iter().enumerate() {
+    for (i, t) in templates.iter().enumerate() {
         let text = render_text(env, t, scope)
             .map_err(|e| format!("heuristic.evidence_cited[{i}]: {e}"))?;
         if !text.trim().is_empty() {
             cited.push(text.trim().to_owned());
         }
     }
-    let recommendations = recommendations(
-        env,
-        &plan.recommendations,
-        scope,
-        "heuristic.recommendations",
-    )?;
+    Ok(cited)
+}
+
+/// The named sub-scores, each a whole number on the declared scale; anything else is an
+/// error of the judge, not a score to round.
+fn sub_scores(plan: &HeuristicPlan, scope: &Value) -> Result<IndexMap<String, i64>, String> {
     let [lo, hi] = plan.sub_score_scale;
-    let mut sub_scores = indexmap::IndexMap::new();
+    let mut sub_scores = IndexMap::new();
     for (name, expr) in &plan.sub_scores {
         let v = expr
             .eval(scope)
@@ -300,17 +354,7 @@ fn run(
             }
         }
     }
-    let confidence = computed_confidence(&plan.confidence, scope, "heuristic.confidence")?;
-    Ok(HeuristicOutcome::Scored(Scoring {
-        score,
-        confidence,
-        reasoning,
-        evidence_cited: cited,
-        recommendations,
-        sub_scores,
-        raw_response: String::new(),
-        model_score: None,
-    }))
+    Ok(sub_scores)
 }
 
 /// The band score of `metric`, or the unscored outcome saying why there is none.
