@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -12,19 +13,58 @@ use serde_saphyr::granit_parser::{Event, Parser};
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 
 /// Where each key path of a YAML document is: the key itself and its value.
+///
+/// Built on first use: a valid judge file is never asked where anything is, and
+/// indexing is a second pass over the YAML events (about a tenth of loading a suite).
 #[derive(Debug, Default, Clone)]
 pub struct KeyIndex {
+    source: Arc<str>,
+    built: OnceLock<Entries>,
+}
+
+impl KeyIndex {
+    /// The index of `source`, built when first asked; a document that does not parse
+    /// gives an empty index (the parse error itself is reported by [`parse`]).
+    pub fn build(source: &str) -> KeyIndex {
+        KeyIndex {
+            source: source.into(),
+            built: OnceLock::new(),
+        }
+    }
+
+    fn entries(&self) -> &Entries {
+        self.built.get_or_init(|| Entries::build(&self.source))
+    }
+
+    /// The span of the value at `path`, or of its nearest indexed ancestor.
+    pub fn value_span(&self, path: &str) -> Option<Span> {
+        self.entries().value_span(path)
+    }
+
+    /// The span of the key at `path` (falls back to the value, then to ancestors).
+    pub fn key_span(&self, path: &str) -> Option<Span> {
+        self.entries().key_span(path)
+    }
+
+    /// The deepest key path whose value contains byte `offset` (to name the key of a
+    /// located parse error).
+    pub fn path_at(&self, offset: usize) -> Option<&str> {
+        self.entries().path_at(offset)
+    }
+}
+
+/// The index itself.
+#[derive(Debug, Default, Clone)]
+struct Entries {
     /// Path -> (span of the key, span of the value). The root is "".
     entries: HashMap<String, (Option<Span>, Span)>,
     /// Paths in document order (for "which path contains this offset").
     order: Vec<String>,
 }
 
-impl KeyIndex {
-    /// Indexes `source`; a document that does not parse gives an empty index (the parse
-    /// error itself is reported by [`parse`]).
-    pub fn build(source: &str) -> KeyIndex {
-        let mut index = KeyIndex::default();
+impl Entries {
+    fn build(source: &str) -> Entries {
+        let mut index = Entries::default();
         let mut stack: Vec<Frame> = Vec::new();
         for event in Parser::new_from_str(source) {
             let Ok((event, span)) = event else { break };
@@ -119,13 +159,11 @@ impl KeyIndex {
         }
     }
 
-    /// The span of the value at `path`, or of its nearest indexed ancestor.
-    pub fn value_span(&self, path: &str) -> Option<Span> {
+    fn value_span(&self, path: &str) -> Option<Span> {
         self.lookup(path).map(|(_, v)| v)
     }
 
-    /// The span of the key at `path` (falls back to the value, then to ancestors).
-    pub fn key_span(&self, path: &str) -> Option<Span> {
+    fn key_span(&self, path: &str) -> Option<Span> {
         self.lookup(path).map(|(k, v)| k.unwrap_or(v))
     }
 
@@ -142,9 +180,7 @@ impl KeyIndex {
         }
     }
 
-    /// The deepest key path whose value contains byte `offset` (to name the key of a
-    /// located parse error).
-    pub fn path_at(&self, offset: usize) -> Option<&str> {
+    fn path_at(&self, offset: usize) -> Option<&str> {
         self.order
             .iter()
             .filter(|p| {
@@ -422,7 +458,7 @@ fn error_to_diagnostic(
         } else {
             join_key(&key_path, &field)
         };
-        let exact = if index.entries.contains_key(&candidate) {
+        let exact = if index.entries().entries.contains_key(&candidate) {
             Some(candidate)
         } else {
             find_key_near(index, &field, span.map_or(0, |s| s.start))
@@ -438,11 +474,12 @@ fn error_to_diagnostic(
         // The error points either at a mapping's value node (the key belongs inside it)
         // or at a key of that mapping (the key belongs beside it).
         let at = span.map_or(0, |s| s.start);
-        let mapping = index
+        let found = index.entries();
+        let mapping = found
             .order
             .iter()
             .find(|p| {
-                index
+                found
                     .entries
                     .get(*p)
                     .and_then(|(k, _)| *k)
@@ -455,6 +492,7 @@ fn error_to_diagnostic(
         // its keys serde happened to stop on; the root mapping at its first key.
         span = if mapping.is_empty() {
             index
+                .entries()
                 .order
                 .iter()
                 .find(|p| !p.is_empty())
@@ -775,12 +813,13 @@ fn quoted(message: &str, n: usize) -> Option<String> {
 
 /// The indexed path ending in `.field` (or equal to it) whose key is nearest `offset`.
 fn find_key_near(index: &KeyIndex, field: &str, offset: usize) -> Option<String> {
-    index
+    let found = index.entries();
+    found
         .order
         .iter()
         .filter(|p| *p == field || p.ends_with(&format!(".{field}")))
         .min_by_key(|p| {
-            index
+            found
                 .entries
                 .get(*p)
                 .and_then(|(k, _)| *k)
@@ -815,9 +854,9 @@ mod tests {
         // are the ones counting from the start of the file gives.
         let src = "é: \"ü\"\r\nb: {c: [x, \"ÿ\"], d: 1}\r\ne:\r\n  - f: 日本\r\n    g: 2\r\n";
         let idx = KeyIndex::build(src);
-        assert!(idx.order.len() >= 8, "{:?}", idx.order);
-        for path in &idx.order {
-            let (key, value) = idx.entries[path];
+        assert!(idx.entries().order.len() >= 8, "{:?}", idx.entries().order);
+        for path in &idx.entries().order {
+            let (key, value) = idx.entries().entries[path];
             for span in key.into_iter().chain([value]) {
                 let counted = Span::from_offsets(src, span.start, span.end);
                 assert_eq!(
