@@ -734,7 +734,8 @@ fn find_objects(text: &str) -> Found<'_> {
                 match serde_json::from_str::<Value>(slice) {
                     Ok(v @ Value::Object(_)) => {
                         found.objects.push((v, slice));
-                        i = end + 1;
+                        // The search goes on from the closing brace (not a `{`).
+                        i = end;
                         continue;
                     }
                     Ok(_) => {}
@@ -1259,6 +1260,57 @@ mod tests {
             default().parse(r#"{"score": "inf"}"#),
             Err(ReplyError::NotANumber { .. })
         ));
+    }
+
+    /// Braces in prose are not JSON; braces that start like JSON but do not parse are
+    /// reported as broken JSON, wherever they stand in the reply.
+    #[test]
+    fn prose_braces_are_no_json_and_broken_objects_say_why() {
+        assert_eq!(
+            default().parse("see {this} and {that}"),
+            Err(ReplyError::NoJson)
+        );
+        for reply in [
+            r#"{"score": 3,}"#,
+            r#"Verdict: {"score": 3,}"#,
+            r#"{ "score": 3 "confidence": 1 }"#,
+        ] {
+            assert!(
+                matches!(default().parse(reply), Err(ReplyError::InvalidJson { .. })),
+                "{reply}: {:?}",
+                default().parse(reply)
+            );
+        }
+        // The first broken object is the one reported.
+        let Err(ReplyError::InvalidJson { detail }) = default().parse(r#"{"a": 1,} then {"b" 2}"#)
+        else {
+            panic!("broken JSON expected")
+        };
+        assert!(detail.contains("trailing comma"), "{detail}");
+    }
+
+    /// An empty object before the verdict is skipped, not read again and again.
+    #[test]
+    fn an_empty_object_is_passed_over() {
+        assert_eq!(
+            default().parse(r#"{} {"score": 3}"#).map(|v| v.score),
+            Ok(3.0)
+        );
+    }
+
+    /// Lists may be written as one string; an empty string is an empty list, and a
+    /// non-string item is kept as its JSON text.
+    #[test]
+    fn cited_evidence_and_recommendations_accept_one_string() {
+        let v = default()
+            .parse(r#"{"score": 3, "evidence_cited": "one fact", "recommendations": ""}"#)
+            .unwrap();
+        assert_eq!(v.evidence_cited, vec!["one fact".to_owned()]);
+        assert!(v.recommendations.is_empty());
+        let v = default()
+            .parse(r#"{"score": 3, "evidence_cited": ["a", 2, null]}"#)
+            .unwrap();
+        assert_eq!(v.evidence_cited, vec!["a", "2", "null"]);
     }
 
     #[test]
