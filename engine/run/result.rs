@@ -566,6 +566,377 @@ pub fn average_confidence(dims: &[Verdict]) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::load::suite::default_decision;
+    use crate::spec::judge::JudgeSpec;
+    use crate::verdict::combine::{JudgeRef, SuiteWeights, heuristic_verdict};
+    use crate::verdict::panel::DimensionPanel;
+    use crate::verdict::types::{AssertionFailure, CallInfo, RepoVerdict, Score};
+
+    /// A verdict named `name` of weight `weight`, with the given status and score.
+    fn dim(name: &str, weight: f64, status: Status, score: Option<Score>) -> Verdict {
+        let spec: JudgeSpec =
+            serde_saphyr::from_str(&format!("dimension: {name}\nweight: {weight}\n")).unwrap();
+        let judge = JudgeRef {
+            spec: &spec,
+            pass_threshold: 3.0,
+        };
+        let mut v = heuristic_verdict(judge, &[], SuiteWeights { total: 1.0 });
+        v.status = status;
+        v.score = score;
+        v.unscored_reason = None;
+        v
+    }
+
+    fn scored(name: &str, weight: f64, score: f64) -> Verdict {
+        let s = if score.fract() == 0.0 {
+            Score::Single(score as i64)
+        } else {
+            Score::Mean(score)
+        };
+        dim(name, weight, Status::Scored, Some(s))
+    }
+
+    fn repo(name: &str, status: Status, score: Option<i64>) -> RepoVerdict {
+        RepoVerdict {
+            repo: name.into(),
+            status,
+            score,
+            confidence: None,
+            reasoning: String::new(),
+            unscored_reason: (status != Status::Scored).then(|| format!("{name} failed")),
+            evidence: crate::doc::Doc::Null,
+        }
+    }
+
+    #[test]
+    fn the_weighted_score_is_over_scored_judges_only() {
+        let mut unscored_with_score = dim("d", 3.0, Status::Unscored, Some(Score::Single(1)));
+        unscored_with_score.unscored_reason = Some("x".into());
+        let dims = [
+            scored("a", 2.0, 4.0),
+            scored("b", 1.0, 2.5),
+            dim("c", 5.0, Status::Unscored, None),
+            unscored_with_score,
+        ];
+        // (4 x 2 + 2.5 x 1) / (2 + 1) = 10.5 / 3 = 3.5.
+        assert_eq!(weighted_score(&dims), Some(3.5));
+        assert_eq!(weighted_score(&dims[2..3]), None);
+        assert_eq!(weighted_score(&[]), None);
+        // Weights of zero: nothing to divide by.
+        assert_eq!(weighted_score(&[scored("z", 0.0, 4.0)]), None);
+    }
+
+    #[test]
+    fn the_decision_score_counts_units_without_a_score_at_the_floor() {
+        let mut per_repo = scored("c", 1.0, 3.0);
+        per_repo.repos = vec![
+            repo("r1", Status::Scored, Some(3)),
+            repo("r2", Status::Unscored, None),
+        ];
+        let dims = [
+            scored("a", 2.0, 4.0),
+            dim("b", 1.0, Status::Unscored, None),
+            per_repo,
+        ];
+        // a: 4; b: floor 1; c: (3 + 1) / 2 = 2. (4 x 2 + 1 x 1 + 2 x 1) / 4 = 11 / 4.
+        assert_eq!(decision_score(&dims), Some(2.75));
+        // Every unit scored: the weighted score itself.
+        assert_eq!(decision_score(&dims[..1]), Some(4.0));
+        assert_eq!(decision_score(&dims[1..2]), None, "no judge scored");
+        assert_eq!(decision_score(&[scored("z", 0.0, 4.0)]), None, "no weight");
+        // An errored judge with a stray score still counts at the floor: (5 + 1) / 2 = 3.
+        let errored = dim("e", 1.0, Status::Error, Some(Score::Single(5)));
+        assert_eq!(decision_score(&[scored("a", 1.0, 5.0), errored]), Some(3.0));
+    }
+
+    #[test]
+    fn coverage_counts_judges_and_repos() {
+        let mut per_repo = scored("c", 1.0, 3.0);
+        per_repo.repos = vec![
+            repo("r1", Status::Scored, Some(3)),
+            repo("r2", Status::Error, None),
+            repo("r3", Status::Scored, Some(3)),
+        ];
+        let dims = [
+            scored("a", 1.0, 4.0),
+            dim("b", 1.0, Status::Unscored, None),
+            per_repo,
+        ];
+        // 1 + 1 + 3 units; 1 + 0 + 2 scored.
+        assert_eq!(coverage(&dims), (5, 3));
+        assert_eq!(coverage(&dims[1..2]), (1, 0));
+        assert_eq!(coverage(&[]), (0, 0));
+    }
+
+    fn panel(ratings: &[(&str, &[Option<i64>])]) -> DimensionPanel {
+        DimensionPanel {
+            dimension: "p".into(),
+            ratings: ratings
+                .iter()
+                .map(|(m, r)| ((*m).to_owned(), r.to_vec()))
+                .collect(),
+            agreement: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn a_panel_counts_one_unit_per_model() {
+        let mut v = scored("p", 1.0, 3.0);
+        v.repos = vec![
+            repo("r1", Status::Scored, Some(3)),
+            repo("r2", Status::Unscored, None),
+        ];
+        v.panel = Some(panel(&[
+            ("m1", &[Some(4), None]),
+            ("m2", &[Some(3), Some(2)]),
+        ]));
+        // Asked: 2 models x 2 repos. Answered, of scored units: m1 r1, m2 r1 (r2 is not
+        // scored, whatever m2 said).
+        assert_eq!(coverage(std::slice::from_ref(&v)), (4, 2));
+        v.repos[1] = repo("r2", Status::Scored, Some(2));
+        // Now m2 r2 counts too; m1 gave nothing for r2.
+        assert_eq!(coverage(std::slice::from_ref(&v)), (4, 3));
+        // A panel without ratings counts as the units themselves.
+        v.panel = Some(panel(&[]));
+        assert_eq!(coverage(std::slice::from_ref(&v)), (2, 2));
+    }
+
+    #[test]
+    fn no_scored_judge_gives_no_score() {
+        let dims = [dim("a", 1.0, Status::Unscored, None)];
+        let (d, g) = gate(&dims, &default_decision(), 0.0, false);
+        assert_eq!(d, Decision::NoScore);
+        assert_eq!(g.reason, "no judge gave a score");
+        assert!(!g.blocked);
+        assert_eq!(g.decision_score, None);
+    }
+
+    #[test]
+    fn an_errored_judge_fails_the_run_unless_errors_are_allowed() {
+        let dims = [
+            scored("a", 1.0, 4.0),
+            dim("b", 1.0, Status::Error, None),
+            dim("c", 1.0, Status::Unscored, None),
+        ];
+        let (d, g) = gate(&dims, &default_decision(), 0.0, false);
+        assert_eq!(d, Decision::Blocked);
+        assert!(g.blocked);
+        assert_eq!(g.errors, vec!["b"]);
+        assert_eq!(
+            g.reason,
+            "1 judge(s) ended in error (b); a run with errors fails unless errors are allowed"
+        );
+        // Allowed: the table decides on (4 + 1 + 1) / 3 = 2, below 3.
+        let (d, g) = gate(&dims, &default_decision(), 0.0, true);
+        assert_eq!(d, "FAIL");
+        assert!(!g.blocked);
+        assert_eq!(g.decision_score, Some(2.0));
+        assert_eq!(
+            g.reason,
+            "FAIL on 2.0000, the 2 unit(s) without a score counted at 1"
+        );
+        // No error: errors not being allowed changes nothing.
+        let (d, g) = gate(&dims[..1], &default_decision(), 0.0, false);
+        assert_eq!(d, "STRONG_PASS");
+        assert!(g.errors.is_empty() && !g.blocked);
+        assert_eq!(g.reason, "STRONG_PASS on the weighted score 4.0000");
+    }
+
+    #[test]
+    fn coverage_below_the_minimum_fails_the_run() {
+        let dims = [scored("a", 1.0, 4.0), dim("b", 1.0, Status::Unscored, None)];
+        // 1 of 2 units: 0.5, exactly the minimum, passes to the table: (4 + 1) / 2 = 2.5.
+        let (d, g) = gate(&dims, &default_decision(), 0.5, false);
+        assert_eq!((g.units, g.scored_units, g.coverage), (2, 1, 0.5));
+        assert_eq!(d, "FAIL");
+        assert!(!g.blocked);
+        let (d, g) = gate(&dims, &default_decision(), 0.51, false);
+        assert_eq!(d, Decision::Blocked);
+        assert!(g.blocked);
+        assert_eq!(
+            g.reason,
+            "1 of 2 units scored (50.0%), below the suite's minimum coverage of 51.0%"
+        );
+        assert_eq!(g.min_coverage, 0.51);
+        // Full coverage passes any minimum.
+        let (d, _) = gate(&dims[..1], &default_decision(), 1.0, false);
+        assert_eq!(d, "STRONG_PASS");
+    }
+
+    #[test]
+    fn decision_rows_are_reached_within_the_float_tolerance() {
+        let t = default_decision();
+        // A bar is reached when score >= bar - 1e-9.
+        assert_eq!(decide(Some(4.0 - 1e-10), &t), "STRONG_PASS");
+        assert_eq!(decide(Some(4.0 - 1e-8), &t), "PASS");
+        assert_eq!(decide(Some(3.0 - 1e-10), &t), "WEAK_PASS");
+        assert_eq!(decide(Some(3.0 - 1e-8), &t), "FAIL");
+        // 4.95 / 1.5 is 3.2999999999999994 in floating point: it reaches a bar of 3.3.
+        let bar = vec![
+            DecisionRow {
+                min: Some(3.3),
+                label: "OK".into(),
+            },
+            DecisionRow {
+                min: None,
+                label: "LOW".into(),
+            },
+        ];
+        assert_eq!(decide(Some(4.95 / 1.5), &bar), "OK");
+        // A table without a catch-all row gives no label below its last bar.
+        assert_eq!(decide(Some(1.0), &bar[..1]), Decision::NoScore);
+    }
+
+    #[test]
+    fn the_summary_counts_and_calls_out_every_problem() {
+        let mut passed = scored("a", 1.0, 4.0);
+        passed.passed = Some(true);
+        let mut capped = scored("b", 1.0, 2.0);
+        capped.passed = Some(false);
+        capped.score_before_cap = Some(5);
+        capped.cap_applied = Some(2);
+        capped.assertion_failures = vec![
+            AssertionFailure {
+                message: "too few".into(),
+                cap: Some(2),
+                repo: Some("r1".into()),
+                item: None,
+            },
+            AssertionFailure {
+                message: "odd".into(),
+                cap: None,
+                repo: None,
+                item: None,
+            },
+        ];
+        let mut unscored = dim("c", 1.0, Status::Unscored, None);
+        unscored.unscored_reason = Some("no metric".into());
+        let mut errored = dim("d", 1.0, Status::Error, None);
+        errored.unscored_reason = Some("broke".into());
+        let mut per_repo = scored("e", 1.0, 3.0);
+        per_repo.repos = vec![
+            repo("r1", Status::Scored, Some(3)),
+            repo("r2", Status::Error, None),
+            repo("r3", Status::Unscored, None),
+        ];
+        let s = summarize(&[passed, capped, unscored, errored, per_repo]);
+        assert_eq!(
+            (
+                s.judges,
+                s.scored,
+                s.unscored,
+                s.errors,
+                s.failed_assertions,
+                s.passed
+            ),
+            (5, 3, 1, 1, 2, 1)
+        );
+        let problems: Vec<(String, ProblemKind, String)> = s
+            .problems
+            .iter()
+            .map(|p| (p.dimension.clone().unwrap(), p.kind, p.message.clone()))
+            .collect();
+        let want = [
+            ("b", ProblemKind::Assertion, "repo r1: too few (cap 2)"),
+            ("b", ProblemKind::Assertion, "odd"),
+            ("b", ProblemKind::Cap, "score capped from 5 to 2"),
+            ("c", ProblemKind::Unscored, "no metric"),
+            ("d", ProblemKind::Error, "broke"),
+            ("e", ProblemKind::Error, "repo r2: r2 failed"),
+            ("e", ProblemKind::Unscored, "repo r3: r3 failed"),
+        ];
+        let want: Vec<(String, ProblemKind, String)> = want
+            .iter()
+            .map(|(d, k, m)| ((*d).to_owned(), *k, (*m).to_owned()))
+            .collect();
+        assert_eq!(problems, want);
+    }
+
+    #[test]
+    fn average_confidence_is_over_scored_judges() {
+        let with = |mut v: Verdict, c: f64| {
+            v.confidence = Some(c);
+            v
+        };
+        let dims = [
+            with(scored("a", 1.0, 4.0), 0.8),
+            with(scored("b", 1.0, 3.0), 0.7),
+            with(scored("c", 1.0, 3.0), 0.7),
+            with(dim("d", 1.0, Status::Unscored, None), 0.1),
+        ];
+        // (0.8 + 0.7 + 0.7) / 3 = 0.7333... -> 0.73; d is not scored.
+        assert_eq!(average_confidence(&dims), Some(0.73));
+        assert_eq!(average_confidence(&dims[3..]), None);
+    }
+
+    #[test]
+    fn usage_sums_calls_and_costs() {
+        let call =
+            |cached: bool, attempts: u32, scored: bool, tokens: (u64, u64), cost: Option<f64>| {
+                CallInfo {
+                    model: "m".into(),
+                    input_tokens: tokens.0,
+                    output_tokens: tokens.1,
+                    cost_usd: cost,
+                    cached,
+                    attempts,
+                    reasked: false,
+                    scored,
+                    cache_problem: None,
+                }
+            };
+        let mut a = scored("a", 1.0, 4.0);
+        a.llm_calls = vec![
+            call(false, 2, true, (100, 10), Some(0.5)),
+            call(true, 0, true, (7, 3), Some(0.3)),
+        ];
+        let mut b = scored("b", 1.0, 4.0);
+        b.llm_calls = vec![call(false, 1, false, (50, 5), None)];
+        let u = usage_of(&[a.clone(), b.clone()], 0.0);
+        // 3 calls, 2 verdicts, 1 cached; 2 + 0 + 1 requests; 157 / 18 tokens.
+        assert_eq!((u.calls, u.verdicts, u.cached, u.requests), (3, 2, 1, 3));
+        assert_eq!((u.input_tokens, u.output_tokens), (157, 18));
+        // The cached call costs nothing; b's price is unknown.
+        assert_eq!(u.cost_by_dimension.get("a"), Some(&0.5));
+        assert_eq!(u.cost_by_dimension.get("b"), Some(&0.0));
+        assert_eq!(u.cost_usd, 0.5, "no spend given: the sum");
+        assert_eq!(usage_of(&[a, b], 0.7).cost_usd, 0.7, "the spend given wins");
+    }
+
+    #[test]
+    fn labels_are_written_as_reports_match_them() {
+        let kinds = [
+            (ProblemKind::Unscored, "unscored"),
+            (ProblemKind::Error, "error"),
+            (ProblemKind::Assertion, "assertion"),
+            (ProblemKind::Cap, "cap"),
+            (ProblemKind::Input, "input"),
+            (ProblemKind::Panel, "panel"),
+            (ProblemKind::RateLimit, "rate-limit"),
+            (ProblemKind::Cache, "cache"),
+            (ProblemKind::Divergence, "divergence"),
+            (ProblemKind::Unstable, "unstable"),
+            (ProblemKind::Agreement, "agreement"),
+        ];
+        for (k, word) in kinds {
+            assert_eq!(k.as_str(), word);
+            assert_eq!(k.to_string(), word);
+            assert_eq!(serde_json::to_value(k).unwrap(), word);
+            assert!(k == word);
+            assert!(k != "other");
+        }
+        for (d, word) in [
+            (Decision::Label("PASS".into()), "PASS"),
+            (Decision::Blocked, "FAIL"),
+            (Decision::NoScore, "NO_SCORE"),
+        ] {
+            assert_eq!(d.as_str(), word);
+            assert_eq!(d.to_string(), word);
+            assert_eq!(serde_json::to_value(&d).unwrap(), word);
+            assert!(d == word);
+            assert!(d != "other");
+        }
+    }
 
     #[test]
     fn decisions_follow_the_table() {

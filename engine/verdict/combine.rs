@@ -395,6 +395,340 @@ pub fn attach_heuristic(v: &mut Verdict, units: &[Unit]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::eval::Context;
+
+    fn spec(scope: &str, weight: f64) -> JudgeSpec {
+        serde_saphyr::from_str(&format!("dimension: d\nweight: {weight}\nscope: {scope}\n"))
+            .expect("a valid judge")
+    }
+
+    fn judge(spec: &JudgeSpec, pass_threshold: f64) -> JudgeRef<'_> {
+        JudgeRef {
+            spec,
+            pass_threshold,
+        }
+    }
+
+    fn scored(score: i64, confidence: f64) -> HeuristicOutcome {
+        HeuristicOutcome::Scored(Scoring {
+            score,
+            confidence,
+            reasoning: format!("gave {score}"),
+            ..Scoring::default()
+        })
+    }
+
+    fn unit(
+        repo: Option<&str>,
+        outcome: HeuristicOutcome,
+        failures: &[(&str, Option<i64>)],
+    ) -> Unit {
+        Unit {
+            repo: repo.map(str::to_owned),
+            ctx: Context {
+                names: Default::default(),
+            },
+            evidence: Ok(Evidence::new()),
+            failures: failures
+                .iter()
+                .map(|(m, cap)| AssertionFailure {
+                    message: (*m).to_owned(),
+                    cap: *cap,
+                    repo: repo.map(str::to_owned),
+                    item: None,
+                })
+                .collect(),
+            assertions_ran: true,
+            heuristic: outcome,
+        }
+    }
+
+    fn total(t: f64) -> SuiteWeights {
+        SuiteWeights { total: t }
+    }
+
+    #[test]
+    fn a_cap_below_the_score_lowers_it_and_says_so() {
+        let spec = spec("suite", 1.0);
+        let units = [unit(
+            None,
+            scored(5, 0.8),
+            &[("a", Some(3)), ("b", Some(2)), ("c", None)],
+        )];
+        let v = heuristic_verdict(judge(&spec, 3.0), &units, total(4.0));
+        assert_eq!(v.status, Status::Scored);
+        assert_eq!(v.source, Source::Heuristic);
+        // min(3, 2) = 2 < 5.
+        assert_eq!(v.score, Some(Score::Single(2)));
+        assert_eq!(v.score_before_cap, Some(5));
+        assert_eq!(v.cap_applied, Some(2));
+        assert_eq!(
+            v.reasoning,
+            "score capped from 5 to 2 by failed assertions: a; b. gave 5"
+        );
+        // weight 1 of 4 -> 0.25; 2 x 0.25 = 0.5; 2 < 3 fails.
+        assert_eq!(v.normalized_weight, 0.25);
+        assert_eq!(v.weighted_score, Some(0.5));
+        assert_eq!(v.passed, Some(false));
+        assert_eq!(v.confidence, Some(0.8));
+        assert_eq!(v.ground_truth_passed, Some(false));
+        assert_eq!(v.ground_truth_failures, vec!["a", "b", "c"]);
+        assert_eq!(v.assertion_failures.len(), 3);
+    }
+
+    #[test]
+    fn a_cap_at_or_above_the_score_changes_nothing() {
+        let spec = spec("suite", 1.0);
+        for cap in [3, 4] {
+            let units = [unit(None, scored(3, 0.8), &[("m", Some(cap))])];
+            let v = heuristic_verdict(judge(&spec, 3.0), &units, total(1.0));
+            assert_eq!(v.score, Some(Score::Single(3)), "cap {cap}");
+            assert_eq!(
+                (v.score_before_cap, v.cap_applied),
+                (None, None),
+                "cap {cap}"
+            );
+            assert_eq!(v.reasoning, "gave 3");
+            // 3 x 1 = 3, which reaches 3.
+            assert_eq!(v.weighted_score, Some(3.0));
+            assert_eq!(v.passed, Some(true));
+        }
+    }
+
+    #[test]
+    fn weights_are_shares_of_the_suite_total() {
+        let a = spec("suite", 1.0);
+        let b = spec("suite", 0.5);
+        assert_eq!(SuiteWeights::of([&a, &b]).total, 1.5);
+        // 1 / 3 of the weights; 4 x 1/3 = 1.33333... -> 1.3333.
+        let units = [unit(None, scored(4, 0.8), &[])];
+        let v = heuristic_verdict(judge(&a, 3.0), &units, total(3.0));
+        assert_eq!(v.normalized_weight, 1.0 / 3.0);
+        assert_eq!(v.weighted_score, Some(1.3333));
+        assert_eq!(v.ground_truth_passed, Some(true));
+        // No weights at all: a share of nothing, not a division by zero.
+        let v = heuristic_verdict(judge(&a, 3.0), &units, total(0.0));
+        assert_eq!(v.normalized_weight, 0.0);
+        assert_eq!(v.weighted_score, Some(0.0));
+    }
+
+    #[test]
+    fn an_unscored_or_errored_unit_leaves_the_verdict_without_a_score() {
+        let spec = spec("suite", 1.0);
+        let units = [unit(None, HeuristicOutcome::Unscored("why".into()), &[])];
+        let v = heuristic_verdict(judge(&spec, 3.0), &units, total(1.0));
+        assert_eq!(v.status, Status::Unscored);
+        assert_eq!(v.unscored_reason.as_deref(), Some("why"));
+        assert_eq!(v.reasoning, "unscored: why");
+        assert_eq!((v.score, v.weighted_score, v.passed), (None, None, None));
+        let units = [unit(None, HeuristicOutcome::Error("bad".into()), &[])];
+        let v = heuristic_verdict(judge(&spec, 3.0), &units, total(1.0));
+        assert_eq!(v.status, Status::Error);
+        assert_eq!(v.reasoning, "error: bad");
+        let v = heuristic_verdict(judge(&spec, 3.0), &[], total(1.0));
+        assert_eq!(v.status, Status::Error);
+        assert_eq!(v.unscored_reason.as_deref(), Some("no unit was judged"));
+    }
+
+    #[test]
+    fn assertions_that_did_not_run_never_pass() {
+        let spec = spec("suite", 1.0);
+        let mut u = unit(None, HeuristicOutcome::Error("no evidence".into()), &[]);
+        u.assertions_ran = false;
+        u.evidence = Err("no evidence".into());
+        let v = heuristic_verdict(judge(&spec, 3.0), &[u], total(1.0));
+        assert!(!v.assertions_ran);
+        assert_eq!(v.ground_truth_passed, None);
+        assert_eq!(v.evidence, Doc::Null);
+    }
+
+    #[test]
+    fn the_evidence_shown_leaves_out_private_names() {
+        let spec = spec("suite", 1.0);
+        let mut u = unit(None, scored(4, 0.8), &[]);
+        u.evidence = Ok([
+            ("a".to_owned(), Doc::Int(1)),
+            ("_p".to_owned(), Doc::Int(2)),
+        ]
+        .into_iter()
+        .collect());
+        let v = heuristic_verdict(judge(&spec, 3.0), &[u], total(1.0));
+        assert_eq!(v.evidence, Doc::object([("a", Doc::Int(1))]));
+    }
+
+    #[test]
+    fn a_per_repo_verdict_is_the_exact_mean_with_the_sample_spread() {
+        let spec = spec("repo", 1.0);
+        // a: 5 capped to 1; b, c: 3; d: unscored.
+        let units = [
+            unit(Some("a"), scored(5, 0.8), &[("low", Some(1))]),
+            unit(Some("b"), scored(3, 0.7), &[]),
+            unit(Some("c"), scored(3, 0.7), &[]),
+            unit(
+                Some("d"),
+                HeuristicOutcome::Unscored("no metric".into()),
+                &[],
+            ),
+        ];
+        let v = heuristic_verdict(judge(&spec, 2.0), &units, total(1.0));
+        assert_eq!(v.status, Status::Scored);
+        // (1 + 3 + 3) / 3 = 7/3, not rounded.
+        assert_eq!(v.score, Some(Score::Mean(7.0 / 3.0)));
+        // 7/3 x 1 = 2.33333... -> 2.3333; 2.33 >= 2 passes.
+        assert_eq!(v.weighted_score, Some(2.3333));
+        assert_eq!(v.passed, Some(true));
+        // (0.8 + 0.7 + 0.7) / 3 = 0.7333... -> 0.73.
+        assert_eq!(v.confidence, Some(0.73));
+        // Deviations from 7/3: -4/3, 2/3, 2/3; squares 16/9 + 4/9 + 4/9 = 24/9; over
+        // n - 1 = 2: 4/3; std = sqrt(4/3) = 1.1547...
+        let sp = v.spread.clone().expect("a spread");
+        assert_eq!((sp.min, sp.max, sp.n), (1, 3, 3));
+        assert!(
+            (sp.std.unwrap() - (4.0_f64 / 3.0).sqrt()).abs() < 1e-12,
+            "{sp:?}"
+        );
+        assert_eq!(
+            v.reasoning,
+            "mean of 3 repo scores (3 of 4 repos scored); not scored: d"
+        );
+        let repos: Vec<(&str, Status, Option<i64>)> = v
+            .repos
+            .iter()
+            .map(|r| (r.repo.as_str(), r.status, r.score))
+            .collect();
+        assert_eq!(
+            repos,
+            vec![
+                ("a", Status::Scored, Some(1)),
+                ("b", Status::Scored, Some(3)),
+                ("c", Status::Scored, Some(3)),
+                ("d", Status::Unscored, None),
+            ]
+        );
+        assert_eq!(v.repos[3].unscored_reason.as_deref(), Some("no metric"));
+        assert_eq!(v.ground_truth_failures, vec!["[a] low"]);
+    }
+
+    #[test]
+    fn the_spread_of_two_repos_and_of_one() {
+        let spec = spec("repo", 1.0);
+        let units = [
+            unit(Some("a"), scored(2, 0.5), &[]),
+            unit(Some("b"), scored(4, 0.5), &[]),
+        ];
+        let v = heuristic_verdict(judge(&spec, 3.0), &units, total(1.0));
+        // mean 3; deviations -1, 1; (1 + 1) / (2 - 1) = 2; std sqrt(2).
+        assert_eq!(v.score, Some(Score::Mean(3.0)));
+        let sp = v.spread.clone().unwrap();
+        assert_eq!((sp.min, sp.max, sp.n), (2, 4, 2));
+        assert!((sp.std.unwrap() - 2.0_f64.sqrt()).abs() < 1e-12, "{sp:?}");
+        assert_eq!(v.reasoning, "mean of 2 repo scores (2 of 2 repos scored)");
+        // One repo: a mean, no standard deviation.
+        let v = heuristic_verdict(judge(&spec, 3.0), &units[1..], total(1.0));
+        assert_eq!(v.score, Some(Score::Mean(4.0)));
+        let sp = v.spread.clone().unwrap();
+        assert_eq!((sp.min, sp.max, sp.n, sp.std), (4, 4, 1, None));
+    }
+
+    #[test]
+    fn a_per_repo_judge_without_a_scored_repo() {
+        let spec = spec("repo", 1.0);
+        let unscored = |r| {
+            unit(
+                Some(r),
+                HeuristicOutcome::Unscored(format!("{r} has none")),
+                &[],
+            )
+        };
+        let v = heuristic_verdict(
+            judge(&spec, 3.0),
+            &[unscored("a"), unscored("b")],
+            total(1.0),
+        );
+        assert_eq!(v.status, Status::Unscored);
+        assert_eq!(
+            v.unscored_reason.as_deref(),
+            Some("no repo could be scored (2 repos; first reason: a has none)")
+        );
+        assert_eq!((v.score, v.spread.is_none()), (None, true));
+        let errored = unit(Some("b"), HeuristicOutcome::Error("broke".into()), &[]);
+        let v = heuristic_verdict(judge(&spec, 3.0), &[unscored("a"), errored], total(1.0));
+        assert_eq!(
+            v.status,
+            Status::Error,
+            "one errored repo makes it an error"
+        );
+        let v = heuristic_verdict(judge(&spec, 3.0), &[], total(1.0));
+        assert_eq!(v.status, Status::Unscored);
+        assert_eq!(v.unscored_reason.as_deref(), Some("no repo to judge"));
+    }
+
+    #[test]
+    fn a_suite_judge_gives_one_score() {
+        let spec = spec("suite", 1.0);
+        let v = verdict(
+            judge(&spec, 3.0),
+            &[unit(None, scored(1, 0.5), &[])],
+            &[scored(4, 0.6)],
+            Source::Llm,
+            total(1.0),
+        );
+        // The score given, not the unit's heuristic; a single score, not a mean.
+        assert_eq!(v.score, Some(Score::Single(4)));
+        assert_eq!(v.source, Source::Llm);
+        assert!(v.spread.is_none());
+    }
+
+    #[test]
+    fn a_cap_of_exactly_three_failures_names_them_all() {
+        let failures: Vec<AssertionFailure> = (0..3)
+            .map(|i| AssertionFailure {
+                message: format!("m{i}"),
+                cap: Some(2),
+                repo: None,
+                item: None,
+            })
+            .collect();
+        assert_eq!(cap_reasons(&failures), "m0; m1; m2");
+        assert_eq!(cap_reasons(&failures[..2]), "m0; m1");
+    }
+
+    #[test]
+    fn the_heuristic_beside_a_model() {
+        let spec = spec("repo", 1.0);
+        let mut v = heuristic_verdict(judge(&spec, 3.0), &[], total(1.0));
+        let side = |v: &Verdict| {
+            let h = v.heuristic.clone().expect("attached");
+            (h.status, h.score, h.reasoning)
+        };
+        attach_heuristic(&mut v, &[unit(None, scored(4, 0.8), &[])]);
+        assert_eq!(
+            side(&v),
+            (Status::Scored, Some(Score::Single(4)), "gave 4".to_owned())
+        );
+        // (2 + 5) / 2 = 3.5; the first unit has no score, so its reason is shown.
+        let units = [
+            unit(Some("a"), HeuristicOutcome::Unscored("why".into()), &[]),
+            unit(Some("b"), scored(2, 0.8), &[]),
+            unit(Some("c"), scored(5, 0.8), &[]),
+        ];
+        attach_heuristic(&mut v, &units);
+        assert_eq!(
+            side(&v),
+            (Status::Scored, Some(Score::Mean(3.5)), "why".to_owned())
+        );
+        // Two units, one scored: still a mean.
+        attach_heuristic(&mut v, &units[..2]);
+        assert_eq!(
+            side(&v),
+            (Status::Scored, Some(Score::Mean(2.0)), "why".to_owned())
+        );
+        attach_heuristic(
+            &mut v,
+            &[unit(None, HeuristicOutcome::Error("bad".into()), &[])],
+        );
+        assert_eq!(side(&v), (Status::Unscored, None, "bad".to_owned()));
+    }
 
     #[test]
     fn a_cap_names_the_first_failures_and_counts_the_rest() {

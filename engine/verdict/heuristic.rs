@@ -478,4 +478,327 @@ mod tests {
         assert!(!band_matches(&band(None, Some(1.0), 5), 1.0));
         assert!(band_matches(&Band::default(), f64::MAX));
     }
+
+    fn bounds(min: Option<f64>, above: Option<f64>, max: Option<f64>, below: Option<f64>) -> Band {
+        Band {
+            min,
+            above,
+            max,
+            below,
+            score: 3,
+        }
+    }
+
+    #[test]
+    fn every_bound_at_its_edge() {
+        // min: inclusive (value >= 5).
+        let min = bounds(Some(5.0), None, None, None);
+        assert!(band_matches(&min, 5.0));
+        assert!(band_matches(&min, 6.0));
+        assert!(!band_matches(&min, 4.0));
+        // above: exclusive (value > 5).
+        let above = bounds(None, Some(5.0), None, None);
+        assert!(!band_matches(&above, 5.0));
+        assert!(band_matches(&above, 6.0));
+        assert!(!band_matches(&above, 4.0));
+        // max: inclusive (value <= 5).
+        let max = bounds(None, None, Some(5.0), None);
+        assert!(band_matches(&max, 5.0));
+        assert!(band_matches(&max, 4.0));
+        assert!(!band_matches(&max, 6.0));
+        // below: exclusive (value < 5).
+        let below = bounds(None, None, None, Some(5.0));
+        assert!(!band_matches(&below, 5.0));
+        assert!(band_matches(&below, 4.0));
+        assert!(!band_matches(&below, 6.0));
+    }
+
+    #[test]
+    fn a_band_needs_every_bound_to_hold() {
+        // [10, 20]: one bound holding is not enough, on either side.
+        let closed = bounds(Some(10.0), None, Some(20.0), None);
+        assert!(band_matches(&closed, 15.0));
+        assert!(!band_matches(&closed, 5.0), "max holds, min does not");
+        assert!(!band_matches(&closed, 25.0), "min holds, max does not");
+        // (10, 20): the same with the exclusive bounds.
+        let open = bounds(None, Some(10.0), None, Some(20.0));
+        assert!(band_matches(&open, 15.0));
+        assert!(!band_matches(&open, 5.0), "below holds, above does not");
+        assert!(!band_matches(&open, 25.0), "above holds, below does not");
+        // min with below, above with max: each pair fails when only one holds.
+        let mixed = bounds(Some(10.0), None, None, Some(20.0));
+        assert!(!band_matches(&mixed, 5.0));
+        assert!(!band_matches(&mixed, 25.0));
+        let mixed = bounds(None, Some(10.0), Some(20.0), None);
+        assert!(!band_matches(&mixed, 5.0));
+        assert!(!band_matches(&mixed, 25.0));
+    }
+
+    use crate::doc::Doc;
+    use crate::spec::judge::HeuristicSpec;
+
+    /// The plan of a heuristic written in YAML, compiled as the loader compiles it.
+    fn plan(yaml: &str) -> HeuristicPlan {
+        let spec: HeuristicSpec = serde_saphyr::from_str(yaml).expect("a valid heuristic");
+        let env = crate::render::shared();
+        HeuristicPlan::new(&spec, &mut |src: &str| Expr::compile(env, src))
+    }
+
+    /// Evaluates `plan` with `evidence` (a JSON object) as both the evidence and the scope.
+    fn eval(plan: &HeuristicPlan, evidence: serde_json::Value) -> HeuristicOutcome {
+        let serde_json::Value::Object(map) = &evidence else {
+            panic!("evidence is an object");
+        };
+        let ev: Evidence = map
+            .iter()
+            .map(|(k, v)| (k.clone(), Doc::from_json(v)))
+            .collect();
+        evaluate_doc(plan, &ev)
+    }
+
+    fn evaluate_doc(plan: &HeuristicPlan, ev: &Evidence) -> HeuristicOutcome {
+        let scope = Doc::object(ev.iter().map(|(k, v)| (k.as_str(), v.clone()))).to_value();
+        evaluate(crate::render::shared(), plan, ev, &scope)
+    }
+
+    fn scored(outcome: HeuristicOutcome) -> Scoring {
+        match outcome {
+            HeuristicOutcome::Scored(s) => s,
+            other => panic!("expected a score, got {other:?}"),
+        }
+    }
+
+    fn error(outcome: HeuristicOutcome) -> String {
+        match outcome {
+            HeuristicOutcome::Error(e) => e,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    const BANDS: &str = "metric: m\nbands:\n  - { min: 80, score: 5 }\n  - { min: 50, score: 4 }\n  - { above: 10, score: 2 }\nreasoning: m is << m >>\n";
+
+    #[test]
+    fn the_first_matching_band_gives_the_score_with_the_default_confidence() {
+        let p = plan(BANDS);
+        let s = scored(eval(&p, serde_json::json!({"m": 60})));
+        // 60: not >= 80, >= 50 -> 4.
+        assert_eq!(s.score, 4);
+        assert_eq!(s.confidence, DEFAULT_CONFIDENCE);
+        assert_eq!(s.reasoning, "m is 60");
+        assert_eq!(scored(eval(&p, serde_json::json!({"m": 80.0}))).score, 5);
+        assert_eq!(scored(eval(&p, serde_json::json!({"m": 11.5}))).score, 2);
+    }
+
+    #[test]
+    fn a_metric_outside_every_band_not_a_number_or_missing_is_unscored() {
+        let p = plan(BANDS);
+        assert_eq!(
+            eval(&p, serde_json::json!({"m": 10})),
+            HeuristicOutcome::Unscored("metric `m` = 10 matches no band".into())
+        );
+        match eval(&p, serde_json::json!({"m": "high"})) {
+            HeuristicOutcome::Unscored(why) => {
+                assert!(why.starts_with("metric `m` is string"), "{why}");
+                assert!(
+                    why.contains("high") && why.ends_with("not a number"),
+                    "{why}"
+                );
+            }
+            other => panic!("a text metric is unscored, got {other:?}"),
+        }
+        assert_eq!(
+            eval(&p, serde_json::json!({"other": 1})),
+            HeuristicOutcome::Unscored("metric `m` was not computed".into())
+        );
+        // A float that is not finite is not a number either (the catch-all would take it).
+        let catch_all = plan("metric: m\nbands:\n  - { score: 3 }\nreasoning: r\n");
+        let nan: Evidence = [("m".to_owned(), Doc::Float(f64::NAN))]
+            .into_iter()
+            .collect();
+        match evaluate_doc(&catch_all, &nan) {
+            HeuristicOutcome::Unscored(why) => assert!(why.contains("not a number"), "{why}"),
+            other => panic!("NaN is unscored, got {other:?}"),
+        }
+        let finite: Evidence = [("m".to_owned(), Doc::Float(0.5))].into_iter().collect();
+        assert_eq!(scored(evaluate_doc(&catch_all, &finite)).score, 3);
+    }
+
+    #[test]
+    fn no_data_gives_its_own_score_confidence_reasoning_and_recommendations() {
+        let p = plan(
+            "metric: m\nbands:\n  - { score: 5 }\nreasoning: banded\nwhen_no_data:\n  if: << n == 0 >>\n  score: 2\n  reasoning: nothing in << n >>\n  recommendations:\n    - text: collect some\n",
+        );
+        assert_eq!(
+            eval(&p, serde_json::json!({"m": 1, "n": 0})),
+            HeuristicOutcome::Scored(Scoring {
+                score: 2,
+                confidence: NO_DATA_CONFIDENCE,
+                reasoning: "nothing in 0".into(),
+                recommendations: vec!["collect some".into()],
+                ..Scoring::default()
+            })
+        );
+        // The rule does not hold: the bands score, nothing of the rule leaks in.
+        let s = scored(eval(&p, serde_json::json!({"m": 1, "n": 3})));
+        assert_eq!((s.score, s.reasoning.as_str()), (5, "banded"));
+        assert!(s.recommendations.is_empty());
+        // A declared confidence and a computed score.
+        let p = plan(
+            "score: 3\nreasoning: r\nwhen_no_data: { if: << true >>, score: << k + 1 >>, confidence: 0.25, reasoning: none }\n",
+        );
+        let s = scored(eval(&p, serde_json::json!({"k": 3})));
+        // k + 1 = 4.
+        assert_eq!((s.score, s.confidence), (4, 0.25));
+    }
+
+    #[test]
+    fn adjustments_add_in_order_and_stay_within_one_to_five() {
+        let with = |by: &str| {
+            plan(&format!(
+                "score: << s >>\nreasoning: base\nadjust:\n  - {{ if: << up >>, by: {by}, reason: why << s >> }}\n"
+            ))
+        };
+        // 3 + 1 = 4 (not 3 - 1 = 2, not 3 * 1 = 3).
+        let s = scored(eval(&with("1"), serde_json::json!({"s": 3, "up": true})));
+        assert_eq!(s.score, 4);
+        assert_eq!(s.reasoning, "base [3 -> 4: why 3]");
+        // A condition that does not hold changes nothing.
+        let s = scored(eval(&with("1"), serde_json::json!({"s": 3, "up": false})));
+        assert_eq!((s.score, s.reasoning.as_str()), (3, "base"));
+        // 2 + 2 = 4; 4 + 2 = 6 -> 5; 2 - 3 = -1 -> 1.
+        assert_eq!(
+            scored(eval(&with("2"), serde_json::json!({"s": 2, "up": true}))).score,
+            4
+        );
+        assert_eq!(
+            scored(eval(&with("2"), serde_json::json!({"s": 4, "up": true}))).score,
+            5
+        );
+        assert_eq!(
+            scored(eval(&with("-3"), serde_json::json!({"s": 2, "up": true}))).score,
+            1
+        );
+    }
+
+    #[test]
+    fn cited_evidence_and_recommendations_drop_empty_texts() {
+        let p = plan(concat!(
+            "score: 3\nreasoning: r\n",
+            "evidence_cited: ['  << a >> found  ', '<< \"\" >>', 'plain']\n",
+            "recommendations:\n",
+            "  - { if: << a > 1 >>, text: 'fix << a >>' }\n",
+            "  - { if: << a > 5 >>, text: never }\n",
+            "  - { text: '  ' }\n",
+            "  - { text: always }\n",
+        ));
+        let s = scored(eval(&p, serde_json::json!({"a": 2})));
+        assert_eq!(s.evidence_cited, vec!["2 found", "plain"]);
+        assert_eq!(s.recommendations, vec!["fix 2", "always"]);
+    }
+
+    #[test]
+    fn sub_scores_must_be_integers_on_their_scale() {
+        let p = plan("score: 3\nreasoning: r\nsub_scores: { a: << x >>, b: << 5 >> }\n");
+        let s = scored(eval(&p, serde_json::json!({"x": 1})));
+        assert_eq!(s.sub_scores.get("a"), Some(&1));
+        assert_eq!(s.sub_scores.get("b"), Some(&5));
+        // 4.0 is whole; 6 is off the default [1, 5] scale; 2.5 is not whole.
+        let s = scored(eval(&p, serde_json::json!({"x": 4.0})));
+        assert_eq!(s.sub_scores.get("a"), Some(&4));
+        for x in [
+            serde_json::json!(6),
+            serde_json::json!(0),
+            serde_json::json!(2.5),
+        ] {
+            let e = error(eval(&p, serde_json::json!({"x": x})));
+            assert!(
+                e.starts_with("heuristic.sub_scores.a: must give an integer 1-5"),
+                "{e}"
+            );
+        }
+        let wide =
+            plan("score: 3\nreasoning: r\nsub_score_scale: [0, 100]\nsub_scores: { a: << x >> }\n");
+        let s = scored(eval(&wide, serde_json::json!({"x": 100})));
+        assert_eq!(s.sub_scores.get("a"), Some(&100));
+    }
+
+    #[test]
+    fn a_computed_score_is_an_integer_from_one_to_five() {
+        let p = plan("score: << x >>\nreasoning: r\n");
+        assert_eq!(scored(eval(&p, serde_json::json!({"x": 4}))).score, 4);
+        assert_eq!(scored(eval(&p, serde_json::json!({"x": 5.0}))).score, 5);
+        assert_eq!(scored(eval(&p, serde_json::json!({"x": 1}))).score, 1);
+        for x in [
+            serde_json::json!(0),
+            serde_json::json!(6),
+            serde_json::json!(3.5),
+        ] {
+            let e = error(eval(&p, serde_json::json!({"x": x})));
+            assert!(
+                e.starts_with("heuristic.score: must give an integer 1-5, got"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            scored(eval(
+                &plan("score: 2\nreasoning: r\n"),
+                serde_json::json!({})
+            ))
+            .score,
+            2
+        );
+    }
+
+    #[test]
+    fn a_computed_confidence_is_from_zero_to_one() {
+        let p = plan("score: 3\nconfidence: << c >>\nreasoning: r\n");
+        assert_eq!(
+            scored(eval(&p, serde_json::json!({"c": 0.25}))).confidence,
+            0.25
+        );
+        assert_eq!(
+            scored(eval(&p, serde_json::json!({"c": 1}))).confidence,
+            1.0
+        );
+        assert_eq!(
+            scored(eval(&p, serde_json::json!({"c": 0}))).confidence,
+            0.0
+        );
+        for c in [
+            serde_json::json!(1.5),
+            serde_json::json!(-0.1),
+            serde_json::json!("x"),
+        ] {
+            let e = error(eval(&p, serde_json::json!({"c": c})));
+            assert!(
+                e.starts_with("heuristic.confidence: must give a number from 0 to 1"),
+                "{e}"
+            );
+        }
+        let fixed = plan("score: 3\nconfidence: 0.55\nreasoning: r\n");
+        assert_eq!(scored(eval(&fixed, serde_json::json!({}))).confidence, 0.55);
+    }
+
+    #[test]
+    fn whole_numbers_are_integers_or_floats_without_a_fraction() {
+        assert_eq!(whole(&Value::from(3)), Some(3));
+        assert_eq!(whole(&Value::from(-2)), Some(-2));
+        assert_eq!(whole(&Value::from(4.0)), Some(4));
+        assert_eq!(whole(&Value::from(4.5)), None);
+        assert_eq!(whole(&Value::from("4")), None);
+        // The float range ends just below 9e15.
+        assert_eq!(whole(&Value::from(8e15)), Some(8_000_000_000_000_000));
+        assert_eq!(whole(&Value::from(9e15)), None);
+        assert_eq!(whole(&Value::from(1e16)), None);
+    }
+
+    #[test]
+    fn a_heuristic_without_metric_or_score_is_an_error() {
+        let p = plan("reasoning: r\n");
+        assert!(matches!(p.score, ScorePlan::Missing));
+        assert_eq!(
+            eval(&p, serde_json::json!({})),
+            HeuristicOutcome::Error("the heuristic has neither `metric` nor `score`".into())
+        );
+    }
 }
