@@ -10,8 +10,10 @@
 //! Where the reference also recorded the dimension's `ground_truth_assertions`, the
 //! assertion outcome is compared too, as two aspects: `passed` (the framework's flag
 //! against caldera's `ground_truth_passed`, where null, "some assertion did not run", is a
-//! difference from either) and `failures` (how many failures each recorded; the messages
-//! are worded differently and are not compared). Deliberate differences in outcome are
+//! difference from either) and `failures` (how many failures each recorded). The messages
+//! are worded differently, so they are compared loosely, as a third aspect, `numbers`: where
+//! both sides failed the same number of times, the numbers their messages quote (counts,
+//! rates, ranges) must be the same, in any order. Deliberate differences in outcome are
 //! listed apart from the evidence ones, under `assertions:` in the spec, each with the
 //! aspect and a reason; they are held to the same rule (an unlisted difference fails, and so
 //! does a listed one that no longer occurs).
@@ -86,6 +88,9 @@ pub(crate) enum Aspect {
     Passed,
     /// How many failed.
     Failures,
+    /// The numbers the failure messages quote, as a sorted list: compared only where both
+    /// sides failed the same number of times.
+    Numbers,
 }
 
 impl std::fmt::Display for Aspect {
@@ -93,8 +98,30 @@ impl std::fmt::Display for Aspect {
         f.write_str(match self {
             Aspect::Passed => "passed",
             Aspect::Failures => "failures",
+            Aspect::Numbers => "numbers",
         })
     }
+}
+
+/// Every number written in `messages`, read as a float and written back (so `50.0` and
+/// `50` are the same number), sorted: messages are worded differently on the two sides,
+/// but the counts and rates they quote should be the same.
+fn numbers<'a>(messages: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut found = Vec::new();
+    for message in messages {
+        let mut current = String::new();
+        for c in message.chars().chain(std::iter::once(' ')) {
+            if c.is_ascii_digit() || (c == '.' && !current.is_empty() && !current.contains('.')) {
+                current.push(c);
+            } else if !current.is_empty() {
+                let n: f64 = current.trim_end_matches('.').parse().expect("digits");
+                found.push(n);
+                current.clear();
+            }
+        }
+    }
+    found.sort_by(f64::total_cmp);
+    found.into_iter().map(|n| n.to_string()).collect()
 }
 
 /// The assertion outcome the framework recorded in `recorded` (a reference file) beside
@@ -104,19 +131,27 @@ pub(crate) fn outcomes(recorded: &Value, verdict: &Verdict) -> Vec<(Aspect, Valu
     let Some(gt) = recorded.get("ground_truth_assertions") else {
         return Vec::new();
     };
-    let count = gt["failures"].as_array().map_or(0, Vec::len);
-    vec![
+    let theirs: Vec<&str> = gt["failures"]
+        .as_array()
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let ours = &verdict.ground_truth_failures;
+    let mut compared = vec![
         (
             Aspect::Passed,
             gt["passed"].clone(),
             json!(verdict.ground_truth_passed),
         ),
-        (
-            Aspect::Failures,
-            json!(count),
-            json!(verdict.ground_truth_failures.len()),
-        ),
-    ]
+        (Aspect::Failures, json!(theirs.len()), json!(ours.len())),
+    ];
+    if !theirs.is_empty() && theirs.len() == ours.len() {
+        compared.push((
+            Aspect::Numbers,
+            json!(numbers(theirs.into_iter())),
+            json!(numbers(ours.iter().map(String::as_str))),
+        ));
+    }
+    compared
 }
 
 #[derive(Default, Clone, Copy)]
@@ -360,4 +395,19 @@ fn every_difference_has_a_reason() {
             );
         }
     }
+}
+
+#[test]
+fn failure_messages_are_compared_by_the_numbers_they_quote() {
+    let read = |m: &[&str]| numbers(m.iter().copied());
+    assert_eq!(
+        read(&["Severity inflation: 2/2 (100%) marked HIGH"]),
+        ["2", "2", "100"]
+    );
+    assert_eq!(
+        read(&["rate too low: 0.0% (expected >= 50%).", "found 3"]),
+        read(&["found 3", "rate 0% below the 50 floor"])
+    );
+    assert_ne!(read(&["expected 4 projects, found 2"]), read(&["found 4"]));
+    assert!(read(&["No evaluation results found"]).is_empty());
 }
