@@ -6,16 +6,28 @@
 //! recorded evidence is compared with caldera's evidence for the same dimension. Equality
 //! is strict (`0` is not `0.0`, `true` is not `1`). The test fails on a difference that is
 //! not listed, and on a listed one that no longer occurs, so the lists stay honest.
+//!
+//! Where the reference also recorded the dimension's `ground_truth_assertions`, the
+//! assertion outcome is compared too, as two aspects: `passed` (the framework's flag
+//! against caldera's `ground_truth_passed`, where null, "some assertion did not run", is a
+//! difference from either) and `failures` (how many failures each recorded). The messages
+//! are worded differently, so they are compared loosely, as a third aspect, `numbers`: where
+//! both sides failed the same number of times, the numbers their messages quote (counts,
+//! rates, ranges) must be the same, in any order. Deliberate differences in outcome are
+//! listed apart from the evidence ones, under `assertions:` in the spec, each with the
+//! aspect and a reason; they are held to the same rule (an unlisted difference fails, and so
+//! does a listed one that no longer occurs).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use caldera::Verdict;
 use caldera::load::inputs::Overrides;
 use caldera::load::suite::load_suite;
 use caldera::run::{RunOptions, run_heuristic};
 use indexmap::IndexMap;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// `tests/parity/<tool>.yaml`.
 #[derive(Debug, Deserialize)]
@@ -30,9 +42,12 @@ struct ParitySpec {
     /// Dimension -> reference file stem, where the two differ.
     #[serde(default)]
     files: IndexMap<String, String>,
-    /// Deliberate differences.
+    /// Deliberate differences in evidence.
     #[serde(default)]
     differences: Vec<Listed>,
+    /// Deliberate differences in assertion outcomes.
+    #[serde(default)]
+    assertions: Vec<ListedOutcome>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -53,6 +68,90 @@ struct Listed {
     dimension: String,
     prefix: String,
     reason: String,
+}
+
+/// One deliberate difference in a dimension's assertion outcome.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListedOutcome {
+    dataset: String,
+    dimension: String,
+    aspect: Aspect,
+    reason: String,
+}
+
+/// What of an assertion outcome is compared.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Aspect {
+    /// Whether every assertion held.
+    Passed,
+    /// How many failed.
+    Failures,
+    /// The numbers the failure messages quote, as a sorted list: compared only where both
+    /// sides failed the same number of times.
+    Numbers,
+}
+
+impl std::fmt::Display for Aspect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Aspect::Passed => "passed",
+            Aspect::Failures => "failures",
+            Aspect::Numbers => "numbers",
+        })
+    }
+}
+
+/// Every number written in `messages`, read as a float and written back (so `50.0` and
+/// `50` are the same number), sorted: messages are worded differently on the two sides,
+/// but the counts and rates they quote should be the same.
+fn numbers<'a>(messages: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut found = Vec::new();
+    for message in messages {
+        let mut current = String::new();
+        for c in message.chars().chain(std::iter::once(' ')) {
+            if c.is_ascii_digit() || (c == '.' && !current.is_empty() && !current.contains('.')) {
+                current.push(c);
+            } else if !current.is_empty() {
+                let n: f64 = current.trim_end_matches('.').parse().expect("digits");
+                found.push(n);
+                current.clear();
+            }
+        }
+    }
+    found.sort_by(f64::total_cmp);
+    found.into_iter().map(|n| n.to_string()).collect()
+}
+
+/// The assertion outcome the framework recorded in `recorded` (a reference file) beside
+/// caldera's for the same dimension: each aspect with the framework's value and caldera's.
+/// Empty when the reference recorded no `ground_truth_assertions`.
+pub(crate) fn outcomes(recorded: &Value, verdict: &Verdict) -> Vec<(Aspect, Value, Value)> {
+    let Some(gt) = recorded.get("ground_truth_assertions") else {
+        return Vec::new();
+    };
+    let theirs: Vec<&str> = gt["failures"]
+        .as_array()
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let ours = &verdict.ground_truth_failures;
+    let mut compared = vec![
+        (
+            Aspect::Passed,
+            gt["passed"].clone(),
+            json!(verdict.ground_truth_passed),
+        ),
+        (Aspect::Failures, json!(theirs.len()), json!(ours.len())),
+    ];
+    if !theirs.is_empty() && theirs.len() == ours.len() {
+        compared.push((
+            Aspect::Numbers,
+            json!(numbers(theirs.into_iter())),
+            json!(numbers(ours.iter().map(String::as_str))),
+        ));
+    }
+    compared
 }
 
 #[derive(Default, Clone, Copy)]
@@ -123,6 +222,7 @@ fn check_tool(tool: &str, spec: &ParitySpec, reference: &Path) -> (Vec<String>, 
     let (suite, diags) = load_suite(&root().join("judges.d").join(&spec.suite), &env);
     let suite = suite.unwrap_or_else(|| panic!("{tool}: the suite does not load: {diags:#?}"));
     let mut used = vec![false; spec.differences.len()];
+    let mut used_outcomes = vec![false; spec.assertions.len()];
     let mut problems = Vec::new();
     let mut lines = Vec::new();
     for (dataset, ds) in &spec.datasets {
@@ -142,6 +242,7 @@ fn check_tool(tool: &str, spec: &ParitySpec, reference: &Path) -> (Vec<String>, 
         let result = run_heuristic(&env, &suite, &options)
             .unwrap_or_else(|d| panic!("{tool} {dataset}: inputs not read: {d:#?}"));
         let mut per_dim: BTreeMap<String, Tally> = BTreeMap::new();
+        let mut asserted = Tally::default();
         for verdict in &result.dimensions {
             let stem = spec.files.get(&verdict.name).unwrap_or(&verdict.name);
             let file = reference
@@ -184,14 +285,43 @@ fn check_tool(tool: &str, spec: &ParitySpec, reference: &Path) -> (Vec<String>, 
                     )),
                 }
             }
+            for (aspect, want, got) in outcomes(&recorded, verdict) {
+                asserted.compared += 1;
+                if want == got {
+                    asserted.equal += 1;
+                    continue;
+                }
+                let listed = spec.assertions.iter().position(|l| {
+                    &l.dataset == dataset && l.dimension == verdict.name && l.aspect == aspect
+                });
+                match listed {
+                    Some(i) => {
+                        used_outcomes[i] = true;
+                        asserted.listed += 1;
+                    }
+                    None => problems.push(format!(
+                        "{tool} {dataset} {} assertions {aspect}: framework {want}, caldera {got} \
+                         (framework failures {}, caldera failures {:?})",
+                        verdict.name,
+                        recorded["ground_truth_assertions"]["failures"],
+                        verdict.ground_truth_failures
+                    )),
+                }
+            }
         }
         let mut total = Tally::default();
         for t in per_dim.values() {
             total += *t;
         }
         lines.push(format!(
-            "{tool:<18} {dataset:<10} {:>5} compared {:>5} equal {:>5} listed",
-            total.compared, total.equal, total.listed
+            "{tool:<18} {dataset:<10} evidence {:>5} compared {:>5} equal {:>5} listed; \
+             assertion outcomes {:>3} compared {:>3} equal {:>3} listed",
+            total.compared,
+            total.equal,
+            total.listed,
+            asserted.compared,
+            asserted.equal,
+            asserted.listed
         ));
     }
     for (l, u) in spec.differences.iter().zip(&used) {
@@ -199,6 +329,15 @@ fn check_tool(tool: &str, spec: &ParitySpec, reference: &Path) -> (Vec<String>, 
             problems.push(format!(
                 "{tool}: listed difference no longer occurs (remove it): {} {} {} ({})",
                 l.dataset, l.dimension, l.prefix, l.reason
+            ));
+        }
+    }
+    for (l, u) in spec.assertions.iter().zip(&used_outcomes) {
+        if !u {
+            problems.push(format!(
+                "{tool}: listed assertion outcome difference no longer occurs (remove it): \
+                 {} {} {} ({})",
+                l.dataset, l.dimension, l.aspect, l.reason
             ));
         }
     }
@@ -246,5 +385,29 @@ fn every_difference_has_a_reason() {
                 l.prefix
             );
         }
+        for l in &spec.assertions {
+            assert!(
+                !l.reason.trim().is_empty(),
+                "{tool}: {} {} {}: an assertion outcome difference needs a reason",
+                l.dataset,
+                l.dimension,
+                l.aspect
+            );
+        }
     }
+}
+
+#[test]
+fn failure_messages_are_compared_by_the_numbers_they_quote() {
+    let read = |m: &[&str]| numbers(m.iter().copied());
+    assert_eq!(
+        read(&["Severity inflation: 2/2 (100%) marked HIGH"]),
+        ["2", "2", "100"]
+    );
+    assert_eq!(
+        read(&["rate too low: 0.0% (expected >= 50%).", "found 3"]),
+        read(&["found 3", "rate 0% below the 50 floor"])
+    );
+    assert_ne!(read(&["expected 4 projects, found 2"]), read(&["found 4"]));
+    assert!(read(&["No evaluation results found"]).is_empty());
 }

@@ -6,6 +6,12 @@
 //! their reason. The test fails on a difference that is not listed, and on a listed one
 //! that no longer occurs, so the list stays honest.
 //!
+//! The assertion outcome each reference file recorded (`ground_truth_assertions`) is
+//! compared as well, as in the other parity specs: whether they passed against caldera's
+//! `ground_truth_passed`, the number of failures, and, where both sides failed as often, the
+//! numbers their messages quote (the wording differs). Deliberate differences in outcome are
+//! listed in `OUTCOME_DIFFERENCES`, under the same rule.
+//!
 //! The reference lives outside the project; without it the test says it skipped (and
 //! fails under CI).
 
@@ -17,7 +23,7 @@ use caldera::load::suite::load_suite;
 use caldera::run::{RunOptions, run_heuristic};
 use serde_json::Value;
 
-use crate::parity::{leaves, under};
+use crate::parity::{Aspect, leaves, outcomes, under};
 
 /// One deliberate difference: every differing leaf under `prefix` (a JSON pointer into
 /// the dimension's evidence) of `dimension` on `dataset` is explained by `reason`.
@@ -165,6 +171,39 @@ const DIFFERENCES: &[Listed] = &[
     d("paired", VD, "/ground_truth_comparison/1", D4),
 ];
 
+/// One deliberate difference in a dimension's assertion outcome.
+struct ListedOutcome {
+    dataset: &'static str,
+    dimension: &'static str,
+    aspect: Aspect,
+    reason: &'static str,
+}
+
+const fn o(
+    dataset: &'static str,
+    dimension: &'static str,
+    aspect: Aspect,
+    reason: &'static str,
+) -> ListedOutcome {
+    ListedOutcome {
+        dataset,
+        dimension,
+        aspect,
+        reason,
+    }
+}
+
+/// The framework joined the envelope to the `vulnerable-npm` truth by file name and failed
+/// its known CVEs (0%); named by its `metadata.repo_id`, it joins no truth, and the one repo
+/// left with truth (`no-vulnerabilities`) expects no CVE, so the detection floor has nothing
+/// to check.
+const D4_CVES: &str = "D4: the envelope no longer joins `vulnerable-npm` truth, so no known CVE is expected and the 50% detection floor does not fail";
+
+const OUTCOME_DIFFERENCES: &[ListedOutcome] = &[
+    o("paired", VA, Aspect::Passed, D4_CVES),
+    o("paired", VA, Aspect::Failures, D4_CVES),
+];
+
 const DATASETS: &[&str] = &["fixtures", "umbraco", "sot", "paired"];
 
 fn reference_dir() -> Option<PathBuf> {
@@ -204,6 +243,7 @@ fn evidence_matches_the_framework_where_its_logic_is_sound() {
     let suite = suite.unwrap_or_else(|| panic!("suite does not load: {diags:#?}"));
 
     let mut used = vec![false; DIFFERENCES.len()];
+    let mut used_outcomes = vec![false; OUTCOME_DIFFERENCES.len()];
     let mut unlisted = Vec::new();
     for dataset in DATASETS {
         let options = RunOptions {
@@ -218,11 +258,13 @@ fn evidence_matches_the_framework_where_its_logic_is_sound() {
             .unwrap_or_else(|d| panic!("{dataset}: inputs not read: {d:#?}"));
         assert_eq!(result.dimensions.len(), 7, "{dataset}");
         let mut per_dim: BTreeMap<String, Tally> = BTreeMap::new();
+        let mut asserted = Tally::default();
         for verdict in &result.dimensions {
             let file = root
                 .join("reference")
                 .join(format!("{dataset}__{}.json", verdict.name));
-            let reference = read_json(&file)["evidence"].clone();
+            let recorded = read_json(&file);
+            let reference = recorded["evidence"].clone();
             assert!(reference.is_object(), "{}: no evidence", file.display());
             let ours = serde_json::to_value(&verdict.evidence).expect("evidence serialises");
             let mut expected = Vec::new();
@@ -247,6 +289,29 @@ fn evidence_matches_the_framework_where_its_logic_is_sound() {
                     )),
                 }
             }
+            for (aspect, want, got) in outcomes(&recorded, verdict) {
+                asserted.compared += 1;
+                if want == got {
+                    asserted.equal += 1;
+                    continue;
+                }
+                let listed = OUTCOME_DIFFERENCES.iter().position(|l| {
+                    l.dataset == *dataset && l.dimension == verdict.name && l.aspect == aspect
+                });
+                match listed {
+                    Some(i) => {
+                        used_outcomes[i] = true;
+                        asserted.listed += 1;
+                    }
+                    None => unlisted.push(format!(
+                        "{dataset} {} assertions {aspect}: framework {want}, caldera {got} \
+                         (framework failures {}, caldera failures {:?})",
+                        verdict.name,
+                        recorded["ground_truth_assertions"]["failures"],
+                        verdict.ground_truth_failures
+                    )),
+                }
+            }
         }
         let total = per_dim.values().fold(Tally::default(), |acc, t| Tally {
             compared: acc.compared + t.compared,
@@ -263,12 +328,28 @@ fn evidence_matches_the_framework_where_its_logic_is_sound() {
                 t.compared, t.equal, t.listed
             );
         }
+        println!(
+            "  assertion outcomes       {:>3} compared {:>3} equal {:>3} listed",
+            asserted.compared, asserted.equal, asserted.listed
+        );
     }
     let stale: Vec<String> = DIFFERENCES
         .iter()
         .zip(&used)
         .filter(|(_, u)| !**u)
         .map(|(l, _)| format!("{} {} {} ({})", l.dataset, l.dimension, l.prefix, l.reason))
+        .chain(
+            OUTCOME_DIFFERENCES
+                .iter()
+                .zip(&used_outcomes)
+                .filter(|(_, u)| !**u)
+                .map(|(l, _)| {
+                    format!(
+                        "{} {} assertions {} ({})",
+                        l.dataset, l.dimension, l.aspect, l.reason
+                    )
+                }),
+        )
         .collect();
     assert!(
         unlisted.is_empty(),
