@@ -557,13 +557,30 @@ impl minijinja::value::Object for FieldsLayer {
 
 /// Evaluates `items` (starting at index `offset` of the whole list) into records.
 /// The `loop` name inside a record list, as in a Jinja `for` loop: the position of the
-/// item among the items of `for_each` (before `where`) and its neighbours.
+/// item among the items of `for_each` (before `where`) and its neighbours. Assertions
+/// over `for_each` items see the same object.
 #[derive(Debug)]
-struct LoopInfo {
+pub(crate) struct LoopInfo {
     index0: usize,
     length: usize,
     previtem: Doc,
     nextitem: Doc,
+}
+
+impl LoopInfo {
+    /// `loop` for the item at `index0` of `all`.
+    pub(crate) fn value(index0: usize, all: &[Doc]) -> Value {
+        Value::from_object(LoopInfo {
+            index0,
+            length: all.len(),
+            previtem: index0
+                .checked_sub(1)
+                .and_then(|p| all.get(p))
+                .cloned()
+                .unwrap_or_default(),
+            nextitem: all.get(index0 + 1).cloned().unwrap_or_default(),
+        })
+    }
 }
 
 impl minijinja::value::Object for LoopInfo {
@@ -690,17 +707,7 @@ fn eval_items(
             m.insert(item_key.clone(), item.to_value());
             if uses_loop {
                 let at = offset + i;
-                let info = LoopInfo {
-                    index0: at,
-                    length: all.len(),
-                    previtem: at
-                        .checked_sub(1)
-                        .and_then(|p| all.get(p))
-                        .cloned()
-                        .unwrap_or_default(),
-                    nextitem: all.get(at + 1).cloned().unwrap_or_default(),
-                };
-                m.insert(loop_key.clone(), Value::from_object(info));
+                m.insert(loop_key.clone(), LoopInfo::value(at, all));
             }
         }
         let item_value = item_scope

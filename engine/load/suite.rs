@@ -233,6 +233,8 @@ pub fn load_suite_with(
                 format!("judge weights sum to {total:.3}, not 1.0"),
             )
             .in_file(&file)
+            .at(judges_span(&parsed.index))
+            .key("judges")
             .note("weights are normalised by their sum: a judge counts for weight / sum")
             .help("scale the weights to sum to 1.0, or declare `weights: relative` in suite.yaml"),
         );
@@ -361,6 +363,8 @@ fn judge_files(
         diags.push(
             Diagnostic::error(Code::NoJudges, "the suite has no judge files")
                 .in_file(file)
+                .at(judges_span(index))
+                .key("judges")
                 .help("add one YAML file per judge next to suite.yaml"),
         );
         return None;
@@ -494,4 +498,12 @@ fn sibling_suites(dir: &Path) -> Option<String> {
         .filter_map(|e| e.file_name().to_str().map(str::to_owned))
         .collect();
     crate::diag::did_you_mean_help(name, names.iter().map(String::as_str))
+}
+
+/// Where a problem of the judge list as a whole points: the `judges` key, or the suite's
+/// name when the list is implicit (every YAML file of the folder).
+fn judges_span(index: &KeyIndex) -> Option<crate::diag::Span> {
+    index
+        .exact_key_span("judges")
+        .or_else(|| index.exact_key_span("suite"))
 }

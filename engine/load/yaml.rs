@@ -51,6 +51,15 @@ impl KeyIndex {
     pub fn path_at(&self, offset: usize) -> Option<&str> {
         self.entries().path_at(offset)
     }
+
+    /// The span of the key at `path` when the document has that key (no fallback to an
+    /// ancestor, which for a top-level key would be the whole document).
+    pub fn exact_key_span(&self, path: &str) -> Option<Span> {
+        self.entries()
+            .entries
+            .get(path)
+            .map(|(k, v)| k.unwrap_or(*v))
+    }
 }
 
 /// The index itself.
