@@ -336,6 +336,22 @@ pub fn macro_micro(games: &[Counts]) -> MacroMicro {
 mod tests {
     use super::*;
 
+    /// Two passes keep the spread of large, close values: the deviations of 1e9 + 0.1
+    /// .. 1e9 + 0.4 are those of 0.1 .. 0.4, whose sample std is sqrt(0.05 / 3) =
+    /// 0.1290994. (A one-pass sum of squares minus n x mean^2 cancels to a negative
+    /// variance here.)
+    #[test]
+    fn the_spread_of_large_close_values_survives() {
+        let s = Summary::of(&[1e9 + 0.1, 1e9 + 0.2, 1e9 + 0.3, 1e9 + 0.4]);
+        let sample = s.std_sample.unwrap();
+        assert!((sample - (0.05f64 / 3.0).sqrt()).abs() < 1e-6, "{sample}");
+        let population = s.std_population.unwrap();
+        assert!(
+            (population - (0.05f64 / 4.0).sqrt()).abs() < 1e-6,
+            "{population}"
+        );
+    }
+
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-12)
     }
