@@ -181,6 +181,29 @@ mod tests {
             consensus(&r, ConsensusRule::Majority, None).unwrap(),
             Some(Consensus::Label(3))
         );
+        // A majority is more than half: one of two raters, or two of four, is not one.
+        assert_eq!(
+            consensus(&[Some(2), Some(4)], ConsensusRule::Majority, None).unwrap(),
+            None
+        );
+        assert_eq!(
+            consensus(
+                &[Some(2), Some(2), Some(4), Some(5)],
+                ConsensusRule::Majority,
+                None
+            )
+            .unwrap(),
+            None
+        );
+        assert_eq!(
+            consensus(
+                &[Some(2), Some(2), Some(2), Some(5)],
+                ConsensusRule::Majority,
+                None
+            )
+            .unwrap(),
+            Some(Consensus::Label(2))
+        );
         assert_eq!(
             consensus(&r, ConsensusRule::Median, None).unwrap(),
             Some(Consensus::Label(3))
