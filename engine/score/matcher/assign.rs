@@ -55,6 +55,20 @@ pub(crate) fn assign(weights: &[Vec<f64>], n_cols: usize) -> Vec<(usize, usize)>
 mod tests {
     use super::*;
 
+    /// Equally good pairings are resolved one fixed way: a square table is solved as
+    /// given (rows to columns), never transposed, so which findings pair with which
+    /// truths under a tie does not depend on the table's orientation. Here every
+    /// derangement scores 2.7; the rows-to-columns solution is the one reported.
+    #[test]
+    fn a_square_table_resolves_ties_as_given() {
+        let w = vec![
+            vec![0.2, 0.9, 0.9],
+            vec![0.9, 0.2, 0.9],
+            vec![0.9, 0.9, 0.2],
+        ];
+        assert_eq!(assign(&w, 3), vec![(0, 1), (1, 2), (2, 0)]);
+    }
+
     #[test]
     fn prefers_global_optimum_over_greedy() {
         // Greedy would pair row 0 with col 0 (0.9) and leave row 1 with 0.1.
