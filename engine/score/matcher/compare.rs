@@ -112,6 +112,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A list field reads as its items joined by spaces; an item that is itself a list
+    /// or an object keeps its JSON text, so its own items are not run together.
+    #[test]
+    fn a_list_reads_as_its_items_and_nested_values_as_json() {
+        let v = json!(["CVE-1", 2, true, null, ["a", "b"], {"k": 1}]);
+        assert_eq!(
+            text(&v).as_deref(),
+            Some(r#"CVE-1 2 true ["a","b"] {"k":1}"#)
+        );
+        assert_eq!(text(&json!(null)), None);
+    }
+
     #[test]
     fn comparators() {
         assert_eq!(Comparator::Equal.compare("CVE-1", " CVE-1 "), 1.0);
