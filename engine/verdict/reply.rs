@@ -1313,6 +1313,15 @@ mod tests {
         assert_eq!(v.evidence_cited, vec!["a", "2", "null"]);
     }
 
+    /// A shared format prints as the format it was compiled from (what a job's debug
+    /// output and a failed test show).
+    #[test]
+    fn a_shared_format_prints_as_its_declared_format() {
+        let spec = VerdictFormat::default();
+        let shared = SharedFormat::new(&spec).unwrap();
+        assert_eq!(format!("{shared:?}"), format!("{spec:?}"));
+    }
+
     #[test]
     fn bad_formats_are_rejected() {
         let no_group = VerdictFormat {
