@@ -883,6 +883,7 @@ mod tests {
         let hit = Lookup::Hit(Box::new(entry.clone()));
         for mode in [CacheMode::Off, CacheMode::ReadOnly, CacheMode::Replay] {
             let cache = Cache::new(dir.path(), mode);
+            assert_eq!(cache.mode(), mode);
             cache.put(&entry);
             assert!(cache.flush().is_empty());
             assert_eq!(cache.written(), 0, "{mode:?}");
@@ -1004,6 +1005,39 @@ mod tests {
             format!(
                 "no entry for key {key}; an entry with the same inputs exists under another \
                  key (cache format changed?)"
+            )
+        );
+    }
+
+    #[test]
+    fn explain_miss_breaks_ties_by_the_first_entry_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path(), CacheMode::On);
+        let format = compiled(&VerdictFormat::default());
+        let f = VerdictFormat::default();
+        let key = base_key();
+        // Two entries, each one input away from the request.
+        for k in [
+            CacheKey::new(&KeyInputs {
+                model: "m2",
+                ..inputs(&f)
+            }),
+            CacheKey::new(&KeyInputs {
+                prompt: "q",
+                ..inputs(&f)
+            }),
+        ] {
+            cache.put(&entry_for(&k, &format, REPLY));
+        }
+        assert!(cache.flush().is_empty());
+        let first = cache.entries().next().unwrap();
+        let named = differing(&key.summary, &first.inputs);
+        assert_eq!(named.len(), 1);
+        assert_eq!(
+            cache.explain_miss(&key),
+            format!(
+                "no entry for key {key}; the nearest entry differs in: {}",
+                named[0]
             )
         );
     }
