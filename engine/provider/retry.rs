@@ -206,13 +206,15 @@ mod tests {
         }
     }
 
+    /// Retries `answer(n)` for attempts n = 1, 2, ...; a retry loop still going after
+    /// 3 s (every test policy ends far sooner) fails the test rather than hang it.
     async fn run<T>(
         policy: &RetryPolicy,
         mut answer: impl FnMut(u32) -> Result<T, ProviderError>,
     ) -> Attempted<T> {
         let limiter = Limiter::new(2);
         let mut n = 0;
-        retry_with(
+        let retried = retry_with(
             || {
                 n += 1;
                 std::future::ready(answer(n))
@@ -220,8 +222,10 @@ mod tests {
             policy,
             &limiter,
             None,
-        )
-        .await
+        );
+        tokio::time::timeout(Duration::from_secs(3), retried)
+            .await
+            .expect("the retries did not end")
     }
 
     #[tokio::test]
