@@ -219,16 +219,22 @@ fn file_stem(suite: &str) -> String {
 
 /// `--fail-on regression`: exit 1 with one line naming what regressed.
 pub fn regression_gate(c: Option<&Comparison>, fail_on: Option<FailOn>) -> Option<Exit> {
+    let line = regression_line(c, fail_on)?;
+    eprintln!("{line}");
+    Some(Exit::Below)
+}
+
+/// The line `--fail-on regression` fails a run with, when something regressed.
+pub fn regression_line(c: Option<&Comparison>, fail_on: Option<FailOn>) -> Option<String> {
     let (c, Some(FailOn::Regression)) = (c?, fail_on) else {
         return None;
     };
     if c.regressions.is_empty() {
         return None;
     }
-    eprintln!(
+    Some(format!(
         "regression against {}: {}",
         c.base.run_id,
         c.regressions.join("; ")
-    );
-    Some(Exit::Below)
+    ))
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::cli::output::{self, Dest};
-use crate::cli::report::{ReportOptions, baseline, regression_gate, write_all};
+use crate::cli::report::{ReportOptions, baseline, regression_line, write_all};
 use crate::cli::{Exit, stderr_color};
 use crate::diag::render_text;
 use crate::load::inputs::Overrides;
@@ -15,7 +15,7 @@ use crate::report;
 use crate::report::model::Report;
 use crate::report::{Format, Input};
 use crate::run::llm::LlmOptions;
-use crate::run::result::{FAIL, NO_SCORE, RunResult};
+use crate::run::result::{Decision, FAIL, Gate, NO_SCORE, RunResult};
 use crate::run::{Run, RunError, RunOptions, ScoreSource};
 
 /// `--provider` values.
@@ -485,39 +485,58 @@ fn gate(
     args: &RunArgs,
     comparison: Option<&report::compare::Comparison>,
 ) -> Exit {
-    if let Some(reason) = report.incomplete() {
-        eprintln!("{reason}");
-        return Exit::Incomplete;
+    let (exit, message) = exit_of(
+        &result.decision,
+        &result.gate,
+        report.incomplete(),
+        regression_line(comparison, args.report.fail_on),
+        args.fail_under,
+    );
+    if let Some(message) = message {
+        eprintln!("{message}");
     }
-    if let Some(exit) = regression_gate(comparison, args.report.fail_on) {
-        return exit;
+    exit
+}
+
+/// The exit status of a finished run and the line that says why, when it is not a pass.
+/// In order: an incomplete run (`incomplete`, why) exits 3; a regression (`regression`,
+/// its line) exits 1; a gate (errors, coverage) or `NO_SCORE` exits 1 whatever the
+/// score; then `--fail-under` (`fail_under`) replaces the decision table: the exact
+/// decision score must reach it; without it a `FAIL` decision exits 1.
+fn exit_of(
+    decision: &Decision,
+    gate: &Gate,
+    incomplete: Option<String>,
+    regression: Option<String>,
+    fail_under: Option<f64>,
+) -> (Exit, Option<String>) {
+    if let Some(reason) = incomplete {
+        return (Exit::Incomplete, Some(reason));
+    }
+    if let Some(line) = regression {
+        return (Exit::Below, Some(line));
     }
     let safe = crate::diag::printable_line;
-    let gated = result.gate.blocked || result.decision == NO_SCORE;
-    let score = result.gate.decision_score;
-    let below_bar = args
-        .fail_under
-        .is_some_and(|min| score.is_none_or(|s| !crate::score::reaches(s, min)));
-    if gated || (args.fail_under.is_none() && result.decision == FAIL) {
-        eprintln!(
-            "{}: {}",
-            safe(result.decision.as_str()),
-            safe(&result.gate.reason)
-        );
-        return Exit::Below;
+    let gated = gate.blocked || *decision == NO_SCORE;
+    let score = gate.decision_score;
+    let below_bar =
+        fail_under.is_some_and(|min| score.is_none_or(|s| !crate::score::reaches(s, min)));
+    if gated || (fail_under.is_none() && *decision == FAIL) {
+        let line = format!("{}: {}", safe(decision.as_str()), safe(&gate.reason));
+        return (Exit::Below, Some(line));
     }
-    if let (true, Some(min)) = (below_bar, args.fail_under) {
+    if let (true, Some(min)) = (below_bar, fail_under) {
         let shown = score.map_or_else(
             || "no score (no judge scored)".to_owned(),
             |s| format!("score {s:.2} (exactly {s})"),
         );
-        eprintln!(
+        let line = format!(
             "{}: {shown} is below --fail-under {min}",
-            safe(result.decision.as_str())
+            safe(decision.as_str())
         );
-        return Exit::Below;
+        return (Exit::Below, Some(line));
     }
-    Exit::Pass
+    (Exit::Pass, None)
 }
 
 /// The suite folder of `path`: the folder itself, or the folder of a `suite.yaml`.
@@ -567,4 +586,180 @@ fn select_judges(mut suite: Suite, names: &[String]) -> Option<Suite> {
     }
     suite.judges.retain(|j| names.contains(&j.spec.dimension));
     ok.then_some(suite)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gate with the given score, not blocked unless asked.
+    fn gate_of(score: Option<f64>, blocked: bool, reason: &str) -> Gate {
+        Gate {
+            decision_score: score,
+            units: 4,
+            scored_units: 4,
+            coverage: 1.0,
+            min_coverage: 0.5,
+            errors: Vec::new(),
+            errors_allowed: false,
+            blocked,
+            reason: reason.to_owned(),
+        }
+    }
+
+    fn label(l: &str) -> Decision {
+        Decision::Label(l.to_owned())
+    }
+
+    fn exit(decision: &Decision, gate: &Gate, fail_under: Option<f64>) -> (Exit, Option<String>) {
+        exit_of(decision, gate, None, None, fail_under)
+    }
+
+    #[test]
+    fn a_pass_decision_exits_0_without_a_line() {
+        let g = gate_of(Some(0.8), false, "0.80 reaches PASS (0.7)");
+        assert_eq!(exit(&label("PASS"), &g, None), (Exit::Pass, None));
+    }
+
+    #[test]
+    fn a_fail_decision_exits_1_with_its_reason() {
+        let g = gate_of(Some(0.3), false, "0.30 reaches no row above FAIL");
+        assert_eq!(
+            exit(&label("FAIL"), &g, None),
+            (
+                Exit::Below,
+                Some("FAIL: 0.30 reaches no row above FAIL".to_owned())
+            )
+        );
+    }
+
+    #[test]
+    fn no_score_exits_1_with_or_without_a_bar() {
+        let g = gate_of(None, false, "no judge scored");
+        let line = Some("NO_SCORE: no judge scored".to_owned());
+        assert_eq!(
+            exit(&Decision::NoScore, &g, None),
+            (Exit::Below, line.clone())
+        );
+        assert_eq!(exit(&Decision::NoScore, &g, Some(0.5)), (Exit::Below, line));
+        // A label that reads NO_SCORE is the same decision.
+        assert_eq!(exit(&label("NO_SCORE"), &g, None).0, Exit::Below);
+    }
+
+    #[test]
+    fn a_blocked_gate_exits_1_even_when_the_bar_is_met() {
+        let g = gate_of(Some(0.9), true, "judge `x` is in error");
+        let line = Some("FAIL: judge `x` is in error".to_owned());
+        assert_eq!(
+            exit(&Decision::Blocked, &g, Some(0.5)),
+            (Exit::Below, line.clone())
+        );
+        assert_eq!(exit(&Decision::Blocked, &g, None), (Exit::Below, line));
+        // The gate decides, not the label beside it.
+        assert_eq!(
+            exit(&label("PASS"), &g, Some(0.5)),
+            (Exit::Below, Some("PASS: judge `x` is in error".to_owned()))
+        );
+    }
+
+    #[test]
+    fn the_bar_replaces_the_decision_table() {
+        // FAIL by the table, but 0.6 reaches --fail-under 0.5.
+        let g = gate_of(Some(0.6), false, "0.60 is below PASS (0.7)");
+        assert_eq!(exit(&label("FAIL"), &g, Some(0.5)), (Exit::Pass, None));
+        // PASS by the table, but 0.6 is below --fail-under 0.65.
+        assert_eq!(
+            exit(&label("PASS"), &g, Some(0.65)),
+            (
+                Exit::Below,
+                Some("PASS: score 0.60 (exactly 0.6) is below --fail-under 0.65".to_owned())
+            )
+        );
+    }
+
+    #[test]
+    fn a_score_exactly_at_the_bar_passes() {
+        let g = gate_of(Some(0.7), false, "");
+        assert_eq!(exit(&label("PASS"), &g, Some(0.7)), (Exit::Pass, None));
+        // 4.95 / 1.5 sums to 3.2999999999999994: that is 3.3.
+        let g = gate_of(Some(4.95 / 1.5), false, "");
+        assert_eq!(exit(&label("PASS"), &g, Some(3.3)), (Exit::Pass, None));
+    }
+
+    #[test]
+    fn the_bar_tolerates_floating_point_noise_only() {
+        // reaches: score >= bar - 1e-9, so 0.7 - 1e-9 = 0.699999999 is the lowest pass.
+        let pass = gate_of(Some(0.699_999_999_5), false, "");
+        assert_eq!(exit(&label("PASS"), &pass, Some(0.7)), (Exit::Pass, None));
+        let fail = gate_of(Some(0.699_999_998), false, "");
+        assert_eq!(
+            exit(&label("PASS"), &fail, Some(0.7)),
+            (
+                Exit::Below,
+                Some("PASS: score 0.70 (exactly 0.699999998) is below --fail-under 0.7".to_owned())
+            )
+        );
+        let below = gate_of(Some(0.69), false, "");
+        assert_eq!(exit(&label("PASS"), &below, Some(0.7)).0, Exit::Below);
+    }
+
+    #[test]
+    fn the_bar_fails_a_run_without_a_score() {
+        // Not blocked and not NO_SCORE, yet without a score: the bar is not reached.
+        let g = gate_of(None, false, "");
+        assert_eq!(
+            exit(&label("PASS"), &g, Some(0.1)),
+            (
+                Exit::Below,
+                Some("PASS: no score (no judge scored) is below --fail-under 0.1".to_owned())
+            )
+        );
+        // Without a bar, the label decides.
+        assert_eq!(exit(&label("PASS"), &g, None), (Exit::Pass, None));
+    }
+
+    #[test]
+    fn an_incomplete_run_exits_3_before_anything_else() {
+        let g = gate_of(None, true, "coverage 0.00 is below 0.50");
+        let why = "budget: 2 judges left unscored".to_owned();
+        assert_eq!(
+            exit_of(
+                &Decision::Blocked,
+                &g,
+                Some(why.clone()),
+                Some("regression against r1: total".to_owned()),
+                Some(0.9),
+            ),
+            (Exit::Incomplete, Some(why.clone()))
+        );
+        let ok = gate_of(Some(1.0), false, "");
+        assert_eq!(
+            exit_of(&label("PASS"), &ok, Some(why.clone()), None, None),
+            (Exit::Incomplete, Some(why))
+        );
+    }
+
+    #[test]
+    fn a_regression_exits_1_before_the_gates() {
+        let line = "regression against r1: total 0.80 -> 0.60".to_owned();
+        let ok = gate_of(Some(0.9), false, "");
+        assert_eq!(
+            exit_of(&label("PASS"), &ok, None, Some(line.clone()), Some(0.5)),
+            (Exit::Below, Some(line.clone()))
+        );
+        let blocked = gate_of(Some(0.9), true, "judge `x` is in error");
+        assert_eq!(
+            exit_of(&Decision::Blocked, &blocked, None, Some(line.clone()), None),
+            (Exit::Below, Some(line))
+        );
+    }
+
+    #[test]
+    fn control_characters_in_a_reason_are_escaped() {
+        let g = gate_of(Some(0.1), true, "bad\nreason");
+        assert_eq!(
+            exit(&label("LOW\u{1b}"), &g, None).1.as_deref(),
+            Some("LOW\\u{1b}: bad\\u{a}reason")
+        );
+    }
 }

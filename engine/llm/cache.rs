@@ -434,3 +434,611 @@ fn differing(a: &KeySummary, b: &KeySummary) -> Vec<&'static str> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::verdict_format::VerdictFormat;
+
+    /// The base request's key: sha256 of
+    /// `{"v":2,"inputs":{"provider":"anthropic","endpoint":"https://api.example","model":"m1",
+    /// "system":null,"prompt":"p","max_tokens":100,"temperature":0.0,
+    /// "format":{"kind":"json","scale":[1.0,5.0],"numbers":"integer"}}}`.
+    const BASE_HEX: &str = "5213c6300b9f1d59f377049181203ee443f52d6ea35c1ae87c6eab29e540b3b2";
+    /// The same with `"repeat":1` after the format.
+    const REPEAT_HEX: &str = "f5853262fc7e8036a4ef8a2c138c4f2d592cdb557f1682a6f8783151ec4d79e9";
+    /// sha256 of `p`, of `s`, and of the default format's JSON.
+    const P_SHA: &str = "148de9c5a7a44d19e56cd9ae1a554bf67847afb0c58f6e12fa29ac7ddfca9940";
+    const S_SHA: &str = "043a718774c572bd8a25adbeb1bfcd5c0256ae11cecf9f9c3f925d0e52beaf89";
+    const FORMAT_SHA: &str = "31a04b1cca0f4fbdd2fec9baf2b88fb9f9c9c4f835adbd5c79c3fb09d1adf913";
+    const REPLY: &str =
+        r#"{"score": 4, "confidence": 0.8, "reasoning": "ok", "sub_scores": {"a": 2}}"#;
+
+    fn inputs(format: &VerdictFormat) -> KeyInputs<'_> {
+        KeyInputs {
+            provider: "anthropic",
+            endpoint: "https://api.example",
+            model: "m1",
+            system: None,
+            prompt: "p",
+            max_tokens: 100,
+            temperature: 0.0,
+            format,
+            repeat: 0,
+        }
+    }
+
+    fn base_key() -> CacheKey {
+        CacheKey::new(&inputs(&VerdictFormat::default()))
+    }
+
+    fn compiled(spec: &VerdictFormat) -> CompiledFormat {
+        CompiledFormat::new(spec).unwrap()
+    }
+
+    /// A valid entry for `key`, its verdict read from `reply`.
+    fn entry_for(key: &CacheKey, format: &CompiledFormat, reply: &str) -> CacheEntry {
+        CacheEntry {
+            key: key.hex.clone(),
+            inputs: key.summary.clone(),
+            reply: reply.to_owned(),
+            verdict: format.parse(reply).unwrap(),
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+            },
+            reasked: false,
+            created: "2024-01-01T00:00:00Z".to_owned(),
+        }
+    }
+
+    fn base_entry() -> (CacheKey, CompiledFormat, CacheEntry) {
+        let key = base_key();
+        let format = compiled(&VerdictFormat::default());
+        let entry = entry_for(&key, &format, REPLY);
+        (key, format, entry)
+    }
+
+    /// The base summary with one input changed, for each input, with the name
+    /// `differing` gives it.
+    fn one_change_each() -> Vec<(&'static str, CacheKey)> {
+        let f = VerdictFormat::default();
+        let ten = VerdictFormat {
+            scale: [1.0, 10.0],
+            ..VerdictFormat::default()
+        };
+        let base = inputs(&f);
+        vec![
+            (
+                "provider",
+                CacheKey::new(&KeyInputs {
+                    provider: "openai",
+                    ..base.clone()
+                }),
+            ),
+            (
+                "endpoint",
+                CacheKey::new(&KeyInputs {
+                    endpoint: "http://localhost:8080",
+                    ..base.clone()
+                }),
+            ),
+            (
+                "model",
+                CacheKey::new(&KeyInputs {
+                    model: "m2",
+                    ..base.clone()
+                }),
+            ),
+            (
+                "prompt",
+                CacheKey::new(&KeyInputs {
+                    prompt: "q",
+                    ..base.clone()
+                }),
+            ),
+            (
+                "system prompt",
+                CacheKey::new(&KeyInputs {
+                    system: Some("s"),
+                    ..base.clone()
+                }),
+            ),
+            (
+                "max_tokens",
+                CacheKey::new(&KeyInputs {
+                    max_tokens: 101,
+                    ..base.clone()
+                }),
+            ),
+            (
+                "temperature",
+                CacheKey::new(&KeyInputs {
+                    temperature: 0.5,
+                    ..base.clone()
+                }),
+            ),
+            (
+                "verdict format",
+                CacheKey::new(&KeyInputs {
+                    format: &ten,
+                    ..base.clone()
+                }),
+            ),
+            (
+                "repeat index",
+                CacheKey::new(&KeyInputs {
+                    repeat: 1,
+                    ..base.clone()
+                }),
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_key_is_the_sha256_of_the_v2_encoding() {
+        let key = base_key();
+        assert_eq!(key.hex, BASE_HEX);
+        assert_eq!(
+            key.summary,
+            KeySummary {
+                provider: "anthropic".to_owned(),
+                endpoint: "https://api.example".to_owned(),
+                model: "m1".to_owned(),
+                prompt_sha256: P_SHA.to_owned(),
+                system_sha256: String::new(),
+                max_tokens: 100,
+                temperature: 0.0,
+                format_sha256: FORMAT_SHA.to_owned(),
+                repeat: 0,
+            }
+        );
+        // Repeat 0 is left out of the encoding; any other repeat is in it.
+        let f = VerdictFormat::default();
+        let repeat = CacheKey::new(&KeyInputs {
+            repeat: 1,
+            ..inputs(&f)
+        });
+        assert_eq!(repeat.hex, REPEAT_HEX);
+        assert_eq!(repeat.summary.repeat, 1);
+        let system = CacheKey::new(&KeyInputs {
+            system: Some("s"),
+            ..inputs(&f)
+        });
+        assert_eq!(system.summary.system_sha256, S_SHA);
+    }
+
+    #[test]
+    fn equal_inputs_give_equal_keys_and_each_input_changes_the_key() {
+        assert_eq!(base_key(), base_key());
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(base_key().hex);
+        for (name, key) in one_change_each() {
+            assert!(seen.insert(key.hex), "{name} did not change the key");
+        }
+        // Another system prompt than `s` changes it too.
+        let f = VerdictFormat::default();
+        let other = CacheKey::new(&KeyInputs {
+            system: Some("t"),
+            ..inputs(&f)
+        });
+        assert!(seen.insert(other.hex));
+    }
+
+    #[test]
+    fn differing_names_each_input_that_differs() {
+        let base = base_key().summary;
+        assert!(differing(&base, &base).is_empty());
+        let mut all = base.clone();
+        for (name, key) in one_change_each() {
+            assert_eq!(differing(&base, &key.summary), vec![name]);
+            assert_eq!(differing(&key.summary, &base), vec![name]);
+            let s = key.summary;
+            match name {
+                "provider" => all.provider = s.provider,
+                "endpoint" => all.endpoint = s.endpoint,
+                "model" => all.model = s.model,
+                "prompt" => all.prompt_sha256 = s.prompt_sha256,
+                "system prompt" => all.system_sha256 = s.system_sha256,
+                "max_tokens" => all.max_tokens = s.max_tokens,
+                "temperature" => all.temperature = s.temperature,
+                "verdict format" => all.format_sha256 = s.format_sha256,
+                _ => all.repeat = s.repeat,
+            }
+        }
+        assert_eq!(
+            differing(&base, &all),
+            vec![
+                "provider",
+                "endpoint",
+                "model",
+                "prompt",
+                "system prompt",
+                "max_tokens",
+                "temperature",
+                "verdict format",
+                "repeat index"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_key_displays_its_short_hashes() {
+        assert_eq!(
+            base_key().to_string(),
+            "5213c6300b9f (provider anthropic at https://api.example, model m1, prompt sha256 \
+             148de9c5a7a4, system sha256 -, max_tokens 100, temperature 0, format sha256 \
+             31a04b1cca0f)"
+        );
+        let f = VerdictFormat::default();
+        let system = CacheKey::new(&KeyInputs {
+            system: Some("s"),
+            temperature: 0.5,
+            ..inputs(&f)
+        });
+        let shown = system.to_string();
+        assert!(shown.contains("system sha256 043a718774c5,"), "{shown}");
+        assert!(shown.contains("temperature 0.5,"), "{shown}");
+    }
+
+    #[test]
+    fn modes_read_and_write_as_documented() {
+        let table = [
+            (CacheMode::On, true, true),
+            (CacheMode::Off, false, false),
+            (CacheMode::ReadOnly, true, false),
+            (CacheMode::Refresh, false, true),
+            (CacheMode::Replay, true, false),
+        ];
+        for (mode, reads, writes) in table {
+            assert_eq!((mode.reads(), mode.writes()), (reads, writes), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn a_sound_entry_validates() {
+        let (key, format, entry) = base_entry();
+        assert_eq!(validate(&entry, &key, &format), Ok(()));
+        // The ends of the scale and of 0..1 are inside.
+        for reply in [
+            r#"{"score": 1, "confidence": 0}"#,
+            r#"{"score": 5, "confidence": 1}"#,
+            r#"{"score": 3}"#,
+        ] {
+            let entry = entry_for(&key, &format, reply);
+            assert_eq!(validate(&entry, &key, &format), Ok(()), "{reply}");
+        }
+        // A decimal format takes a fractional score.
+        let decimal = VerdictFormat {
+            numbers: NumberKind::Decimal,
+            ..VerdictFormat::default()
+        };
+        let key = CacheKey::new(&inputs(&decimal));
+        let format = compiled(&decimal);
+        let entry = entry_for(&key, &format, r#"{"score": 3.5}"#);
+        assert_eq!(validate(&entry, &key, &format), Ok(()));
+    }
+
+    #[test]
+    fn an_entry_under_another_key_is_refused() {
+        let (key, format, mut entry) = base_entry();
+        entry.key = "abc".to_owned();
+        assert_eq!(
+            validate(&entry, &key, &format),
+            Err("its key abc is not the key it is stored under (5213c6300b9f)".to_owned())
+        );
+    }
+
+    #[test]
+    fn an_entry_recorded_for_other_inputs_is_refused() {
+        let (key, format, mut entry) = base_entry();
+        entry.inputs.model = "m2".to_owned();
+        entry.inputs.max_tokens = 1;
+        assert_eq!(
+            validate(&entry, &key, &format),
+            Err("its recorded inputs differ from the request in: model, max_tokens".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_score_off_the_scale_is_refused() {
+        let (key, format, entry) = base_entry();
+        for (score, why) in [
+            (6.0, "score 6 is outside the scale 1 to 5"),
+            (0.0, "score 0 is outside the scale 1 to 5"),
+            (5.5, "score 5.5 is outside the scale 1 to 5"),
+            (0.5, "score 0.5 is outside the scale 1 to 5"),
+            (f64::NAN, "score NaN is outside the scale 1 to 5"),
+            (f64::INFINITY, "score inf is outside the scale 1 to 5"),
+        ] {
+            let mut e = entry.clone();
+            e.verdict.score = score;
+            assert_eq!(validate(&e, &key, &format), Err(why.to_owned()));
+        }
+        let mut e = entry;
+        e.verdict.score = 3.5;
+        assert_eq!(
+            validate(&e, &key, &format),
+            Err("score 3.5 is not a whole number".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_confidence_outside_0_to_1_is_refused() {
+        let (key, format, entry) = base_entry();
+        for (c, why) in [
+            (1.5, "confidence 1.5 is outside 0..1"),
+            (-0.1, "confidence -0.1 is outside 0..1"),
+            (f64::NAN, "confidence NaN is outside 0..1"),
+            (f64::INFINITY, "confidence inf is outside 0..1"),
+        ] {
+            let mut e = entry.clone();
+            e.verdict.confidence = Some(c);
+            assert_eq!(validate(&e, &key, &format), Err(why.to_owned()));
+        }
+    }
+
+    #[test]
+    fn a_sub_score_that_is_not_a_number_is_refused() {
+        let (key, format, entry) = base_entry();
+        let mut e = entry.clone();
+        e.verdict.sub_scores.insert("a".to_owned(), f64::NAN);
+        assert_eq!(
+            validate(&e, &key, &format),
+            Err("sub-score `a` is NaN, not a number".to_owned())
+        );
+        let mut e = entry;
+        e.verdict
+            .sub_scores
+            .insert("b".to_owned(), f64::NEG_INFINITY);
+        assert_eq!(
+            validate(&e, &key, &format),
+            Err("sub-score `b` is -inf, not a number".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_verdict_its_reply_does_not_read_as_is_refused() {
+        let (key, format, entry) = base_entry();
+        let mut e = entry.clone();
+        e.verdict.score = 3.0;
+        assert_eq!(
+            validate(&e, &key, &format),
+            Err(
+                "its stored reply reads as score 4 and confidence 0.8, not the stored \
+                 verdict's 3 and 0.8"
+                    .to_owned()
+            )
+        );
+        let mut e = entry.clone();
+        e.verdict.confidence = None;
+        assert_eq!(
+            validate(&e, &key, &format),
+            Err(
+                "its stored reply reads as score 4 and confidence 0.8, not the stored \
+                 verdict's 4 and none"
+                    .to_owned()
+            )
+        );
+        // Any field counts, not only score and confidence.
+        let mut e = entry.clone();
+        e.verdict.reasoning = "edited".to_owned();
+        assert!(validate(&e, &key, &format).is_err());
+        let mut e = entry;
+        e.reply = "no verdict here".to_owned();
+        let why = validate(&e, &key, &format).unwrap_err();
+        assert!(
+            why.starts_with("its stored reply does not read as a verdict: "),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn put_then_get_round_trips_through_the_sharded_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path(), CacheMode::On);
+        assert_eq!((cache.mode(), cache.dir()), (CacheMode::On, dir.path()));
+        let (key, format, entry) = base_entry();
+        assert_eq!(cache.get(&key, &format).unwrap(), Lookup::Miss);
+        assert_eq!(cache.written(), 0);
+        cache.put(&entry);
+        assert!(cache.flush().is_empty());
+        assert_eq!(cache.written(), 1);
+        assert!(
+            dir.path()
+                .join("52")
+                .join(format!("{BASE_HEX}.json"))
+                .is_file()
+        );
+        assert_eq!(
+            cache.get(&key, &format).unwrap(),
+            Lookup::Hit(Box::new(entry))
+        );
+        // The repeat index is stored and read back.
+        let f = VerdictFormat::default();
+        let key = CacheKey::new(&KeyInputs {
+            repeat: 1,
+            ..inputs(&f)
+        });
+        let entry = entry_for(&key, &format, REPLY);
+        cache.put(&entry);
+        assert!(cache.flush().is_empty());
+        assert_eq!(cache.written(), 2);
+        assert!(
+            dir.path()
+                .join("f5")
+                .join(format!("{REPEAT_HEX}.json"))
+                .is_file()
+        );
+        assert_eq!(
+            cache.get(&key, &format).unwrap(),
+            Lookup::Hit(Box::new(entry))
+        );
+    }
+
+    #[test]
+    fn each_mode_reads_and_writes_as_it_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let (key, format, entry) = base_entry();
+        let hit = Lookup::Hit(Box::new(entry.clone()));
+        for mode in [CacheMode::Off, CacheMode::ReadOnly, CacheMode::Replay] {
+            let cache = Cache::new(dir.path(), mode);
+            assert_eq!(cache.mode(), mode);
+            cache.put(&entry);
+            assert!(cache.flush().is_empty());
+            assert_eq!(cache.written(), 0, "{mode:?}");
+            assert!(!dir.path().join("52").exists(), "{mode:?} wrote");
+        }
+        let refresh = Cache::new(dir.path(), CacheMode::Refresh);
+        refresh.put(&entry);
+        assert!(refresh.flush().is_empty());
+        assert_eq!(refresh.written(), 1);
+        // Refresh ignores what is stored; the others that read find it.
+        assert_eq!(refresh.get(&key, &format).unwrap(), Lookup::Miss);
+        let off = Cache::new(dir.path(), CacheMode::Off);
+        assert_eq!(off.get(&key, &format).unwrap(), Lookup::Miss);
+        for mode in [CacheMode::On, CacheMode::ReadOnly, CacheMode::Replay] {
+            let cache = Cache::new(dir.path(), mode);
+            assert_eq!(cache.get(&key, &format).unwrap(), hit, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn an_unusable_file_is_an_invalid_lookup_that_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path(), CacheMode::On);
+        let (key, format, entry) = base_entry();
+        let path = dir.path().join("52").join(format!("{BASE_HEX}.json"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{\"key\": \"torn").unwrap();
+        let Lookup::Invalid(why) = cache.get(&key, &format).unwrap() else {
+            panic!("a torn file was used");
+        };
+        assert!(why.starts_with("the cache entry "), "{why}");
+        assert!(why.contains(&path.display().to_string()), "{why}");
+        assert!(why.contains(": it is not a cache entry ("), "{why}");
+        // A whole entry that fails a check.
+        let mut bad = entry;
+        bad.verdict.score = 9.0;
+        std::fs::write(&path, serde_json::to_vec(&bad).unwrap()).unwrap();
+        assert_eq!(
+            cache.get(&key, &format).unwrap(),
+            Lookup::Invalid(format!(
+                "the cache entry {} is unusable: score 9 is outside the scale 1 to 5",
+                path.display()
+            ))
+        );
+        // A file that cannot be read at all is an error, not a miss.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert!(matches!(
+            cache.get(&key, &format),
+            Err(CacheError::Io { path: p, .. }) if p == path
+        ));
+    }
+
+    #[test]
+    fn a_failed_write_is_reported_by_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let cache = Cache::new(file.join("cache"), CacheMode::On);
+        cache.put(&base_entry().2);
+        assert_eq!(cache.flush().len(), 1);
+        assert_eq!(cache.written(), 0);
+        assert!(cache.flush().is_empty());
+    }
+
+    #[test]
+    fn explain_miss_names_the_nearest_entry_and_what_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path(), CacheMode::On);
+        let key = base_key();
+        assert_eq!(
+            cache.explain_miss(&key),
+            format!(
+                "no entry for key {key}; the cache at {} is empty",
+                dir.path().display()
+            )
+        );
+        let format = compiled(&VerdictFormat::default());
+        let f = VerdictFormat::default();
+        let far = CacheKey::new(&KeyInputs {
+            model: "m2",
+            prompt: "q",
+            max_tokens: 1,
+            ..inputs(&f)
+        });
+        let near = CacheKey::new(&KeyInputs {
+            model: "m2",
+            ..inputs(&f)
+        });
+        let middle = CacheKey::new(&KeyInputs {
+            model: "m2",
+            repeat: 3,
+            ..inputs(&f)
+        });
+        for k in [&far, &near, &middle] {
+            cache.put(&entry_for(k, &format, REPLY));
+        }
+        assert!(cache.flush().is_empty());
+        // Files that are not entries are passed over.
+        let shard = dir.path().join("00");
+        std::fs::create_dir_all(&shard).unwrap();
+        std::fs::write(shard.join("junk.json"), "not json").unwrap();
+        let mut same = entry_for(&key, &format, REPLY);
+        same.key = "00".repeat(32);
+        std::fs::write(
+            shard.join("leftover.tmp"),
+            serde_json::to_vec(&same).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            cache.explain_miss(&key),
+            format!("no entry for key {key}; the nearest entry differs in: model")
+        );
+        // An entry with the very same inputs under another key.
+        cache.put(&same);
+        assert!(cache.flush().is_empty());
+        assert_eq!(
+            cache.explain_miss(&key),
+            format!(
+                "no entry for key {key}; an entry with the same inputs exists under another \
+                 key (cache format changed?)"
+            )
+        );
+    }
+
+    #[test]
+    fn explain_miss_breaks_ties_by_the_first_entry_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path(), CacheMode::On);
+        let format = compiled(&VerdictFormat::default());
+        let f = VerdictFormat::default();
+        let key = base_key();
+        // Two entries, each one input away from the request.
+        for k in [
+            CacheKey::new(&KeyInputs {
+                model: "m2",
+                ..inputs(&f)
+            }),
+            CacheKey::new(&KeyInputs {
+                prompt: "q",
+                ..inputs(&f)
+            }),
+        ] {
+            cache.put(&entry_for(&k, &format, REPLY));
+        }
+        assert!(cache.flush().is_empty());
+        let first = cache.entries().next().unwrap();
+        let named = differing(&key.summary, &first.inputs);
+        assert_eq!(named.len(), 1);
+        assert_eq!(
+            cache.explain_miss(&key),
+            format!(
+                "no entry for key {key}; the nearest entry differs in: {}",
+                named[0]
+            )
+        );
+    }
+}

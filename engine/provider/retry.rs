@@ -206,13 +206,15 @@ mod tests {
         }
     }
 
+    /// Retries `answer(n)` for attempts n = 1, 2, ...; a retry loop still going after
+    /// 3 s (every test policy ends far sooner) fails the test rather than hang it.
     async fn run<T>(
         policy: &RetryPolicy,
         mut answer: impl FnMut(u32) -> Result<T, ProviderError>,
     ) -> Attempted<T> {
         let limiter = Limiter::new(2);
         let mut n = 0;
-        retry_with(
+        let retried = retry_with(
             || {
                 n += 1;
                 std::future::ready(answer(n))
@@ -220,8 +222,10 @@ mod tests {
             policy,
             &limiter,
             None,
-        )
-        .await
+        );
+        tokio::time::timeout(Duration::from_secs(3), retried)
+            .await
+            .expect("the retries did not end")
     }
 
     #[tokio::test]
@@ -278,5 +282,231 @@ mod tests {
             run(&policy, |_| Err(http(429, Some(Duration::from_secs(60))))).await;
         assert_eq!(r.attempts, 1);
         assert!(r.gave_up.unwrap().contains("retry budget"));
+    }
+
+    /// A policy whose backoff is exactly `delay` each time, within `max_total`.
+    fn steady(delay: Duration, max_total: Duration) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 100,
+            max_rate_limited: 100,
+            min_delay: delay,
+            max_delay: delay,
+            max_total,
+            jitter: false,
+        }
+    }
+
+    /// The reason the retries stop at once when the wait is more than the budget of 5 s.
+    fn too_long(wait: f64) -> String {
+        format!("waiting {wait:.1}s more would pass the 5s retry budget")
+    }
+
+    #[test]
+    fn the_policies_are_as_documented() {
+        let d = RetryPolicy::default();
+        assert_eq!((d.max_attempts, d.max_rate_limited), (5, 30));
+        assert_eq!(
+            (d.min_delay, d.max_delay, d.max_total, d.jitter),
+            (
+                Duration::from_millis(500),
+                Duration::from_secs(30),
+                Duration::from_secs(180),
+                true
+            )
+        );
+        let none = RetryPolicy::none();
+        assert_eq!((none.max_attempts, none.max_rate_limited), (1, 1));
+        assert_eq!(none.max_total, d.max_total);
+    }
+
+    #[test]
+    fn slow_down_answers_are_429_and_529_only() {
+        for status in [429, 529] {
+            assert!(is_slow_down(&http(status, None)), "{status}");
+            assert_eq!(
+                signal_of::<()>(&Err(http(status, None))),
+                Signal::RateLimited
+            );
+        }
+        for status in [400, 408, 500, 503] {
+            assert!(!is_slow_down(&http(status, None)), "{status}");
+            assert_eq!(signal_of::<()>(&Err(http(status, None))), Signal::Neutral);
+        }
+        let timeout = ProviderError::Timeout {
+            provider: "t",
+            after: Duration::from_secs(1),
+        };
+        assert!(!is_slow_down(&timeout));
+        assert_eq!(signal_of::<()>(&Err(timeout)), Signal::Neutral);
+        assert_eq!(signal_of(&Ok(1)), Signal::Success);
+    }
+
+    #[tokio::test]
+    async fn a_slow_down_cuts_the_limit_and_a_success_does_not() {
+        let limiter = Limiter::new(4);
+        let policy = fast(3);
+        let mut n = 0;
+        let r = retry_with(
+            || {
+                n += 1;
+                std::future::ready(if n == 1 {
+                    Err(http(529, Some(Duration::ZERO)))
+                } else {
+                    Ok(n)
+                })
+            },
+            &policy,
+            &limiter,
+            None,
+        )
+        .await;
+        assert_eq!((r.result.unwrap(), r.attempts), (2, 2));
+        assert_eq!(limiter.stats().cuts, 1);
+        assert_eq!(limiter.stats().lowest, 2);
+    }
+
+    #[tokio::test]
+    async fn errors_that_cannot_be_retried_stop_at_once() {
+        let permanent = [
+            http(401, None),
+            http(404, None),
+            ProviderError::InvalidResponse {
+                provider: "t",
+                message: "not json".into(),
+            },
+            ProviderError::Cli("exit 1".into()),
+            ProviderError::Config("no key".into()),
+        ];
+        for e in permanent {
+            let shown = e.to_string();
+            let mut once = Some(e);
+            let r: Attempted<()> = run(&fast(5), |_| Err(once.take().unwrap())).await;
+            assert_eq!((r.attempts, r.gave_up), (1, None), "{shown}");
+            assert_eq!(r.result.unwrap_err().to_string(), shown);
+        }
+        // After retried failures, a permanent one ends the retries without giving up.
+        let r: Attempted<()> = run(&fast(5), |n| match n {
+            1 => Err(http(503, None)),
+            2 => Err(http(429, None)),
+            _ => Err(http(401, None)),
+        })
+        .await;
+        assert_eq!((r.attempts, r.gave_up), (3, None));
+    }
+
+    #[tokio::test]
+    async fn failures_and_slow_downs_are_counted_apart() {
+        // Two failures allowed: the second failure ends it, the slow-downs between
+        // them do not count.
+        let r: Attempted<()> = run(&fast(2), |n| {
+            Err(if n % 2 == 1 {
+                http(429, Some(Duration::ZERO))
+            } else {
+                ProviderError::Timeout {
+                    provider: "t",
+                    after: Duration::from_secs(1),
+                }
+            })
+        })
+        .await;
+        assert_eq!(r.attempts, 4);
+        assert_eq!(
+            r.gave_up.as_deref(),
+            Some("2 failed attempts, the most a request makes")
+        );
+        // Four slow-downs allowed, failures between them do not count.
+        let r: Attempted<()> = run(&fast(10), |n| {
+            Err(if n % 2 == 1 {
+                http(503, None)
+            } else {
+                http(529, Some(Duration::ZERO))
+            })
+        })
+        .await;
+        assert_eq!(r.attempts, 8);
+        assert_eq!(
+            r.gave_up.as_deref(),
+            Some("4 rate-limit answers, the most a request takes")
+        );
+        // A success on the last allowed attempt is a success.
+        let r = run(
+            &fast(3),
+            |n| if n < 3 { Err(http(500, None)) } else { Ok(n) },
+        )
+        .await;
+        assert_eq!((r.result.unwrap(), r.attempts, r.gave_up), (3, 3, None));
+    }
+
+    #[tokio::test]
+    async fn zero_attempts_means_one() {
+        let policy = RetryPolicy {
+            max_attempts: 0,
+            max_rate_limited: 0,
+            ..fast(0)
+        };
+        let r: Attempted<()> = run(&policy, |_| Err(http(500, None))).await;
+        assert_eq!(r.attempts, 1);
+        assert_eq!(
+            r.gave_up.as_deref(),
+            Some("1 failed attempts, the most a request makes")
+        );
+        let r: Attempted<()> = run(&policy, |_| Err(http(429, None))).await;
+        assert_eq!(r.attempts, 1);
+        assert_eq!(
+            r.gave_up.as_deref(),
+            Some("1 rate-limit answers, the most a request takes")
+        );
+    }
+
+    #[tokio::test]
+    async fn the_wait_is_the_backoff_without_a_retry_after() {
+        let policy = steady(Duration::from_secs(7), Duration::from_secs(5));
+        let r: Attempted<()> = run(&policy, |_| Err(http(503, None))).await;
+        assert_eq!(r.attempts, 1);
+        assert_eq!(r.gave_up, Some(too_long(7.0)));
+    }
+
+    #[tokio::test]
+    async fn a_retry_after_is_the_least_wait_and_at_most_250_ms_more() {
+        let budget = Duration::from_secs(5);
+        let cases = [
+            // Backoff 1 ms, asked 10 s: the server's 10 s.
+            (Duration::from_millis(1), 10.0, 10.0),
+            // Backoff 10.1 s, asked 10 s: the backoff, within 250 ms of what was asked.
+            (Duration::from_millis(10_100), 10.0, 10.1),
+            // Backoff 60 s, asked 20 s: 20 s and 250 ms at most.
+            (Duration::from_secs(60), 20.0, 20.25),
+        ];
+        for (backoff, asked, wait) in cases {
+            let policy = steady(backoff, budget);
+            let r: Attempted<()> = run(&policy, |_| {
+                Err(http(429, Some(Duration::from_secs_f64(asked))))
+            })
+            .await;
+            assert_eq!(r.attempts, 1);
+            assert_eq!(r.gave_up, Some(too_long(wait)), "asked {asked}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_budget_counts_every_wait() {
+        // Waits of 10 ms in a 25 ms budget: two waits fit, the third would pass it.
+        let policy = steady(Duration::from_millis(10), Duration::from_millis(25));
+        let t = Instant::now();
+        let r: Attempted<()> = run(&policy, |_| Err(http(503, None))).await;
+        assert_eq!(r.attempts, 3);
+        assert_eq!(
+            r.gave_up.as_deref(),
+            Some("waiting 0.0s more would pass the 0s retry budget")
+        );
+        assert!(t.elapsed() >= Duration::from_millis(20));
+        // A wait within the budget is taken.
+        let policy = steady(Duration::from_millis(10), Duration::from_secs(5));
+        let r = run(
+            &policy,
+            |n| if n < 2 { Err(http(503, None)) } else { Ok(n) },
+        )
+        .await;
+        assert_eq!((r.result.unwrap(), r.attempts, r.gave_up), (2, 2, None));
     }
 }
