@@ -34,8 +34,8 @@ FILES[reply]='engine/verdict/reply.rs'
 TARGETS[reply]='--lib'
 FILES[llm]='engine/llm/cache.rs engine/provider/retry.rs'
 TARGETS[llm]='--lib'
-# The exit decision only. cargo-mutants 27 applies neither --re nor --exclude-re to
-# "delete field" mutants, so one of `execute` runs too (and is missed).
+# The exit decision only. (cargo-mutants 27 applies neither --re nor --exclude-re to
+# "delete field" mutants: a struct literal with `..base` in run.rs would run too.)
 FILES[exit]='engine/cli/run.rs'
 TARGETS[exit]='--lib'
 RE[exit]='exit_of|gate'

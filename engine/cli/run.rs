@@ -285,10 +285,11 @@ pub fn execute(args: RunArgs) -> Exit {
         }
     };
     print_profile(&run);
-    let args = RunArgs {
-        out: args.out.clone().or((!args.heuristic).then_some(out)),
-        ..args
-    };
+    let mut args = args;
+    if !args.heuristic {
+        // The result goes where the interaction log already says it is.
+        args.out.get_or_insert(out);
+    }
     finish(&run.result, &args)
 }
 
