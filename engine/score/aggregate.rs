@@ -336,6 +336,19 @@ pub fn macro_micro(games: &[Counts]) -> MacroMicro {
 mod tests {
     use super::*;
 
+    /// As Python's `sum([inf, 1.0])` is inf: a compensation that is no longer a number
+    /// (inf - inf along the way) is dropped rather than added.
+    #[test]
+    fn an_infinite_total_is_not_turned_into_nan() {
+        assert_eq!(compensated_sum(&[f64::INFINITY, 1.0]), f64::INFINITY);
+        assert_eq!(
+            compensated_sum(&[1.0, f64::NEG_INFINITY]),
+            f64::NEG_INFINITY
+        );
+        // Python: sum([0.1] * 10) == 1.0, where a plain sum gives 0.9999999999999999.
+        assert_eq!(compensated_sum(&[0.1; 10]), 1.0);
+    }
+
     /// Two passes keep the spread of large, close values: the deviations of 1e9 + 0.1
     /// .. 1e9 + 0.4 are those of 0.1 .. 0.4, whose sample std is sqrt(0.05 / 3) =
     /// 0.1290994. (A one-pass sum of squares minus n x mean^2 cancels to a negative
