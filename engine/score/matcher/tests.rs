@@ -185,3 +185,17 @@ fn config_has_a_documented_schema() {
     assert!(text.contains("same_base_name"));
     assert!(text.contains("\"additionalProperties\":false"));
 }
+
+/// The bands are inclusive at their lower bound, with room for float sums that land a
+/// hair below it (0.1 + 0.2 + 0.2 is 0.5000000000000001, 0.3 + 0.2 is 0.5 exactly;
+/// either way a pair at the threshold is partial, one clearly below it is missed).
+#[test]
+fn a_score_at_a_band_edge_is_in_the_band() {
+    let m = Matcher::new(&sim(json!([{ "finding": "a", "compare": "equal" }]))).unwrap();
+    assert_eq!(m.label(0.5), MatchLabel::Partial);
+    assert_eq!(m.label(0.5 - 1e-12), MatchLabel::Partial);
+    assert_eq!(m.label(0.49), MatchLabel::Missed);
+    assert_eq!(m.label(0.8), MatchLabel::Exact);
+    assert_eq!(m.label(0.8 - 1e-12), MatchLabel::Exact);
+    assert_eq!(m.label(0.79), MatchLabel::Partial);
+}
