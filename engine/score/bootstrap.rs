@@ -108,6 +108,53 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 mod tests {
     use super::*;
 
+    fn ci(low: f64, high: f64) -> BootstrapCi {
+        BootstrapCi {
+            n: 12,
+            mean: 0.25,
+            low,
+            high,
+            level: 0.95,
+            resamples: 2000,
+            seed: 7,
+            method: "m",
+        }
+    }
+
+    #[test]
+    fn an_interval_contains_zero_at_or_between_its_ends() {
+        assert!(ci(-1.0, 1.0).contains_zero());
+        assert!(ci(0.0, 1.0).contains_zero());
+        assert!(ci(-1.0, 0.0).contains_zero());
+        assert!(!ci(0.5, 1.0).contains_zero());
+        assert!(!ci(-1.0, -0.5).contains_zero());
+        assert_eq!(
+            ci(-0.125, 0.5).sentence(),
+            "paired mean delta +0.25 over 12 repos, 95% bootstrap CI [-0.12, +0.50] (2000 resamples, seed 7)"
+        );
+    }
+
+    /// Two pairs are enough to resample; a level must lie strictly between 0 and 1.
+    #[test]
+    fn two_pairs_suffice_and_the_level_is_open() {
+        assert!(paired_mean_ci(&[0.0, 1.0], 0.95, 100, 1).is_some());
+        assert!(paired_mean_ci(&[0.0, 1.0], 0.0, 100, 1).is_none());
+        assert!(paired_mean_ci(&[0.0, 1.0], 1.0, 100, 1).is_none());
+        assert!(paired_mean_ci(&[1.0], 0.5, 100, 1).is_none());
+    }
+
+    /// The interval's ends are the (1 - level)/2 and (1 + level)/2 quantiles: for the
+    /// deltas 0..9 the mean of 10 draws has sd sqrt(8.25)/sqrt(10) = 0.908, so a 95%
+    /// interval is about 4.5 -+ 1.96 x 0.908 = [2.72, 6.28] (a 90% one would be
+    /// [3.01, 5.99], an 80% one [3.34, 5.66]).
+    #[test]
+    fn the_ends_are_the_level_quantiles() {
+        let deltas: Vec<f64> = (0..10).map(f64::from).collect();
+        let c = paired_mean_ci(&deltas, 0.95, 20_000, 11).unwrap();
+        assert!((2.5..2.95).contains(&c.low), "{}", c.low);
+        assert!((6.05..6.5).contains(&c.high), "{}", c.high);
+    }
+
     #[test]
     fn the_same_seed_gives_the_same_interval() {
         let d = [-1.0, 0.0, -2.0, 1.0, -1.0, 0.0];
