@@ -263,6 +263,26 @@ pub(crate) fn pairwise_coded<L>(
 mod tests {
     use super::*;
 
+    /// Two raters make one pair (one rater makes none, and is refused). Here they agree
+    /// on 3 of 4 items with marginals 2/2 and 1/3: p_o = 0.75, p_e = (2x1 + 2x3)/16 = 0.5,
+    /// kappa = (0.75 - 0.5) / (1 - 0.5) = 0.5.
+    #[test]
+    fn two_raters_are_one_pair() {
+        let mut raters: Raters<i64> = IndexMap::new();
+        raters.insert("a".into(), vec![Some(1), Some(1), Some(2), Some(2)]);
+        raters.insert("b".into(), vec![Some(1), Some(2), Some(2), Some(2)]);
+        let p = pairwise_kappa(&raters, Weighting::Unweighted, None).unwrap();
+        assert_eq!(p.n_pairs, 1);
+        let only = p.pairs.values().next().unwrap();
+        assert!(
+            (only.kappa.unwrap() - 0.5).abs() < 1e-12,
+            "{:?}",
+            only.kappa
+        );
+        raters.shift_remove("b");
+        assert!(pairwise_kappa(&raters, Weighting::Unweighted, None).is_err());
+    }
+
     fn close(a: Option<f64>, b: f64, tol: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() <= tol)
     }
