@@ -5,8 +5,6 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use minijinja::{Environment, ErrorKind};
-use regex::Regex;
-use std::sync::OnceLock;
 
 /// What an expression or template refers to.
 #[derive(Debug, Default)]
@@ -21,75 +19,157 @@ pub struct Uses {
     pub tests: Vec<String>,
 }
 
-/// Removes string literals so their contents never look like filters or calls.
-fn strip_strings(src: &str) -> String {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        Regex::new(r#""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'"#).unwrap_or_else(|_| unreachable!())
-    });
-    re.replace_all(src, "''").into_owned()
+/// One token of expression text, as far as name checks need to tell: identifiers, and
+/// one byte of anything else (a string or number literal counts as one `Other`).
+#[derive(Clone, Copy, PartialEq)]
+enum Tok<'a> {
+    Ident(&'a str),
+    Punct(u8),
+    Other,
 }
 
-/// Scans expression text (for a template: the text inside its delimiters) for calls,
-/// filters and tests. Free variables come from minijinja itself.
-pub fn scan(code: &str, names: Vec<String>) -> Uses {
-    // Identifiers are ASCII in minijinja (without its `unicode` feature), so the classes
-    // are ASCII: Unicode `\w` and `\b` tables made compiling these a quarter of the
-    // time `caldera validate` takes.
-    static RES: OnceLock<(Regex, Regex, Regex)> = OnceLock::new();
-    let (call, filter, test) = RES.get_or_init(|| {
-        (
-            Regex::new(r"(^|[^.A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-                .unwrap_or_else(|_| unreachable!()),
-            Regex::new(r"\|\s*([A-Za-z_][A-Za-z0-9_]*)").unwrap_or_else(|_| unreachable!()),
-            Regex::new(r"(?-u:\b)is\s+(?:not\s+)?([A-Za-z_][A-Za-z0-9_]*)")
-                .unwrap_or_else(|_| unreachable!()),
-        )
-    });
-    let code = strip_strings(code);
-    let collect = |re: &Regex, group: usize| -> Vec<String> {
-        let mut out: Vec<String> = re
-            .captures_iter(&code)
-            .filter_map(|c| c.get(group).map(|m| m.as_str().to_owned()))
-            .collect();
-        out.dedup();
-        out
-    };
-    // A call is `name(` not reached through `.`, `|` (filter arguments) or `is` (tests).
-    let mut calls: Vec<String> = Vec::new();
-    for c in call.captures_iter(&code) {
-        let Some(m) = c.get(2) else { continue };
-        let before = code[..m.start()].trim_end();
-        let via_filter_or_test = before.ends_with('|')
-            || before.ends_with(" is")
-            || before.ends_with(" is not")
-            || before == "is";
-        let keyword = matches!(
-            m.as_str(),
-            "not" | "and" | "or" | "in" | "if" | "else" | "is"
-        );
-        if !via_filter_or_test && !keyword && !calls.iter().any(|x| x == m.as_str()) {
-            calls.push(m.as_str().to_owned());
+/// Splits expression text into [`Tok`]s with where each ends. String literals are
+/// skipped whole, so their contents never look like filters or calls. Identifiers are
+/// ASCII, as in minijinja without its `unicode` feature. One pass and no regex: the
+/// scan runs on every expression of every judge at load, before the first model call.
+fn tokens(code: &str) -> Vec<(Tok<'_>, usize)> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let start = i;
+        let tok = if b.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        } else if b == b'"' || b == b'\'' {
+            match string_end(bytes, i) {
+                Some(end) => {
+                    i = end;
+                    Tok::Other
+                }
+                None => {
+                    i += 1;
+                    Tok::Punct(b)
+                }
+            }
+        } else if b.is_ascii_alphabetic() || b == b'_' {
+            i = word_end(bytes, i);
+            Tok::Ident(&code[start..i])
+        } else if b.is_ascii_digit() {
+            // A number, with any letters glued to it (`1e5`): never a name.
+            i = word_end(bytes, i);
+            Tok::Other
+        } else {
+            i += 1;
+            if b.is_ascii() {
+                Tok::Punct(b)
+            } else {
+                Tok::Other
+            }
+        };
+        out.push((tok, i));
+    }
+    out
+}
+
+/// The end of the identifier or number that starts at `i`.
+fn word_end(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+        i += 1;
+    }
+    i
+}
+
+/// The end (after the closing quote) of the string literal that starts at `i`, if it
+/// is closed; a backslash escapes the next byte.
+fn string_end(bytes: &[u8], i: usize) -> Option<usize> {
+    let quote = bytes[i];
+    let mut j = i + 1;
+    while j < bytes.len() {
+        match bytes[j] {
+            b'\\' => j += 2,
+            q if q == quote => return Some(j + 1),
+            _ => j += 1,
         }
     }
-    Uses {
-        names,
-        calls,
-        filters: collect(filter, 1),
-        tests: collect(test, 1),
-    }
+    None
 }
 
-/// The code parts of a template (inside `<< >>` and `<% %>`).
+/// Words that can stand before `(` without being a call.
+const KEYWORDS: &[&str] = &["not", "and", "or", "in", "if", "else", "is"];
+
+/// Scans expression text (for a template: the text inside its delimiters) for calls,
+/// filters and tests, each listed once in order of first use. Free variables come from
+/// minijinja itself.
+pub fn scan(code: &str, names: Vec<String>) -> Uses {
+    let toks = tokens(code);
+    let mut uses = Uses {
+        names,
+        ..Uses::default()
+    };
+    let push = |list: &mut Vec<String>, name: &str| {
+        if !list.iter().any(|x| x == name) {
+            list.push(name.to_owned());
+        }
+    };
+    for (k, &(tok, _)) in toks.iter().enumerate() {
+        let Tok::Ident(name) = tok else { continue };
+        let before = |n: usize| k.checked_sub(n).map(|j| toks[j].0);
+        // `| name`: a filter; `is name`, `is not name`: a test.
+        if before(1) == Some(Tok::Punct(b'|')) {
+            push(&mut uses.filters, name);
+        } else if before(1) == Some(Tok::Ident("is")) && name == "not" {
+            // `is not name`: the test is the next word.
+        } else if before(1) == Some(Tok::Ident("is"))
+            || (before(1) == Some(Tok::Ident("not")) && before(2) == Some(Tok::Ident("is")))
+        {
+            push(&mut uses.tests, name);
+        } else if toks.get(k + 1).map(|t| t.0) == Some(Tok::Punct(b'('))
+            && before(1) != Some(Tok::Punct(b'.'))
+            && !KEYWORDS.contains(&name)
+        {
+            // `name(` not reached through `.` (a method), `|` or `is`.
+            push(&mut uses.calls, name);
+        }
+    }
+    uses
+}
+
+/// The code parts of a template (inside `<< >>` and `<% %>`, without the `-` of
+/// whitespace control), joined by newlines.
 pub fn template_code(src: &str) -> String {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        Regex::new(r"(?s)<<(.*?)>>|<%-?(.*?)-?%>").unwrap_or_else(|_| unreachable!())
-    });
-    re.captures_iter(src)
-        .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_owned()))
-        .collect::<Vec<_>>()
-        .join("\n")
+    let mut parts: Vec<&str> = Vec::new();
+    let mut rest = src;
+    loop {
+        let open = match (rest.find("<<"), rest.find("<%")) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => break,
+        };
+        let statement = rest[open..].starts_with("<%");
+        let inner = &rest[open + 2..];
+        let close = if statement { "%>" } else { ">>" };
+        let inner = if statement {
+            inner.strip_prefix('-').unwrap_or(inner)
+        } else {
+            inner
+        };
+        match inner.find(close) {
+            Some(end) => {
+                let code = &inner[..end];
+                parts.push(if statement {
+                    code.strip_suffix('-').unwrap_or(code)
+                } else {
+                    code
+                });
+                rest = &inner[end + 2..];
+            }
+            // Not closed: look for the next opening after this one.
+            None => rest = &rest[open + 1..],
+        }
+    }
+    parts.join("\n")
 }
 
 /// Which functions, filters and tests the environment knows. Filters and tests have no
@@ -272,6 +352,23 @@ mod tests {
     }
 
     #[test]
+    fn scans_nested_calls_arguments_and_escaped_strings() {
+        let u = scan(
+            r#"outer(inner(x)) | round(pct(a, b)) is not within(1e5, 2) and "a\" | f(" | lower"#,
+            vec![],
+        );
+        assert_eq!(u.calls, vec!["outer", "inner", "pct"]);
+        assert_eq!(u.filters, vec!["round", "lower"]);
+        assert_eq!(u.tests, vec!["within"]);
+        // Each name once, in order of first use; `if (` and `not (` are no calls.
+        let u = scan("a | b | a | b if (c | b) else not (d)", vec![]);
+        assert_eq!(u.filters, vec!["b", "a"]);
+        assert!(u.calls.is_empty());
+        // An unclosed quote is one byte: what follows is still scanned.
+        assert_eq!(scan("'x | f", vec![]).filters, vec!["f"]);
+    }
+
+    #[test]
     fn probes_filters_and_tests() {
         let env = crate::render::environment();
         let known = Known::new(&env);
@@ -290,5 +387,12 @@ mod tests {
             template_code("a << x | f >> b <% if y %>c<% endif %>"),
             " x | f \n if y \n endif "
         );
+        assert_eq!(
+            template_code("<%- for x in y -%><<x>><%%>"),
+            " for x in y \nx\n"
+        );
+        // An opening that is never closed is text; a later part still counts.
+        assert_eq!(template_code("a << b <% c %>"), " c ");
+        assert_eq!(template_code("no code"), "");
     }
 }
