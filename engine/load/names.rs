@@ -96,7 +96,7 @@ fn string_end(bytes: &[u8], i: usize) -> Option<usize> {
     None
 }
 
-/// Words that can stand before `(` without being a call.
+/// Operator words: never a name, never a call when `(` follows.
 const KEYWORDS: &[&str] = &["not", "and", "or", "in", "if", "else", "is"];
 
 /// Scans expression text (for a template: the text inside its delimiters) for calls,
@@ -134,6 +134,51 @@ pub fn scan(code: &str, names: Vec<String>) -> Uses {
         }
     }
     uses
+}
+
+/// The dotted paths expression text reads (`truth.expected.cves`), as segments in order
+/// of appearance: not filters or tests, not a keyword argument's name, and without the
+/// last segment of a call (`a.items()` reads `a`; `pct(x)` reads nothing by itself).
+pub fn paths(code: &str) -> Vec<Vec<&str>> {
+    let toks = tokens(code);
+    let tok = |k: usize| toks.get(k).map(|t| t.0);
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < toks.len() {
+        let Tok::Ident(first) = toks[k].0 else {
+            k += 1;
+            continue;
+        };
+        let before = |n: usize| k.checked_sub(n).and_then(tok);
+        let filter_or_test = before(1) == Some(Tok::Punct(b'|'))
+            || before(1) == Some(Tok::Ident("is"))
+            || (before(1) == Some(Tok::Ident("not")) && before(2) == Some(Tok::Ident("is")));
+        let attribute = before(1) == Some(Tok::Punct(b'.'));
+        let mut segments = vec![first];
+        let mut end = k;
+        while tok(end + 1) == Some(Tok::Punct(b'.')) {
+            let Some(Tok::Ident(next)) = tok(end + 2) else {
+                break;
+            };
+            segments.push(next);
+            end += 2;
+        }
+        k = end + 1;
+        if filter_or_test || attribute || KEYWORDS.contains(&first) {
+            continue;
+        }
+        match (tok(end + 1), tok(end + 2)) {
+            (Some(Tok::Punct(b'(')), _) => {
+                segments.pop();
+            }
+            (Some(Tok::Punct(b'=')), next) if next != Some(Tok::Punct(b'=')) => continue,
+            _ => {}
+        }
+        if !segments.is_empty() {
+            out.push(segments);
+        }
+    }
+    out
 }
 
 /// The code parts of a template (inside `<< >>` and `<% %>`, without the `-` of
@@ -366,6 +411,17 @@ mod tests {
         assert!(u.calls.is_empty());
         // An unclosed quote is one byte: what follows is still scanned.
         assert_eq!(scan("'x | f", vec![]).filters, vec!["f"]);
+    }
+
+    #[test]
+    fn paths_skip_filters_tests_methods_and_keyword_names() {
+        let got: Vec<String> = paths(
+            "a.b.c | f(x.y) is not t and m.items() and g(k=v.w, n == 1) or 'p.q' >= r . s",
+        )
+        .into_iter()
+        .map(|s| s.join("."))
+        .collect();
+        assert_eq!(got, ["a.b.c", "x.y", "m", "v.w", "n", "r.s"]);
     }
 
     #[test]

@@ -10,12 +10,11 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use indexmap::IndexMap;
 use minijinja::Environment;
 use minijinja::value::{Value, ValueKind};
-use regex::Regex;
 
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
@@ -23,7 +22,7 @@ use crate::evidence::eval::{Context, EvalError, Probe, evaluate_probed, full_sco
 use crate::evidence::plan::{RecordsPlan, ValuePlan, condition_source};
 use crate::load::inputs::Inputs;
 use crate::load::judge::JudgePlan;
-use crate::load::names::template_code;
+use crate::load::names::{paths, template_code};
 use crate::load::suite::Suite;
 use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
@@ -48,9 +47,13 @@ pub fn check_with_data(
         }
     }
     let mut out = suite_probe.report();
-    for plan in &suite.judges {
-        out.extend(check_judge(env, plan, &ctx));
-    }
+    // Judges are independent once the suite's evidence is in: checked side by side,
+    // reported in suite order.
+    out.extend(
+        crate::par::map(&suite.judges, |plan| check_judge(env, plan, &ctx))
+            .into_iter()
+            .flatten(),
+    );
     out
 }
 
@@ -471,8 +474,7 @@ fn trace(t: &mut Traced, scope: &Value) {
 /// The field paths an expression or template reads: `name(.attr)*` whose root is a free
 /// name (not a loop variable of the template, not a function, filter or test).
 fn field_paths(source: &str) -> Vec<Traced> {
-    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
-    let env = ENV.get_or_init(crate::render::environment);
+    let env = crate::render::shared();
     let template = source.contains("<<") || source.contains("<%");
     let (free, code): (Vec<String>, String) = if template {
         match env.template_from_str(source) {
@@ -491,35 +493,9 @@ fn field_paths(source: &str) -> Vec<Traced> {
             Err(_) => return Vec::new(),
         }
     };
-    static RES: OnceLock<(Regex, Regex)> = OnceLock::new();
-    let (strings, path) = RES.get_or_init(|| {
-        (
-            Regex::new(r#""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'"#).unwrap_or_else(|_| unreachable!()),
-            // ASCII classes: identifiers are ASCII in minijinja, and Unicode `\w` tables
-            // cost more to compile than the whole check.
-            Regex::new(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-                .unwrap_or_else(|_| unreachable!()),
-        )
-    });
-    let code = strings.replace_all(&code, "''");
     let mut out: Vec<Traced> = Vec::new();
-    for m in path.find_iter(&code) {
-        let before = code[..m.start()].chars().next_back();
-        if before.is_some_and(|c| c == '.' || c.is_alphanumeric() || c == '_') {
-            continue;
-        }
-        let head = code[..m.start()].trim_end();
-        if head.ends_with('|') || head.ends_with(" is") || head.ends_with(" is not") {
-            continue; // a filter or a test
-        }
-        let mut segments: Vec<String> = m.as_str().split('.').map(str::to_owned).collect();
-        let rest = code[m.end()..].trim_start();
-        if rest.starts_with('(') {
-            segments.pop(); // a call: a function, or a method of the path before it
-        }
-        if rest.starts_with('=') && !rest.starts_with("==") {
-            continue; // a keyword argument's name
-        }
+    for segments in paths(&code) {
+        let segments: Vec<String> = segments.into_iter().map(str::to_owned).collect();
         let Some(root) = segments.first() else {
             continue;
         };
