@@ -415,12 +415,11 @@ mod tests {
 
     #[test]
     fn paths_skip_filters_tests_methods_and_keyword_names() {
-        let got: Vec<String> = paths(
-            "a.b.c | f(x.y) is not t and m.items() and g(k=v.w, n == 1) or 'p.q' >= r . s",
-        )
-        .into_iter()
-        .map(|s| s.join("."))
-        .collect();
+        let got: Vec<String> =
+            paths("a.b.c | f(x.y) is not t and m.items() and g(k=v.w, n == 1) or 'p.q' >= r . s")
+                .into_iter()
+                .map(|s| s.join("."))
+                .collect();
         assert_eq!(got, ["a.b.c", "x.y", "m", "v.w", "n", "r.s"]);
     }
 
