@@ -319,37 +319,51 @@ impl Executor {
 
     /// Runs every job; outcomes come back in job order.
     pub async fn run(&self, jobs: Vec<Job>) -> Vec<JobOutcome> {
-        let total = jobs.len();
-        let bar = progress_bar(self.inner.options.progress, total as u64);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let _ = tx.send(((), jobs));
+        drop(tx);
+        self.run_streamed(rx)
+            .await
+            .into_iter()
+            .flat_map(|((), outcomes)| outcomes)
+            .collect()
+    }
+
+    /// Runs jobs as they arrive, in groups each with a tag, until every sender is gone:
+    /// a run sends the first judge's calls while the others' evidence is still being
+    /// computed. Outcomes come back by group, in arrival order, each in job order.
+    pub async fn run_streamed<T>(
+        &self,
+        mut groups: tokio::sync::mpsc::UnboundedReceiver<(T, Vec<Job>)>,
+    ) -> Vec<(T, Vec<JobOutcome>)> {
+        let bar = progress_bar(self.inner.options.progress, 0);
         let mut set = JoinSet::new();
-        let mut outcomes: Vec<Option<JobOutcome>> = vec![None; total];
-        let mut meta = Vec::with_capacity(total);
-        for (index, job) in jobs.into_iter().enumerate() {
-            meta.push((job.id.clone(), job.judge.clone(), job.item.clone()));
-            let inner = self.inner.clone();
-            let bar = bar.clone();
-            set.spawn(async move {
-                // Each request waits for a slot under the adaptive limit (see
-                // `provider::limiter`); a job waiting on a retry holds none.
-                let (outcome, cache_problem) = inner.run_job(&job).await;
-                bar.inc(1);
-                (
-                    index,
-                    JobOutcome {
-                        id: job.id,
-                        judge: job.judge,
-                        item: job.item,
-                        outcome,
-                        cache_problem,
-                    },
-                )
-            });
-        }
-        while let Some(joined) = set.join_next().await {
-            if let Ok((index, outcome)) = joined
-                && let Some(slot) = outcomes.get_mut(index)
-            {
-                *slot = Some(outcome);
+        let mut tags = Vec::new();
+        let mut outcomes: Vec<Vec<Option<JobOutcome>>> = Vec::new();
+        let mut meta: Vec<Vec<(String, String, Option<String>)>> = Vec::new();
+        let mut open = true;
+        while open || !set.is_empty() {
+            tokio::select! {
+                group = groups.recv(), if open => match group {
+                    Some((tag, jobs)) => {
+                        let g = tags.len();
+                        tags.push(tag);
+                        bar.inc_length(jobs.len() as u64);
+                        outcomes.push(vec![None; jobs.len()]);
+                        meta.push(jobs.iter().map(|j| (j.id.clone(), j.judge.clone(), j.item.clone())).collect());
+                        for (index, job) in jobs.into_iter().enumerate() {
+                            self.spawn_job(&mut set, &bar, (g, index), job);
+                        }
+                    }
+                    None => open = false,
+                },
+                Some(joined) = set.join_next(), if !set.is_empty() => {
+                    if let Ok(((g, index), outcome)) = joined
+                        && let Some(slot) = outcomes.get_mut(g).and_then(|o| o.get_mut(index))
+                    {
+                        *slot = Some(outcome);
+                    }
+                }
             }
         }
         bar.finish_and_clear();
@@ -360,25 +374,37 @@ impl Executor {
                 log::warn!("{e}");
             }
         }
-        outcomes
-            .into_iter()
-            .zip(meta)
-            .map(|(outcome, (id, judge, item))| {
-                outcome.unwrap_or(JobOutcome {
-                    id,
-                    judge,
-                    item,
-                    outcome: Outcome::Unscored {
-                        kind: UnscoredKind::Internal,
-                        reason: "the job's task panicked".into(),
-                        attempts: 0,
-                        usage: Usage::default(),
-                        cost_usd: Some(0.0),
-                    },
-                    cache_problem: None,
-                })
-            })
+        tags.into_iter()
+            .zip(outcomes.into_iter().zip(meta))
+            .map(|(tag, (outcomes, meta))| (tag, fill_missing(outcomes, meta)))
             .collect()
+    }
+
+    /// Starts one job on `set`; it waits for a slot under the adaptive limit (see
+    /// `provider::limiter`), and a job waiting on a retry holds none.
+    fn spawn_job(
+        &self,
+        set: &mut JoinSet<((usize, usize), JobOutcome)>,
+        bar: &ProgressBar,
+        at: (usize, usize),
+        job: Job,
+    ) {
+        let inner = self.inner.clone();
+        let bar = bar.clone();
+        set.spawn(async move {
+            let (outcome, cache_problem) = inner.run_job(&job).await;
+            bar.inc(1);
+            (
+                at,
+                JobOutcome {
+                    id: job.id,
+                    judge: job.judge,
+                    item: job.item,
+                    outcome,
+                    cache_problem,
+                },
+            )
+        });
     }
 
     /// [`Executor::run`] on a fresh multi-threaded tokio runtime, for synchronous
@@ -387,6 +413,15 @@ impl Executor {
     /// [`RunError::Interrupted`], so the same command resumes where it stopped.
     pub fn run_blocking(&self, jobs: Vec<Job>) -> Result<Vec<JobOutcome>, RunError> {
         self.block_on_interruptible(self.run(jobs), String::new)
+    }
+
+    /// [`Executor::run_streamed`] on a fresh runtime, stopped by an interrupt like
+    /// [`Executor::run_blocking`].
+    pub fn run_streamed_blocking<T>(
+        &self,
+        groups: tokio::sync::mpsc::UnboundedReceiver<(T, Vec<Job>)>,
+    ) -> Result<Vec<(T, Vec<JobOutcome>)>, RunError> {
+        self.block_on_interruptible(self.run_streamed(groups), String::new)
     }
 
     /// Runs `future` on a fresh runtime until it ends or a signal stops it; on a signal,
@@ -469,6 +504,33 @@ pub async fn interrupted() -> &'static str {
             Err(_) => std::future::pending().await,
         }
     }
+}
+
+/// The outcomes of one group, a job whose task ended without one (it panicked) as
+/// unscored with that reason: never a silent gap.
+fn fill_missing(
+    outcomes: Vec<Option<JobOutcome>>,
+    meta: Vec<(String, String, Option<String>)>,
+) -> Vec<JobOutcome> {
+    outcomes
+        .into_iter()
+        .zip(meta)
+        .map(|(outcome, (id, judge, item))| {
+            outcome.unwrap_or(JobOutcome {
+                id,
+                judge,
+                item,
+                outcome: Outcome::Unscored {
+                    kind: UnscoredKind::Internal,
+                    reason: "the job's task panicked".into(),
+                    attempts: 0,
+                    usage: Usage::default(),
+                    cost_usd: Some(0.0),
+                },
+                cache_problem: None,
+            })
+        })
+        .collect()
 }
 
 fn progress_bar(mode: ProgressMode, total: u64) -> ProgressBar {

@@ -320,40 +320,58 @@ pub fn plan_calls(
     let mut calls = Vec::new();
     let mut prompt_errors = PromptErrors::new();
     for (j, plan) in suite.judges.iter().enumerate() {
-        // A judge with `llm: never` is scored by its heuristic: no call is made for it.
-        if plan.spec.llm == LlmUse::Never {
-            continue;
-        }
-        for (u, unit) in units[j].iter().enumerate() {
-            // A prompt renders only with a format that compiled (its instructions are in
-            // the prompt), so the second step never fails once the first has not.
-            let asked = unit_prompt(env, plan, unit).and_then(|prompt| {
-                let format = plan.format.as_ref();
-                Ok((prompt, format.map_err(|e| NoPrompt::Format(e.to_string()))?))
-            });
-            let (prompt, format) = match asked {
-                Ok(asked) => asked,
-                Err(reason) => {
-                    prompt_errors.insert((j, u), reason);
-                    continue;
-                }
-            };
-            for (m, model) in models.iter().enumerate() {
-                for repeat in 0..repeats.max(1) {
-                    let ask = Ask {
-                        model,
-                        repeat,
-                        repeats,
-                    };
-                    let job = job(plan, unit, &prompt, format, ask);
-                    calls.push(PlannedCall {
-                        judge: j,
-                        unit: u,
-                        model: m,
-                        repeat,
-                        job,
-                    });
-                }
+        let (judge_calls, judge_errors) =
+            plan_judge_calls(env, (j, plan), &units[j], models, repeats);
+        calls.extend(judge_calls);
+        prompt_errors.extend(judge_errors);
+    }
+    (calls, prompt_errors)
+}
+
+/// The calls of one judge (`j` in the suite) over its `units`, as [`plan_calls`] makes
+/// them.
+pub fn plan_judge_calls(
+    env: &Environment<'static>,
+    (j, plan): (usize, &JudgePlan),
+    units: &[Unit],
+    models: &[String],
+    repeats: u32,
+) -> (Vec<PlannedCall>, PromptErrors) {
+    let mut calls = Vec::new();
+    let mut prompt_errors = PromptErrors::new();
+    // A judge with `llm: never` is scored by its heuristic: no call is made for it.
+    if plan.spec.llm == LlmUse::Never {
+        return (calls, prompt_errors);
+    }
+    for (u, unit) in units.iter().enumerate() {
+        // A prompt renders only with a format that compiled (its instructions are in
+        // the prompt), so the second step never fails once the first has not.
+        let asked = unit_prompt(env, plan, unit).and_then(|prompt| {
+            let format = plan.format.as_ref();
+            Ok((prompt, format.map_err(|e| NoPrompt::Format(e.to_string()))?))
+        });
+        let (prompt, format) = match asked {
+            Ok(asked) => asked,
+            Err(reason) => {
+                prompt_errors.insert((j, u), reason);
+                continue;
+            }
+        };
+        for (m, model) in models.iter().enumerate() {
+            for repeat in 0..repeats.max(1) {
+                let ask = Ask {
+                    model,
+                    repeat,
+                    repeats,
+                };
+                let job = job(plan, unit, &prompt, format, ask);
+                calls.push(PlannedCall {
+                    judge: j,
+                    unit: u,
+                    model: m,
+                    repeat,
+                    job,
+                });
             }
         }
     }

@@ -153,11 +153,18 @@ fn run_with(
         ScoreSource::Heuristic => None,
         ScoreSource::Models(opts) => Some(models::ModelSource::open(suite, opts, &run_id)?),
     };
-    let units = prepare_all(env, suite, &ctx);
-    clock.mark("judges");
-    let (mode, scored) = match &models {
-        None => (RunMode::Heuristic, heuristic(suite, &units)),
-        Some(m) => (RunMode::Llm, m.score(env, suite, &units)?),
+    let (mode, units, scored) = match &models {
+        None => {
+            let units = prepare_all(env, suite, &ctx);
+            clock.mark("judges");
+            let scored = heuristic(suite, &units);
+            (RunMode::Heuristic, units, scored)
+        }
+        Some(m) => {
+            let (units, scored, ready) = m.prepare_and_score(env, suite, &ctx)?;
+            clock.mark_at("judges", ready);
+            (RunMode::Llm, units, scored)
+        }
     };
     let result = assemble(
         suite,
@@ -203,9 +210,14 @@ impl Clock {
     }
 
     fn mark(&mut self, name: &'static str) {
+        self.mark_at(name, Instant::now());
+    }
+
+    /// Marks a phase that ended at `end` (on another thread, say).
+    fn mark_at(&mut self, name: &'static str, end: Instant) {
         self.phases.push(Phase {
             name,
-            at: self.started.elapsed(),
+            at: end.saturating_duration_since(self.started),
         });
     }
 }

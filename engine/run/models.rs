@@ -9,14 +9,16 @@ use indexmap::IndexMap;
 use minijinja::Environment;
 
 use crate::diag::{Code, Diagnostic};
+use crate::evidence::eval::Context;
 use crate::llm::batch::{BatchOptions, BatchReport};
-use crate::llm::executor::{Executor, Job, JobOutcome, Outcome, RunError as ExecutorError};
+use crate::llm::executor::{Executor, JobOutcome, Outcome, RunError as ExecutorError};
 use crate::load::judge::JudgePlan;
 use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
 use crate::run::llm::{LlmOptions, PlannedCall, PromptErrors, executor, format_of, models_for};
-use crate::run::llm::{plan_calls, scoring_from};
+use crate::run::llm::{plan_calls, plan_judge_calls, scoring_from};
 use crate::run::result::{Concurrency, Problem, ProblemKind, usage_of};
+use crate::run::units::{prepare, prepare_all};
 use crate::run::{RunError, Scored};
 use crate::spec::judge::LlmUse;
 use crate::spec::verdict_format::VerdictFormat;
@@ -25,6 +27,7 @@ use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::panel::{Pairs, RunPanel, consensus_scoring, dimension_panel, run_panel};
 use crate::verdict::repeat::{RepeatRun, Repeats, repeat_consensus};
 use crate::verdict::types::{CallInfo, ModelVerdict, Scoring, Source, Verdict};
+use std::time::Instant;
 
 /// Models asked through one executor.
 pub struct ModelSource<'a> {
@@ -33,6 +36,25 @@ pub struct ModelSource<'a> {
     provider: ProviderKind,
     models: Vec<String>,
     repeats: u32,
+}
+
+/// The calls of a run, what could not be asked, and what came back (in call order).
+#[derive(Default)]
+struct Asked {
+    planned: Vec<PlannedCall>,
+    prompt_errors: PromptErrors,
+    outcomes: Vec<JobOutcome>,
+    batch: Option<BatchReport>,
+}
+
+/// An executor that stopped without outcomes, as the run's error.
+fn stopped(e: ExecutorError) -> RunError {
+    match e {
+        ExecutorError::Interrupted { .. } => RunError::Interrupted(e.to_string()),
+        ExecutorError::Runtime(_) => {
+            RunError::Invalid(vec![Diagnostic::error(Code::Io, e.to_string())])
+        }
+    }
 }
 
 /// Every call's outcome, by judge and unit, then by model and repeat.
@@ -55,15 +77,79 @@ impl<'a> ModelSource<'a> {
         })
     }
 
-    /// Asks every call, then scores every judge from the replies.
-    pub fn score(
+    /// Computes every judge's units and asks their calls, then scores every judge from
+    /// the replies. A judge's calls go out as soon as its units and prompts are ready,
+    /// while other judges' evidence is still being computed; with `--batch` they wait
+    /// for the last judge (a batch is submitted whole). Also returns the units, and when
+    /// the last judge's were ready.
+    pub fn prepare_and_score(
         &self,
         env: &Environment<'static>,
         suite: &Suite,
-        units: &[Vec<Unit>],
-    ) -> Result<Scored, RunError> {
-        let (planned, prompt_errors) = plan_calls(env, suite, units, &self.models, self.repeats);
-        let (outcomes, batch) = self.ask(&planned)?;
+        ctx: &Context,
+    ) -> Result<(Vec<Vec<Unit>>, Scored, Instant), RunError> {
+        if self.opts.batch {
+            let units = prepare_all(env, suite, ctx);
+            let ready = Instant::now();
+            let (planned, prompt_errors) =
+                plan_calls(env, suite, &units, &self.models, self.repeats);
+            let jobs = planned.iter().map(|p| p.job.clone()).collect();
+            let (outcomes, report) = self
+                .executor
+                .run_batched_blocking(jobs, &BatchOptions::default())
+                .map_err(stopped)?;
+            let asked = Asked {
+                planned,
+                prompt_errors,
+                outcomes,
+                batch: Some(report),
+            };
+            let scored = self.score(suite, &units, asked);
+            return Ok((units, scored, ready));
+        }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let judges: Vec<(usize, &JudgePlan)> = suite.judges.iter().enumerate().collect();
+        let (prepared, streamed) = std::thread::scope(|s| {
+            let producer = s.spawn(move || {
+                let per_judge = crate::par::map(&judges, |&(j, plan)| {
+                    let units = prepare(env, plan, ctx);
+                    let (calls, errors) =
+                        plan_judge_calls(env, (j, plan), &units, &self.models, self.repeats);
+                    // The receiver is gone only when the run was interrupted.
+                    let _ = tx.send((j, calls.iter().map(|c| c.job.clone()).collect()));
+                    (units, calls, errors)
+                });
+                (per_judge, Instant::now())
+            });
+            let streamed = self.executor.run_streamed_blocking(rx);
+            (producer.join(), streamed)
+        });
+        let (per_judge, ready) = prepared.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let mut streamed = streamed.map_err(stopped)?;
+        // Groups arrive as judges finish; calls are planned in suite order.
+        streamed.sort_by_key(|(j, _)| *j);
+        let mut units = Vec::with_capacity(per_judge.len());
+        let mut asked = Asked {
+            outcomes: streamed.into_iter().flat_map(|(_, o)| o).collect(),
+            ..Asked::default()
+        };
+        for (judge_units, calls, errors) in per_judge {
+            units.push(judge_units);
+            asked.planned.extend(calls);
+            asked.prompt_errors.extend(errors);
+        }
+        let scored = self.score(suite, &units, asked);
+        Ok((units, scored, ready))
+    }
+
+    /// Scores every judge from the replies to its calls.
+    fn score(&self, suite: &Suite, units: &[Vec<Unit>], asked: Asked) -> Scored {
+        let Asked {
+            planned,
+            prompt_errors,
+            outcomes,
+            batch,
+        } = asked;
         let answers = self.group(&planned, &outcomes);
         let pairs = Pairs::for_panel(self.models.len(), self.opts.panel_matrices);
         let mut dims = Vec::new();
@@ -100,14 +186,14 @@ impl<'a> ModelSource<'a> {
         problems.extend(divergences(&dims));
         problems.extend(unstable(&dims));
         problems.extend(panel.as_ref().and_then(agreement_problem));
-        Ok(Scored {
+        Scored {
             dimensions: dims,
             model: Some(self.models.join(",")),
             provider: Some(self.provider.name().to_owned()),
             usage: Some(usage),
             panel,
             problems,
-        })
+        }
     }
 
     /// One judge's verdict from its answers, with the panel members that gave no
@@ -142,28 +228,6 @@ impl<'a> ModelSource<'a> {
             ));
         }
         (v, judged.silent)
-    }
-
-    /// Sends every planned call, one by one or through the Message Batches API.
-    fn ask(
-        &self,
-        planned: &[PlannedCall],
-    ) -> Result<(Vec<JobOutcome>, Option<BatchReport>), RunError> {
-        let jobs: Vec<Job> = planned.iter().map(|p| p.job.clone()).collect();
-        let stopped = |e: ExecutorError| match e {
-            ExecutorError::Interrupted { .. } => RunError::Interrupted(e.to_string()),
-            ExecutorError::Runtime(_) => {
-                RunError::Invalid(vec![Diagnostic::error(Code::Io, e.to_string())])
-            }
-        };
-        if self.opts.batch {
-            let (outcomes, report) = self
-                .executor
-                .run_batched_blocking(jobs, &BatchOptions::default())
-                .map_err(stopped)?;
-            return Ok((outcomes, Some(report)));
-        }
-        Ok((self.executor.run_blocking(jobs).map_err(stopped)?, None))
     }
 
     fn group<'o>(&self, planned: &[PlannedCall], outcomes: &'o [JobOutcome]) -> Answers<'o> {

@@ -524,3 +524,42 @@ async fn concurrency_is_bounded_and_order_kept() {
     assert_eq!(server.peak_in_flight(), 3);
     assert!(start.elapsed() >= Duration::from_millis(300));
 }
+
+/// A run sends one judge's calls while the next judge's evidence is still being
+/// computed: the executor asks each group of jobs as it arrives, not once the last one
+/// is in. Here the second group is sent only after the first group's call has reached
+/// the server, so an executor that waited for every group would never see it.
+#[tokio::test]
+async fn streamed_groups_are_asked_as_they_arrive() {
+    let server = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
+    let executor = Executor::new(anthropic(&server, Duration::from_secs(5)), options(2));
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tx.send((7, vec![job("a", "prompt a")])).unwrap();
+    let feed = async {
+        let first_asked = async {
+            while server.hits() == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        // A liveness bound, not a speed check: without streaming this never ends.
+        tokio::time::timeout(Duration::from_secs(60), first_asked)
+            .await
+            .expect("the first group was not asked before the last group arrived");
+        tx.send((3, vec![job("b", "prompt b"), job("c", "prompt c")]))
+            .unwrap();
+        drop(tx);
+    };
+    let (groups, ()) = tokio::join!(executor.run_streamed(rx), feed);
+    let shape: Vec<(i32, Vec<&str>)> = groups
+        .iter()
+        .map(|(tag, outcomes)| (*tag, outcomes.iter().map(|o| o.id.as_str()).collect()))
+        .collect();
+    assert_eq!(shape, [(7, vec!["a"]), (3, vec!["b", "c"])]);
+    assert!(
+        groups
+            .iter()
+            .flat_map(|(_, o)| o)
+            .all(|o| o.outcome.scored().is_some())
+    );
+    assert_eq!(server.hits(), 3);
+}
