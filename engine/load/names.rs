@@ -6,6 +6,11 @@ use std::sync::Mutex;
 
 use minijinja::{Environment, ErrorKind};
 
+/// The free names of every expression and template a file holds, by source text (as
+/// written, without `<< >>` for an expression), sorted. Found once at load; the data
+/// check of `caldera validate` reads them instead of parsing every expression again.
+pub type FreeNames = HashMap<String, Vec<String>>;
+
 /// What an expression or template refers to.
 #[derive(Debug, Default)]
 pub struct Uses {

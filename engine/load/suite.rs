@@ -25,6 +25,8 @@ pub struct Suite {
     pub index: KeyIndex,
     /// The suite's own evidence, computed once per run before the judges.
     pub evidence: Vec<(String, crate::evidence::plan::ValuePlan)>,
+    /// The free names of its evidence's expressions and templates.
+    pub free_names: crate::load::names::FreeNames,
     /// The judges, in run order.
     pub judges: Vec<JudgePlan>,
     /// The folder everything the suite names must resolve inside.
@@ -181,7 +183,7 @@ pub fn load_suite_with(
         confinement: &confinement,
         shared: Vec::new(),
     };
-    let (shared_plan, shared_diags) = crate::load::judge::plan_suite_evidence(
+    let (shared_plan, free_names, shared_diags) = crate::load::judge::plan_suite_evidence(
         &file,
         &parsed.source,
         &parsed.index,
@@ -249,6 +251,7 @@ pub fn load_suite_with(
         spec: parsed.value,
         index: parsed.index,
         evidence: shared_plan,
+        free_names,
         judges,
         confinement,
         resolved,

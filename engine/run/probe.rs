@@ -22,7 +22,7 @@ use crate::evidence::eval::{Context, EvalError, Probe, evaluate_probed, full_sco
 use crate::evidence::plan::{RecordsPlan, ValuePlan, condition_source};
 use crate::load::inputs::Inputs;
 use crate::load::judge::JudgePlan;
-use crate::load::names::{paths, template_code};
+use crate::load::names::{FreeNames, paths, template_code};
 use crate::load::suite::Suite;
 use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
@@ -37,7 +37,7 @@ pub fn check_with_data(
     inputs: &Inputs,
 ) -> Vec<Diagnostic> {
     let mut ctx = build_context(suite, inputs);
-    let suite_probe = FileProbe::new(&suite.file, &suite.index);
+    let suite_probe = FileProbe::new(&suite.file, &suite.index, &suite.free_names);
     match evaluate_probed(env, &suite.evidence, &ctx, Some(&suite_probe)) {
         Ok(shared) => ctx.names.extend(shared),
         Err(e) => {
@@ -59,7 +59,7 @@ pub fn check_with_data(
 
 /// Evaluates one judge on every unit (the suite, or each repo) and reports.
 fn check_judge(env: &Environment<'static>, plan: &JudgePlan, ctx: &Context) -> Vec<Diagnostic> {
-    let probe = FileProbe::new(&plan.file, &plan.index);
+    let probe = FileProbe::new(&plan.file, &plan.index, &plan.free_names);
     let units: Vec<Context> = match plan.spec.scope {
         Scope::Suite => vec![ctx.clone()],
         Scope::Repo => match ctx.names.get("repos") {
@@ -189,6 +189,8 @@ fn probe_assertions(
 struct FileProbe<'a> {
     file: &'a Path,
     index: &'a KeyIndex,
+    /// The free names found at load, so expressions are not parsed again.
+    free_names: &'a FreeNames,
     state: Mutex<State>,
 }
 
@@ -218,10 +220,11 @@ struct Traced {
 const KEYS_KEPT: usize = 64;
 
 impl<'a> FileProbe<'a> {
-    fn new(file: &'a Path, index: &'a KeyIndex) -> FileProbe<'a> {
+    fn new(file: &'a Path, index: &'a KeyIndex, free_names: &'a FreeNames) -> FileProbe<'a> {
         FileProbe {
             file,
             index,
+            free_names,
             state: Mutex::new(State::default()),
         }
     }
@@ -373,7 +376,7 @@ impl Probe for FileProbe<'_> {
         let traced = state
             .paths
             .entry(path.to_owned())
-            .or_insert_with(|| field_paths(source));
+            .or_insert_with(|| field_paths(source, self.free_names.get(source)));
         for t in traced.iter_mut().filter(|t| !t.matched) {
             trace(t, scope);
         }
@@ -397,7 +400,7 @@ impl Probe for FileProbe<'_> {
         for (n, item) in items.iter().enumerate() {
             let Doc::Object(map) = item else { continue };
             for name in CONTEXT_NAMES {
-                if map.get(name).is_some() && reads(rec, name) {
+                if map.get(name).is_some() && reads(rec, name, self.free_names) {
                     let label = crate::evidence::eval::item_label(item, n);
                     if let Ok(mut state) = self.state.lock() {
                         state
@@ -421,10 +424,10 @@ fn over_repos(for_each: &ValuePlan) -> bool {
 }
 
 /// Whether any expression of the record list reads `name` as a name.
-fn reads(rec: &RecordsPlan, name: &str) -> bool {
+fn reads(rec: &RecordsPlan, name: &str, free: &FreeNames) -> bool {
     let text = |p: &ValuePlan| match p {
-        ValuePlan::Expr(e) => first_segment_is(e.source(), name),
-        ValuePlan::Template(s) => first_segment_is(s, name),
+        ValuePlan::Expr(e) => first_segment_is(e.source(), name, free),
+        ValuePlan::Template(s) => first_segment_is(s, name, free),
         _ => false,
     };
     rec.fields.iter().any(|(_, p)| text(p))
@@ -433,8 +436,8 @@ fn reads(rec: &RecordsPlan, name: &str) -> bool {
 }
 
 /// Whether a field path of the expression or template `source` starts at `name`.
-fn first_segment_is(source: &str, name: &str) -> bool {
-    field_paths(source)
+fn first_segment_is(source: &str, name: &str, free: &FreeNames) -> bool {
+    field_paths(source, free.get(source))
         .iter()
         .any(|t| t.segments.first().is_some_and(|r| r == name))
 }
@@ -472,26 +475,21 @@ fn trace(t: &mut Traced, scope: &Value) {
 }
 
 /// The field paths an expression or template reads: `name(.attr)*` whose root is a free
-/// name (not a loop variable of the template, not a function, filter or test).
-fn field_paths(source: &str) -> Vec<Traced> {
-    let env = crate::render::shared();
+/// name (not a loop variable of the template, not a function, filter or test). `free`
+/// is the source's free names when load found them; else they are found here.
+fn field_paths(source: &str, free: Option<&Vec<String>>) -> Vec<Traced> {
     let template = source.contains("<<") || source.contains("<%");
-    let (free, code): (Vec<String>, String) = if template {
-        match env.template_from_str(source) {
-            Ok(t) => (
-                t.undeclared_variables(false).into_iter().collect(),
-                template_code(source),
-            ),
-            Err(_) => return Vec::new(),
-        }
+    let code = if template {
+        template_code(source)
     } else {
-        match env.compile_expression(source) {
-            Ok(e) => (
-                e.undeclared_variables(false).into_iter().collect(),
-                source.to_owned(),
-            ),
-            Err(_) => return Vec::new(),
-        }
+        source.to_owned()
+    };
+    let free = match free {
+        Some(free) => free.clone(),
+        None => match free_names(source, template) {
+            Some(free) => free,
+            None => return Vec::new(),
+        },
     };
     let mut out: Vec<Traced> = Vec::new();
     for segments in paths(&code) {
@@ -513,6 +511,21 @@ fn field_paths(source: &str) -> Vec<Traced> {
     out
 }
 
+/// The free names of `source`, parsed here; `None` when it does not compile.
+fn free_names(source: &str, template: bool) -> Option<Vec<String>> {
+    let env = crate::render::shared();
+    let free = if template {
+        env.template_from_str(source)
+            .ok()?
+            .undeclared_variables(false)
+    } else {
+        env.compile_expression(source)
+            .ok()?
+            .undeclared_variables(false)
+    };
+    Some(free.into_iter().collect())
+}
+
 /// The results folder a suite reads by default, for "do its inputs exist".
 pub fn default_results(suite: &Suite) -> PathBuf {
     suite.dir.join(&suite.spec.inputs.results.folder)
@@ -523,7 +536,7 @@ mod tests {
     use super::*;
 
     fn texts(source: &str) -> Vec<String> {
-        field_paths(source)
+        field_paths(source, None)
             .into_iter()
             .map(|t| t.segments.join("."))
             .collect()
@@ -548,14 +561,14 @@ mod tests {
     fn traces_how_far_a_path_gets() {
         let scope =
             Doc::from_json(&serde_json::json!({"truth": {"expected": {"cves": [1]}}})).to_value();
-        let mut t = field_paths("truth.expectd.cves").remove(0);
+        let mut t = field_paths("truth.expectd.cves", None).remove(0);
         trace(&mut t, &scope);
         assert!(!t.matched);
         assert_eq!(t.deepest, 1);
         assert!(t.keys.contains("expected"));
         let d = never_matched(&t);
         assert_eq!(d.help.as_deref(), Some("did you mean `truth.expected`?"));
-        let mut ok = field_paths("truth.expected.cves").remove(0);
+        let mut ok = field_paths("truth.expected.cves", None).remove(0);
         trace(&mut ok, &scope);
         assert!(ok.matched);
     }

@@ -18,7 +18,7 @@ use crate::evidence::plan::{
     ConditionalPlan, RecordsPlan, TextKind, ValuePlan, classify, condition_source, expression_inner,
 };
 use crate::evidence::select::Selector;
-use crate::load::names::{Known, Uses, scan, template_code};
+use crate::load::names::{FreeNames, Known, Uses, scan, template_code};
 use crate::load::patterns::{calls, literal_string};
 use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
@@ -56,6 +56,8 @@ pub struct JudgePlan {
     pub format: Result<SharedFormat, FormatError>,
     /// Key locations, for diagnostics raised while running.
     pub index: KeyIndex,
+    /// The free names of its expressions and templates.
+    pub free_names: FreeNames,
 }
 
 impl JudgePlan {
@@ -107,6 +109,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         diags: Vec::new(),
         used: HashSet::new(),
         compiled: HashMap::new(),
+        free_names: FreeNames::new(),
     };
     let spec = parsed.value;
     cx.check_basics(&spec);
@@ -152,6 +155,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         verdict_format,
         format,
         index: parsed.index.clone(),
+        free_names: cx.free_names,
     };
     (Some(plan), cx.diags)
 }
@@ -163,7 +167,7 @@ pub fn plan_suite_evidence(
     index: &KeyIndex,
     evidence: &indexmap::IndexMap<String, EvidenceValue>,
     checker: &Checker<'_>,
-) -> (Vec<(String, ValuePlan)>, Vec<Diagnostic>) {
+) -> (Vec<(String, ValuePlan)>, FreeNames, Vec<Diagnostic>) {
     let mut cx = JudgeCx {
         file,
         source,
@@ -172,9 +176,10 @@ pub fn plan_suite_evidence(
         diags: Vec::new(),
         used: HashSet::new(),
         compiled: HashMap::new(),
+        free_names: FreeNames::new(),
     };
     let plan = cx.plan_map(evidence, CONTEXT_NAMES.to_vec());
-    (plan, cx.diags)
+    (plan, cx.free_names, cx.diags)
 }
 
 struct JudgeCx<'a> {
@@ -187,6 +192,8 @@ struct JudgeCx<'a> {
     used: HashSet<String>,
     /// Every expression compiled so far, by source.
     compiled: HashMap<String, Expr>,
+    /// The free names of every expression and template checked so far.
+    free_names: FreeNames,
 }
 
 /// Where names come from, for one expression.
@@ -618,6 +625,7 @@ impl<'a> JudgeCx<'a> {
             Ok(expr) => {
                 let mut free: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
                 free.sort();
+                self.free_names.insert(src.to_owned(), free.clone());
                 let uses = scan(src, free);
                 let literals_ok = self.check_literals(src, path);
                 self.check_uses(&uses, path, scope) && literals_ok
@@ -642,6 +650,7 @@ impl<'a> JudgeCx<'a> {
             Ok(t) => {
                 let mut free: Vec<String> = t.undeclared_variables(false).into_iter().collect();
                 free.sort();
+                self.free_names.insert(src.to_owned(), free.clone());
                 let code = template_code(src);
                 let uses = scan(&code, free);
                 let literals_ok = self.check_literals(&code, path);
