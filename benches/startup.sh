@@ -4,7 +4,9 @@
 #      HTTP server started here, timed from just before the exec to the arrival of the
 #      first request (one clock: the launcher and the server are one Python process);
 #      the run is stopped once that request has arrived;
-#   2. `caldera validate judges.d/trivy`, exec to exit;
+#   2. `caldera validate judges.d/trivy`, exec to exit: every judge loaded and checked,
+#      then evaluated on the suite's own inputs; and with `--no-data`, loading and
+#      checking alone;
 #   3. `caldera --version`, exec to exit (the floor: process start and argument parsing).
 # BIN=path skips the build and times that binary instead.
 set -euo pipefail
@@ -67,5 +69,7 @@ def report(name, f):
 
 report("exec -> first model request (http)", first_request)
 report("caldera validate judges.d/trivy", lambda: to_exit("validate", "judges.d/trivy"))
+report("caldera validate --no-data judges.d/trivy",
+       lambda: to_exit("validate", "--no-data", "judges.d/trivy"))
 report("caldera --version", lambda: to_exit("--version"))
 PY
