@@ -283,6 +283,35 @@ mod tests {
         assert!(pairwise_kappa(&raters, Weighting::Unweighted, None).is_err());
     }
 
+    /// The same two raters through the panel's pair lists: one pair per weighting asked
+    /// (with two adjacent categories every weighting counts a disagreement as 1, so
+    /// kappa is 0.5 for each); one rater is refused with its count.
+    #[test]
+    fn pair_lists_of_two_raters_hold_one_pair() {
+        let mut raters: Raters<i64> = IndexMap::new();
+        raters.insert("a".into(), vec![Some(1), Some(1), Some(2), Some(2)]);
+        raters.insert("b".into(), vec![Some(1), Some(2), Some(2), Some(2)]);
+        let all = [
+            Weighting::Unweighted,
+            Weighting::Linear,
+            Weighting::Quadratic,
+        ];
+        let lists = pairwise_lists(&raters, &all, None).unwrap();
+        assert_eq!(lists.len(), 3);
+        for list in &lists {
+            assert_eq!(list.names, ["a", "b"]);
+            let [(0, 1, Some(kappa))] = list.kappas[..] else {
+                panic!("{:?}", list.kappas);
+            };
+            assert!((kappa - 0.5).abs() < 1e-12, "{kappa}");
+        }
+        raters.shift_remove("b");
+        assert!(matches!(
+            pairwise_lists(&raters, &all, None),
+            Err(AgreementError::TooFewRaters(1))
+        ));
+    }
+
     fn close(a: Option<f64>, b: f64, tol: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() <= tol)
     }
