@@ -112,10 +112,15 @@ impl<'a> ModelSource<'a> {
         let (prepared, streamed) = std::thread::scope(|s| {
             let producer = s.spawn(move || {
                 let per_judge = crate::par::map(&judges, |&(j, plan)| {
+                    // The receiver is gone only when the run was interrupted (or its
+                    // runtime never started): the rest is not computed, the run ends
+                    // with that error.
+                    if tx.is_closed() {
+                        return (Vec::new(), Vec::new(), PromptErrors::new());
+                    }
                     let units = prepare(env, plan, ctx);
                     let (calls, errors) =
                         plan_judge_calls(env, (j, plan), &units, &self.models, self.repeats);
-                    // The receiver is gone only when the run was interrupted.
                     let _ = tx.send((j, calls.iter().map(|c| c.job.clone()).collect()));
                     (units, calls, errors)
                 });
