@@ -312,6 +312,33 @@ mod tests {
         ));
     }
 
+    /// A panel with an undefined pair. Raters a and b give only category 1: chance
+    /// agreement is total, so their kappa is undefined (not 1, not NaN). a or b against
+    /// c = [1, 2]: p_o = 1/2, p_e = 1 x 1/2 + 0 x 1/2 = 1/2, kappa = 0. So three pairs,
+    /// one undefined, and a mean of 0 over the two defined; the pair lists agree for
+    /// every weighting (two adjacent categories weigh a disagreement 1 under each).
+    #[test]
+    fn an_undefined_pair_is_counted_and_left_out_of_the_mean() {
+        let mut raters: Raters<i64> = IndexMap::new();
+        raters.insert("a".into(), vec![Some(1), Some(1)]);
+        raters.insert("b".into(), vec![Some(1), Some(1)]);
+        raters.insert("c".into(), vec![Some(1), Some(2)]);
+        let p = pairwise_kappa(&raters, Weighting::Unweighted, None).unwrap();
+        assert_eq!((p.n_pairs, p.n_pairs_undefined), (3, 1));
+        assert_eq!(p.mean_kappa, Some(0.0));
+        let all = [
+            Weighting::Unweighted,
+            Weighting::Linear,
+            Weighting::Quadratic,
+        ];
+        for list in pairwise_lists(&raters, &all, None).unwrap() {
+            assert_eq!(
+                list.kappas,
+                [(0, 1, None), (0, 2, Some(0.0)), (1, 2, Some(0.0))]
+            );
+        }
+    }
+
     fn close(a: Option<f64>, b: f64, tol: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() <= tol)
     }

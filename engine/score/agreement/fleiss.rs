@@ -195,4 +195,38 @@ mod tests {
         assert_eq!(f.kappa, None);
         assert_eq!((f.p_bar, f.p_e_bar), (1.0, 1.0));
     }
+
+    /// Two raters, worked by hand. Items (1,1) (1,2) (2,2) (2,2): per-item agreement
+    /// 1, 0, 1, 1, so P = 3/4; the pooled ratings are 3 of category 1 and 5 of 2 out of
+    /// 8, so the proportions are 3/8 and 5/8 and Pe = (9 + 25) / 64 = 0.53125; kappa =
+    /// (0.75 - 0.53125) / (1 - 0.53125) = 7/15. (Cohen's kappa of the same pair is 0.5:
+    /// Fleiss pools the two raters' marginals.)
+    #[test]
+    fn two_raters_by_hand() {
+        let cols = vec![
+            vec![Some(1), Some(1), Some(2), Some(2)],
+            vec![Some(1), Some(2), Some(2), Some(2)],
+        ];
+        let f = fleiss_kappa(&cols, None).unwrap();
+        assert_eq!((f.p_bar, f.p_e_bar), (0.75, 0.53125));
+        assert_eq!(f.category_proportions, [0.375, 0.625]);
+        assert!(
+            (f.kappa.unwrap() - 7.0 / 15.0).abs() < 1e-12,
+            "{:?}",
+            f.kappa
+        );
+        assert_eq!((f.n_raters, f.n_complete_items), (2, 4));
+    }
+
+    /// No item rated by every rater: nothing to measure, and nothing is made up (no
+    /// NaN from dividing by zero items).
+    #[test]
+    fn no_complete_item_is_undefined_with_zero_shares() {
+        let cols = vec![vec![Some(1), None], vec![None, Some(2)]];
+        let f = fleiss_kappa(&cols, None).unwrap();
+        assert_eq!(f.kappa, None);
+        assert_eq!((f.p_bar, f.p_e_bar), (0.0, 0.0));
+        assert_eq!(f.category_proportions, [0.0, 0.0]);
+        assert_eq!((f.n_complete_items, f.n_dropped_items), (0, 2));
+    }
 }
