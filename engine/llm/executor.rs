@@ -338,19 +338,14 @@ impl Executor {
     ) -> Vec<(T, Vec<JobOutcome>)> {
         let bar = progress_bar(self.inner.options.progress, 0);
         let mut set = JoinSet::new();
-        let mut tags = Vec::new();
-        let mut outcomes: Vec<Vec<Option<JobOutcome>>> = Vec::new();
-        let mut meta: Vec<Vec<(String, String, Option<String>)>> = Vec::new();
+        let mut collected = Collected::default();
         let mut open = true;
         while open || !set.is_empty() {
             tokio::select! {
                 group = groups.recv(), if open => match group {
                     Some((tag, jobs)) => {
-                        let g = tags.len();
-                        tags.push(tag);
                         bar.inc_length(jobs.len() as u64);
-                        outcomes.push(vec![None; jobs.len()]);
-                        meta.push(jobs.iter().map(|j| (j.id.clone(), j.judge.clone(), j.item.clone())).collect());
+                        let g = collected.open(tag, &jobs);
                         for (index, job) in jobs.into_iter().enumerate() {
                             self.spawn_job(&mut set, &bar, (g, index), job);
                         }
@@ -358,10 +353,8 @@ impl Executor {
                     None => open = false,
                 },
                 Some(joined) = set.join_next(), if !set.is_empty() => {
-                    if let Ok(((g, index), outcome)) = joined
-                        && let Some(slot) = outcomes.get_mut(g).and_then(|o| o.get_mut(index))
-                    {
-                        *slot = Some(outcome);
+                    if let Ok((at, outcome)) = joined {
+                        collected.store(at, outcome);
                     }
                 }
             }
@@ -374,10 +367,7 @@ impl Executor {
                 log::warn!("{e}");
             }
         }
-        tags.into_iter()
-            .zip(outcomes.into_iter().zip(meta))
-            .map(|(tag, (outcomes, meta))| (tag, fill_missing(outcomes, meta)))
-            .collect()
+        collected.finish()
     }
 
     /// Starts one job on `set`; it waits for a slot under the adaptive limit (see
@@ -506,31 +496,72 @@ pub async fn interrupted() -> &'static str {
     }
 }
 
-/// The outcomes of one group, a job whose task ended without one (it panicked) as
-/// unscored with that reason: never a silent gap.
-fn fill_missing(
-    outcomes: Vec<Option<JobOutcome>>,
-    meta: Vec<(String, String, Option<String>)>,
-) -> Vec<JobOutcome> {
-    outcomes
-        .into_iter()
-        .zip(meta)
-        .map(|(outcome, (id, judge, item))| {
-            outcome.unwrap_or(JobOutcome {
-                id,
-                judge,
-                item,
-                outcome: Outcome::Unscored {
-                    kind: UnscoredKind::Internal,
-                    reason: "the job's task panicked".into(),
-                    attempts: 0,
-                    usage: Usage::default(),
-                    cost_usd: Some(0.0),
-                },
-                cache_problem: None,
+/// The outcomes of streamed groups, stored as their jobs end, by (group, job).
+struct Collected<T> {
+    tags: Vec<T>,
+    slots: Vec<Vec<Option<JobOutcome>>>,
+    /// Each job's id, judge and item, for an outcome that never came.
+    meta: Vec<Vec<(String, String, Option<String>)>>,
+}
+
+impl<T> Default for Collected<T> {
+    fn default() -> Self {
+        Collected {
+            tags: Vec::new(),
+            slots: Vec::new(),
+            meta: Vec::new(),
+        }
+    }
+}
+
+impl<T> Collected<T> {
+    /// Makes room for a group of `jobs`; its index.
+    fn open(&mut self, tag: T, jobs: &[Job]) -> usize {
+        self.tags.push(tag);
+        self.slots.push(vec![None; jobs.len()]);
+        self.meta.push(
+            jobs.iter()
+                .map(|j| (j.id.clone(), j.judge.clone(), j.item.clone()))
+                .collect(),
+        );
+        self.tags.len() - 1
+    }
+
+    fn store(&mut self, (group, job): (usize, usize), outcome: JobOutcome) {
+        if let Some(slot) = self.slots.get_mut(group).and_then(|s| s.get_mut(job)) {
+            *slot = Some(outcome);
+        }
+    }
+
+    /// Every group's outcomes, a job whose task ended without one (it panicked) as
+    /// unscored with that reason: never a silent gap.
+    fn finish(self) -> Vec<(T, Vec<JobOutcome>)> {
+        let missing = |(id, judge, item)| JobOutcome {
+            id,
+            judge,
+            item,
+            outcome: Outcome::Unscored {
+                kind: UnscoredKind::Internal,
+                reason: "the job's task panicked".into(),
+                attempts: 0,
+                usage: Usage::default(),
+                cost_usd: Some(0.0),
+            },
+            cache_problem: None,
+        };
+        self.tags
+            .into_iter()
+            .zip(self.slots.into_iter().zip(self.meta))
+            .map(|(tag, (slots, meta))| {
+                let outcomes = slots
+                    .into_iter()
+                    .zip(meta)
+                    .map(|(slot, meta)| slot.unwrap_or_else(|| missing(meta)))
+                    .collect();
+                (tag, outcomes)
             })
-        })
-        .collect()
+            .collect()
+    }
 }
 
 fn progress_bar(mode: ProgressMode, total: u64) -> ProgressBar {
