@@ -5,6 +5,8 @@
 //! a look (rate limits, refused cache entries, silent panel members, divergence,
 //! unstable repeats, low agreement) becomes the run's problems.
 
+use std::time::Instant;
+
 use indexmap::IndexMap;
 use minijinja::Environment;
 
@@ -27,7 +29,6 @@ use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::panel::{Pairs, RunPanel, consensus_scoring, dimension_panel, run_panel};
 use crate::verdict::repeat::{RepeatRun, Repeats, repeat_consensus};
 use crate::verdict::types::{CallInfo, ModelVerdict, Scoring, Source, Verdict};
-use std::time::Instant;
 
 /// Models asked through one executor.
 pub struct ModelSource<'a> {
@@ -78,35 +79,56 @@ impl<'a> ModelSource<'a> {
     }
 
     /// Computes every judge's units and asks their calls, then scores every judge from
-    /// the replies. A judge's calls go out as soon as its units and prompts are ready,
-    /// while other judges' evidence is still being computed; with `--batch` they wait
-    /// for the last judge (a batch is submitted whole). Also returns the units, and when
-    /// the last judge's were ready.
+    /// the replies. Also returns the units, and when the last judge's were ready.
     pub fn prepare_and_score(
         &self,
         env: &Environment<'static>,
         suite: &Suite,
         ctx: &Context,
     ) -> Result<(Vec<Vec<Unit>>, Scored, Instant), RunError> {
-        if self.opts.batch {
-            let units = prepare_all(env, suite, ctx);
-            let ready = Instant::now();
-            let (planned, prompt_errors) =
-                plan_calls(env, suite, &units, &self.models, self.repeats);
-            let jobs = planned.iter().map(|p| p.job.clone()).collect();
-            let (outcomes, report) = self
-                .executor
-                .run_batched_blocking(jobs, &BatchOptions::default())
-                .map_err(stopped)?;
-            let asked = Asked {
-                planned,
-                prompt_errors,
-                outcomes,
-                batch: Some(report),
-            };
-            let scored = self.score(suite, &units, asked);
-            return Ok((units, scored, ready));
-        }
+        let (units, asked, ready) = if self.opts.batch {
+            self.ask_batched(env, suite, ctx)?
+        } else {
+            self.ask_streamed(env, suite, ctx)?
+        };
+        let scored = self.score(suite, &units, asked);
+        Ok((units, scored, ready))
+    }
+
+    /// Every judge's units first, then every call through the Message Batches API (a
+    /// batch is submitted whole).
+    fn ask_batched(
+        &self,
+        env: &Environment<'static>,
+        suite: &Suite,
+        ctx: &Context,
+    ) -> Result<(Vec<Vec<Unit>>, Asked, Instant), RunError> {
+        let units = prepare_all(env, suite, ctx);
+        let ready = Instant::now();
+        let (planned, prompt_errors) = plan_calls(env, suite, &units, &self.models, self.repeats);
+        let jobs = planned.iter().map(|p| p.job.clone()).collect();
+        let (outcomes, report) = self
+            .executor
+            .run_batched_blocking(jobs, &BatchOptions::default())
+            .map_err(stopped)?;
+        let asked = Asked {
+            planned,
+            prompt_errors,
+            outcomes,
+            batch: Some(report),
+        };
+        Ok((units, asked, ready))
+    }
+
+    /// Judges are computed on every core while the executor runs: a judge's calls go
+    /// out as soon as its units and prompts are ready, while other judges' evidence is
+    /// still being computed.
+    fn ask_streamed(
+        &self,
+        env: &Environment<'static>,
+        suite: &Suite,
+        ctx: &Context,
+    ) -> Result<(Vec<Vec<Unit>>, Asked, Instant), RunError> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let judges: Vec<(usize, &JudgePlan)> = suite.judges.iter().enumerate().collect();
         let (prepared, streamed) = std::thread::scope(|s| {
@@ -131,7 +153,8 @@ impl<'a> ModelSource<'a> {
         });
         let (per_judge, ready) = prepared.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let mut streamed = streamed.map_err(stopped)?;
-        // Groups arrive as judges finish; calls are planned in suite order.
+        // Groups arrive as judges finish; calls are planned in suite order, one group
+        // per judge.
         streamed.sort_by_key(|(j, _)| *j);
         let mut units = Vec::with_capacity(per_judge.len());
         let mut asked = Asked {
@@ -143,8 +166,7 @@ impl<'a> ModelSource<'a> {
             asked.planned.extend(calls);
             asked.prompt_errors.extend(errors);
         }
-        let scored = self.score(suite, &units, asked);
-        Ok((units, scored, ready))
+        Ok((units, asked, ready))
     }
 
     /// Scores every judge from the replies to its calls.
