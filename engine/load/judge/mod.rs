@@ -625,10 +625,11 @@ impl<'a> JudgeCx<'a> {
             Ok(expr) => {
                 let mut free: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
                 free.sort();
-                self.free_names.insert(src.to_owned(), free.clone());
                 let uses = scan(src, free);
                 let literals_ok = self.check_literals(src, path);
-                self.check_uses(&uses, path, scope) && literals_ok
+                let ok = self.check_uses(&uses, path, scope) && literals_ok;
+                self.free_names.insert(src.to_owned(), uses.names);
+                ok
             }
             Err(e) => {
                 let d = Diagnostic::error(
@@ -650,11 +651,12 @@ impl<'a> JudgeCx<'a> {
             Ok(t) => {
                 let mut free: Vec<String> = t.undeclared_variables(false).into_iter().collect();
                 free.sort();
-                self.free_names.insert(src.to_owned(), free.clone());
                 let code = template_code(src);
                 let uses = scan(&code, free);
                 let literals_ok = self.check_literals(&code, path);
-                self.check_uses(&uses, path, scope) && literals_ok
+                let ok = self.check_uses(&uses, path, scope) && literals_ok;
+                self.free_names.insert(src.to_owned(), uses.names);
+                ok
             }
             Err(e) => {
                 let d = Diagnostic::error(
