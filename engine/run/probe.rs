@@ -484,10 +484,14 @@ fn field_paths(source: &str, free: Option<&Vec<String>>) -> Vec<Traced> {
     } else {
         source.to_owned()
     };
-    let free = match free {
-        Some(free) => free.clone(),
+    let parsed;
+    let free: &[String] = match free {
+        Some(free) => free,
         None => match free_names(source, template) {
-            Some(free) => free,
+            Some(found) => {
+                parsed = found;
+                &parsed
+            }
             None => return Vec::new(),
         },
     };
