@@ -6,6 +6,8 @@ use std::sync::Mutex;
 
 use minijinja::{Environment, ErrorKind};
 
+use crate::load::patterns::{is_word, skip_string};
+
 /// The free names of every expression and template a file holds, by source text (as
 /// written, without `<< >>` for an expression), sorted. Found once at load; the data
 /// check of `caldera validate` reads them instead of parsing every expression again.
@@ -33,11 +35,11 @@ enum Tok<'a> {
     Other,
 }
 
-/// Splits expression text into [`Tok`]s with where each ends. String literals are
-/// skipped whole, so their contents never look like filters or calls. Identifiers are
-/// ASCII, as in minijinja without its `unicode` feature. One pass and no regex: the
-/// scan runs on every expression of every judge at load, before the first model call.
-fn tokens(code: &str) -> Vec<(Tok<'_>, usize)> {
+/// Splits expression text into [`Tok`]s. String literals are skipped whole, so their
+/// contents never look like filters or calls. Identifiers are ASCII, as in minijinja
+/// without its `unicode` feature. One pass and no regex: the scan runs on every
+/// expression of every judge at load, before the first model call.
+fn tokens(code: &str) -> Vec<Tok<'_>> {
     let bytes = code.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -48,16 +50,8 @@ fn tokens(code: &str) -> Vec<(Tok<'_>, usize)> {
             i += 1;
             continue;
         } else if b == b'"' || b == b'\'' {
-            match string_end(bytes, i) {
-                Some(end) => {
-                    i = end;
-                    Tok::Other
-                }
-                None => {
-                    i += 1;
-                    Tok::Punct(b)
-                }
-            }
+            i = skip_string(bytes, i);
+            Tok::Other
         } else if b.is_ascii_alphabetic() || b == b'_' {
             i = word_end(bytes, i);
             Tok::Ident(&code[start..i])
@@ -73,32 +67,17 @@ fn tokens(code: &str) -> Vec<(Tok<'_>, usize)> {
                 Tok::Other
             }
         };
-        out.push((tok, i));
+        out.push(tok);
     }
     out
 }
 
 /// The end of the identifier or number that starts at `i`.
 fn word_end(bytes: &[u8], mut i: usize) -> usize {
-    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+    while i < bytes.len() && is_word(bytes[i]) {
         i += 1;
     }
     i
-}
-
-/// The end (after the closing quote) of the string literal that starts at `i`, if it
-/// is closed; a backslash escapes the next byte.
-fn string_end(bytes: &[u8], i: usize) -> Option<usize> {
-    let quote = bytes[i];
-    let mut j = i + 1;
-    while j < bytes.len() {
-        match bytes[j] {
-            b'\\' => j += 2,
-            q if q == quote => return Some(j + 1),
-            _ => j += 1,
-        }
-    }
-    None
 }
 
 /// Operator words: never a name, never a call when `(` follows.
@@ -118,9 +97,9 @@ pub fn scan(code: &str, names: Vec<String>) -> Uses {
             list.push(name.to_owned());
         }
     };
-    for (k, &(tok, _)) in toks.iter().enumerate() {
+    for (k, &tok) in toks.iter().enumerate() {
         let Tok::Ident(name) = tok else { continue };
-        let before = |n: usize| k.checked_sub(n).map(|j| toks[j].0);
+        let before = |n: usize| k.checked_sub(n).map(|j| toks[j]);
         // `| name`: a filter; `is name`, `is not name`: a test.
         if before(1) == Some(Tok::Punct(b'|')) {
             push(&mut uses.filters, name);
@@ -130,7 +109,7 @@ pub fn scan(code: &str, names: Vec<String>) -> Uses {
             || (before(1) == Some(Tok::Ident("not")) && before(2) == Some(Tok::Ident("is")))
         {
             push(&mut uses.tests, name);
-        } else if toks.get(k + 1).map(|t| t.0) == Some(Tok::Punct(b'('))
+        } else if toks.get(k + 1) == Some(&Tok::Punct(b'('))
             && before(1) != Some(Tok::Punct(b'.'))
             && !KEYWORDS.contains(&name)
         {
@@ -146,11 +125,11 @@ pub fn scan(code: &str, names: Vec<String>) -> Uses {
 /// last segment of a call (`a.items()` reads `a`; `pct(x)` reads nothing by itself).
 pub fn paths(code: &str) -> Vec<Vec<&str>> {
     let toks = tokens(code);
-    let tok = |k: usize| toks.get(k).map(|t| t.0);
+    let tok = |k: usize| toks.get(k).copied();
     let mut out = Vec::new();
     let mut k = 0;
     while k < toks.len() {
-        let Tok::Ident(first) = toks[k].0 else {
+        let Tok::Ident(first) = toks[k] else {
             k += 1;
             continue;
         };
@@ -414,8 +393,6 @@ mod tests {
         let u = scan("a | b | a | b if (c | b) else not (d)", vec![]);
         assert_eq!(u.filters, vec!["b", "a"]);
         assert!(u.calls.is_empty());
-        // An unclosed quote is one byte: what follows is still scanned.
-        assert_eq!(scan("'x | f", vec![]).filters, vec!["f"]);
     }
 
     #[test]

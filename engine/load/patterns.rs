@@ -122,12 +122,13 @@ pub fn literal_string(env: &Environment<'static>, text: &str) -> Option<String> 
     value.as_str().map(str::to_owned)
 }
 
-fn is_word(b: u8) -> bool {
+pub(crate) fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// The index just past the string literal starting at `start`.
-fn skip_string(bytes: &[u8], start: usize) -> usize {
+/// The index just past the string literal starting at `start` (the end of the text when
+/// it is never closed).
+pub(crate) fn skip_string(bytes: &[u8], start: usize) -> usize {
     let quote = bytes[start];
     let mut i = start + 1;
     while i < bytes.len() {
