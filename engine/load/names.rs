@@ -80,6 +80,35 @@ fn word_end(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// What an identifier is, from the tokens before it.
+#[derive(PartialEq)]
+enum Role {
+    /// `| name`.
+    Filter,
+    /// `is name`, `is not name`.
+    Test,
+    /// `x.name`.
+    Attribute,
+    /// The `not` of `is not`.
+    Negation,
+    /// A name read, or called when `(` follows.
+    Name,
+}
+
+/// The role of the identifier `name` at token `k`.
+fn role(toks: &[Tok<'_>], k: usize, name: &str) -> Role {
+    let before = |n: usize| k.checked_sub(n).map(|j| toks[j]);
+    match (before(2), before(1)) {
+        (_, Some(Tok::Punct(b'|'))) => Role::Filter,
+        (_, Some(Tok::Punct(b'.'))) => Role::Attribute,
+        (_, Some(Tok::Ident("is"))) if name == "not" => Role::Negation,
+        (_, Some(Tok::Ident("is"))) | (Some(Tok::Ident("is")), Some(Tok::Ident("not"))) => {
+            Role::Test
+        }
+        _ => Role::Name,
+    }
+}
+
 /// Operator words: never a name, never a call when `(` follows.
 const KEYWORDS: &[&str] = &["not", "and", "or", "in", "if", "else", "is"];
 
@@ -99,22 +128,16 @@ pub fn scan(code: &str, names: Vec<String>) -> Uses {
     };
     for (k, &tok) in toks.iter().enumerate() {
         let Tok::Ident(name) = tok else { continue };
-        let before = |n: usize| k.checked_sub(n).map(|j| toks[j]);
-        // `| name`: a filter; `is name`, `is not name`: a test.
-        if before(1) == Some(Tok::Punct(b'|')) {
-            push(&mut uses.filters, name);
-        } else if before(1) == Some(Tok::Ident("is")) && name == "not" {
-            // `is not name`: the test is the next word.
-        } else if before(1) == Some(Tok::Ident("is"))
-            || (before(1) == Some(Tok::Ident("not")) && before(2) == Some(Tok::Ident("is")))
-        {
-            push(&mut uses.tests, name);
-        } else if toks.get(k + 1) == Some(&Tok::Punct(b'('))
-            && before(1) != Some(Tok::Punct(b'.'))
-            && !KEYWORDS.contains(&name)
-        {
+        match role(&toks, k, name) {
+            Role::Filter => push(&mut uses.filters, name),
+            Role::Test => push(&mut uses.tests, name),
+            Role::Attribute | Role::Negation => {}
             // `name(` not reached through `.` (a method), `|` or `is`.
-            push(&mut uses.calls, name);
+            Role::Name => {
+                if toks.get(k + 1) == Some(&Tok::Punct(b'(')) && !KEYWORDS.contains(&name) {
+                    push(&mut uses.calls, name);
+                }
+            }
         }
     }
     uses
@@ -133,11 +156,7 @@ pub fn paths(code: &str) -> Vec<Vec<&str>> {
             k += 1;
             continue;
         };
-        let before = |n: usize| k.checked_sub(n).and_then(tok);
-        let filter_or_test = before(1) == Some(Tok::Punct(b'|'))
-            || before(1) == Some(Tok::Ident("is"))
-            || (before(1) == Some(Tok::Ident("not")) && before(2) == Some(Tok::Ident("is")));
-        let attribute = before(1) == Some(Tok::Punct(b'.'));
+        let read = role(&toks, k, first) == Role::Name && !KEYWORDS.contains(&first);
         let mut segments = vec![first];
         let mut end = k;
         while tok(end + 1) == Some(Tok::Punct(b'.')) {
@@ -148,7 +167,7 @@ pub fn paths(code: &str) -> Vec<Vec<&str>> {
             end += 2;
         }
         k = end + 1;
-        if filter_or_test || attribute || KEYWORDS.contains(&first) {
+        if !read {
             continue;
         }
         match (tok(end + 1), tok(end + 2)) {
