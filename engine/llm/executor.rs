@@ -564,6 +564,12 @@ impl<T> Collected<T> {
     }
 }
 
+/// The temperature a request carries: none for a model the catalogue marks as a
+/// reasoning model, which refuses any but its default.
+fn sampling(models: &ModelTable, resolved: &str, temperature: f32) -> Option<f32> {
+    (!models.is_reasoning(resolved)).then_some(temperature)
+}
+
 fn progress_bar(mode: ProgressMode, total: u64) -> ProgressBar {
     if mode == ProgressMode::Hidden || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -664,7 +670,7 @@ impl Inner {
                 content: job.request.prompt.clone(),
             }],
             max_tokens: job.request.max_tokens,
-            temperature: job.request.temperature,
+            temperature: sampling(&self.options.models, resolved, job.request.temperature),
         }
     }
 

@@ -72,7 +72,7 @@ pub fn count_all(
                     content: call.job.request.prompt.clone(),
                 }],
                 max_tokens: call.job.request.max_tokens,
-                temperature: call.job.request.temperature,
+                temperature: None,
             });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -9,7 +9,7 @@ use super::{ProviderError, ProviderReply, ProviderRequest, Secret, Usage, http_c
 
 const NAME: &str = "anthropic";
 /// The API version this client speaks; pinned so responses keep their shape.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub const ANTHROPIC_VERSION: &str = "2026-10-21";
 /// Used when `ANTHROPIC_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 
@@ -136,7 +136,6 @@ pub fn body(request: &ProviderRequest) -> serde_json::Value {
     let mut body = json!({
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
         "messages": request.messages,
     });
     if let Some(system) = &request.system {

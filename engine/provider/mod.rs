@@ -53,8 +53,11 @@ pub struct ProviderRequest {
     pub messages: Vec<Message>,
     /// Upper bound on output tokens.
     pub max_tokens: u32,
-    /// Sampling temperature (judges use 0 for repeatability).
-    pub temperature: f32,
+    /// Sampling temperature (judges use 0 for repeatability), for the APIs that take
+    /// one: the Anthropic Messages API no longer declares it (and its current models
+    /// refuse any value but the default), and OpenAI reasoning models refuse it, so
+    /// `None` there.
+    pub temperature: Option<f32>,
 }
 
 /// Token counts reported by the provider.

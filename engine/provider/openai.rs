@@ -96,8 +96,10 @@ impl OpenAiProvider {
         let mut body = json!({
             "model": request.model,
             "messages": messages,
-            "temperature": request.temperature,
         });
+        if let Some(t) = request.temperature {
+            body["temperature"] = json!(t);
+        }
         // OpenAI's own API has replaced `max_tokens` with `max_completion_tokens`
         // (newer models reject the old name); local servers still read `max_tokens`.
         let limit_key = if self.base_url.contains("api.openai.com") {

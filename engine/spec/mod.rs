@@ -2,6 +2,7 @@
 //! No behaviour lives here; `load` validates these into the plan the engine runs.
 
 pub mod case;
+pub mod catalogue;
 pub mod judge;
 pub mod strict;
 pub mod suite;

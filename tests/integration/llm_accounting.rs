@@ -27,8 +27,8 @@ async fn an_unreadable_job_shows_the_tokens_and_cost_of_both_asks() {
         } => {
             assert_eq!(*attempts, 2);
             assert_eq!((usage.input_tokens, usage.output_tokens), (200, 40));
-            // Two replies at the sonnet list price: 2 x (100 x $3/M + 20 x $15/M).
-            assert!((cost_usd.unwrap() - 0.0012).abs() < 1e-12, "{cost_usd:?}");
+            // Two replies at the sonnet list price: 2 x (100 x $2/M + 20 x $10/M).
+            assert!((cost_usd.unwrap() - 0.0008).abs() < 1e-12, "{cost_usd:?}");
         }
         other => panic!("{other:?}"),
     }

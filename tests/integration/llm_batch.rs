@@ -186,12 +186,12 @@ fn a_batch_run_costs_half_and_fills_the_cache() {
     assert_eq!(mock.count("kind", "batch_created"), 1);
     assert_eq!(mock.count("path", "batch-item"), 7);
     assert_eq!(mock.count("path", "/v1/messages"), 0);
-    // Batch prices: half of sonnet's $3 / $15 per million tokens.
+    // Batch prices: half of sonnet's $2 / $10 per million tokens.
     let (input, output) = (
         usage["input_tokens"].as_f64().unwrap(),
         usage["output_tokens"].as_f64().unwrap(),
     );
-    let list = (input * 3.0 + output * 15.0) / 1e6;
+    let list = (input * 2.0 + output * 10.0) / 1e6;
     let cost = usage["cost_usd"].as_f64().unwrap();
     assert!((cost - list / 2.0).abs() < 2e-6, "{cost} vs {}", list / 2.0);
     // Progress on stderr, and no state left once the results are read.

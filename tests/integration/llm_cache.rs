@@ -126,7 +126,7 @@ async fn replay_misses_are_errors_that_say_why() {
             assert!(reason.contains("no entry for key"), "{reason}");
             assert!(
                 reason.contains(&format!(
-                    "provider anthropic at {}, model claude-sonnet-4-5-20250929",
+                    "provider anthropic at {}, model claude-sonnet-5-5",
                     server.base
                 )),
                 "{reason}"

@@ -53,7 +53,7 @@ fn request(prompt: &str) -> ProviderRequest {
             content: prompt.into(),
         }],
         max_tokens: 100,
-        temperature: 0.0,
+        temperature: Some(0.0),
     }
 }
 

@@ -74,8 +74,8 @@ async fn anthropic_success_sends_the_documented_request() {
         (scored.usage.input_tokens, scored.usage.output_tokens),
         (100, 20)
     );
-    // sonnet list price: 100 * $3/M + 20 * $15/M.
-    assert!((scored.cost_usd.unwrap() - 0.0006).abs() < 1e-12);
+    // sonnet list price: 100 * $2/M + 20 * $10/M.
+    assert!((scored.cost_usd.unwrap() - 0.0004).abs() < 1e-12);
     assert_eq!(
         (scored.attempts, scored.cached, scored.reasked),
         (1, false, false)
@@ -85,11 +85,12 @@ async fn anthropic_success_sends_the_documented_request() {
     let req = &seen[0];
     assert_eq!(req.path, "/v1/messages");
     assert_eq!(req.header("x-api-key"), Some(KEY));
-    assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
-    assert_eq!(req.body["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(req.header("anthropic-version"), Some("2026-10-21"));
+    assert_eq!(req.body["model"], "claude-sonnet-5-5");
     assert_eq!(req.body["system"], "You are a strict judge.");
     assert_eq!(req.body["max_tokens"], 512);
-    assert_eq!(req.body["temperature"], 0.0);
+    // The Messages API no longer declares `temperature`; current models refuse it.
+    assert!(req.body.get("temperature").is_none(), "{}", req.body);
     assert_eq!(req.body["messages"][0]["role"], "user");
     assert_eq!(req.body["messages"][0]["content"], "Judge this.");
 }
@@ -381,9 +382,10 @@ async fn out_of_scale_scores_are_refused_not_clamped() {
 async fn the_budget_refuses_calls_it_cannot_cover() {
     let server = MockServer::start(|_, _| anthropic_text(GOOD, "end_turn")).await;
     let mut opts = options(1);
-    // The worst case of one call is ~$0.00776 (512 output tokens at $15/M); the first
-    // call really costs $0.0006, so a second worst case no longer fits under $0.008.
-    opts.max_cost = Some(0.008);
+    // The worst case of one call is ~$0.00517 (512 output tokens at $10/M, a short
+    // prompt at $2/M); the first call really costs $0.0004, so a second worst case
+    // ($0.00557 in all) no longer fits under $0.0054.
+    opts.max_cost = Some(0.0054);
     opts.concurrency = 1;
     let jobs = vec![job("a", "first"), job("b", "second"), job("c", "third")];
     let out = Executor::new(anthropic(&server, Duration::from_secs(5)), opts)
@@ -449,7 +451,7 @@ async fn keys_never_reach_errors_debug_or_the_log() {
             system: None,
             messages: vec![],
             max_tokens: 1,
-            temperature: 0.0,
+            temperature: Some(0.0),
         })
         .await
         .unwrap_err();
@@ -495,7 +497,7 @@ async fn the_log_has_one_line_per_ask() {
         assert_eq!(l["judge"], "accuracy");
         assert_eq!(l["item"], "repo-j1");
         assert_eq!(l["provider"], "anthropic");
-        assert_eq!(l["model"], "claude-sonnet-4-5-20250929");
+        assert_eq!(l["model"], "claude-sonnet-5-5");
         assert_eq!(l["input_tokens"], 100);
     }
 }
