@@ -49,6 +49,7 @@ pub fn execute(args: DoctorArgs) -> Exit {
                 crate::cli::output::println(&format!("           - {c}"));
             }
         }
+        print_lifecycle(chrono::Utc::now().date_naive());
         if !rows.iter().any(|r| r.usable) {
             crate::cli::output::println(
                 "\nno provider is usable here: set ANTHROPIC_API_KEY or OPENAI_BASE_URL, install \
@@ -60,5 +61,22 @@ pub fn execute(args: DoctorArgs) -> Exit {
         Exit::Pass
     } else {
         Exit::Error
+    }
+}
+
+/// The built-in catalogue's deprecated and retiring models, so a user sees the day a
+/// suite's `model:` stops being served before a run fails on it.
+fn print_lifecycle(today: chrono::NaiveDate) {
+    let table = crate::provider::models::ModelTable::builtin();
+    let lines: Vec<String> = table
+        .lifecycle()
+        .filter_map(|(id, _)| table.lifecycle_warning(id, today))
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    crate::cli::output::println("\ndeprecated models (built-in catalogue):");
+    for line in lines {
+        crate::cli::output::println(&format!("  - {line}"));
     }
 }

@@ -8,6 +8,7 @@ use schemars::generate::SchemaSettings;
 
 use crate::cli::Exit;
 use crate::spec::case::{CaseSpec, ExpectSpec};
+use crate::spec::catalogue::CatalogueSpec;
 use crate::spec::judge::JudgeSpec;
 use crate::spec::suite::SuiteSpec;
 
@@ -22,15 +23,18 @@ pub enum Which {
     Case,
     /// A test case's expectations (`cases/<case>/expect.yaml`).
     Expect,
+    /// A model catalogue (a suite's `model_catalogue:` file).
+    Models,
 }
 
 impl Which {
     /// Every schema, with its file stem.
-    pub const ALL: [(Which, &'static str); 4] = [
+    pub const ALL: [(Which, &'static str); 5] = [
         (Which::Judge, "judge"),
         (Which::Suite, "suite"),
         (Which::Case, "case"),
         (Which::Expect, "expect"),
+        (Which::Models, "models"),
     ];
 }
 
@@ -40,7 +44,7 @@ pub struct SchemaArgs {
     /// Which schema to print.
     #[arg(value_enum)]
     pub which: Option<Which>,
-    /// Write every schema into this folder (judge, suite, case and expect
+    /// Write every schema into this folder (judge, suite, case, expect and models
     /// `.schema.json`) instead of printing.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
@@ -54,6 +58,7 @@ pub fn schema_text(which: Which) -> String {
         Which::Suite => generator.into_root_schema_for::<SuiteSpec>(),
         Which::Case => generator.into_root_schema_for::<CaseSpec>(),
         Which::Expect => generator.into_root_schema_for::<ExpectSpec>(),
+        Which::Models => generator.into_root_schema_for::<CatalogueSpec>(),
     };
     let mut value = schema.to_value();
     for_editors(&mut value);

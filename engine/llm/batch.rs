@@ -33,9 +33,6 @@ use crate::provider::retry::retry_with;
 use crate::provider::{AnthropicProvider, Message, Provider, ProviderRequest, Role, Usage};
 use crate::verdict::reply::{CompiledFormat, SharedFormat};
 
-/// Batch prices are half the list prices, input and output alike.
-pub const BATCH_PRICE_FACTOR: f64 = 0.5;
-
 /// How batches are made and waited for.
 #[derive(Debug, Clone)]
 pub struct BatchOptions {
@@ -707,7 +704,7 @@ impl BatchRun<'_> {
         };
         let cost = inner.options.models.price(&item.resolved).map(|p| {
             crate::provider::models::cost(&p, reply.usage.input_tokens, reply.usage.output_tokens)
-                * BATCH_PRICE_FACTOR
+                * inner.options.models.batch_factor(&item.resolved)
         });
         item.tally.add(&Ask {
             reply: Some(reply.clone()),
@@ -830,7 +827,8 @@ fn reserve(inner: &Inner, item: &mut Item) -> Result<(), String> {
     if let Some(system) = &item.request.system {
         texts.push(system);
     }
-    let estimate = estimate_cost(&price, &texts, item.request.max_tokens) * BATCH_PRICE_FACTOR;
+    let estimate = estimate_cost(&price, &texts, item.request.max_tokens)
+        * inner.options.models.batch_factor(&item.resolved);
     item.reservation = Some(budget.reserve(estimate).map_err(|e| e.to_string())?);
     Ok(())
 }

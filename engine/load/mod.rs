@@ -1,6 +1,7 @@
 //! Loading: suites and judges from YAML, documents from JSON, all with located
 //! diagnostics. The engine only ever runs what comes out of here.
 
+pub mod catalogue;
 pub mod confine;
 pub mod documents;
 pub mod inputs;

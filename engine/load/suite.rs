@@ -46,6 +46,8 @@ pub struct Resolved {
     pub min_coverage: f64,
     /// The model of LLM mode when the command line names none (`sonnet` unless declared).
     pub model: String,
+    /// The suite's `model_catalogue:` file, read and checked.
+    pub catalogue: Option<crate::spec::catalogue::CatalogueSpec>,
 }
 
 impl Resolved {
@@ -55,6 +57,7 @@ impl Resolved {
             pass_threshold: spec.pass_threshold.unwrap_or(DEFAULT_PASS_THRESHOLD),
             min_coverage: spec.min_coverage.unwrap_or(DEFAULT_MIN_COVERAGE),
             model: spec.model.clone().unwrap_or_else(|| DEFAULT_MODEL.into()),
+            catalogue: None,
         }
     }
 }
@@ -241,7 +244,14 @@ pub fn load_suite_with(
             .help("scale the weights to sum to 1.0, or declare `weights: relative` in suite.yaml"),
         );
     }
-    let resolved = Resolved::of(&parsed.value);
+    let mut resolved = Resolved::of(&parsed.value);
+    resolved.catalogue = crate::load::catalogue::read(
+        &parsed.value,
+        (&file, &parsed.index),
+        dir,
+        &confinement,
+        &mut diags,
+    );
     for judge in &mut judges {
         judge.pass_threshold = judge.spec.pass_threshold.unwrap_or(resolved.pass_threshold);
     }

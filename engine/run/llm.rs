@@ -119,9 +119,13 @@ pub fn models_for(suite: &Suite, requested: &[String]) -> Vec<String> {
     vec![suite.resolved.model.clone()]
 }
 
-/// The model table: built-in aliases and prices plus the suite's.
+/// The model table: the built-in catalogue, the suite's catalogue file over it, then its
+/// `model_aliases` and `prices`.
 pub fn model_table(suite: &Suite) -> ModelTable {
     let mut table = ModelTable::builtin();
+    if let Some(catalogue) = &suite.resolved.catalogue {
+        table.merge(catalogue);
+    }
     table.extend(&suite.spec.model_aliases, &suite.spec.prices);
     table
 }

@@ -207,7 +207,8 @@ impl<'a> ModelSource<'a> {
                 suite.spec.consensus,
             )
         });
-        let mut problems: Vec<Problem> = self.rate_limit_problem().into_iter().collect();
+        let mut problems = lifecycle_problems(suite, &self.models, chrono::Utc::now().date_naive());
+        problems.extend(self.rate_limit_problem());
         problems.extend(silent);
         problems.extend(self.cache_problems(suite, units, &planned, &outcomes));
         problems.extend(divergences(&dims));
@@ -547,6 +548,22 @@ fn divergences(dims: &[Verdict]) -> Vec<Problem> {
                     "the model scored {llm} and the heuristic {h}: a gap worth a human look"
                 ),
             })
+        })
+        .collect()
+}
+
+/// The run's models that the catalogue marks deprecated or retiring: each says when it
+/// stops being served and what to move to, so a run that still passes today warns
+/// before the day it starts failing.
+fn lifecycle_problems(suite: &Suite, models: &[String], today: chrono::NaiveDate) -> Vec<Problem> {
+    let table = crate::run::llm::model_table(suite);
+    models
+        .iter()
+        .filter_map(|m| table.lifecycle_warning(m, today))
+        .map(|message| Problem {
+            dimension: None,
+            kind: ProblemKind::Model,
+            message,
         })
         .collect()
 }

@@ -48,6 +48,8 @@ pub enum ProblemKind {
     Unstable,
     /// A panel's agreement below its target.
     Agreement,
+    /// A model the catalogue marks deprecated or past its end of life.
+    Model,
 }
 
 impl ProblemKind {
@@ -65,6 +67,7 @@ impl ProblemKind {
             ProblemKind::Divergence => "divergence",
             ProblemKind::Unstable => "unstable",
             ProblemKind::Agreement => "agreement",
+            ProblemKind::Model => "model",
         }
     }
 }
@@ -917,6 +920,7 @@ mod tests {
             (ProblemKind::Divergence, "divergence"),
             (ProblemKind::Unstable, "unstable"),
             (ProblemKind::Agreement, "agreement"),
+            (ProblemKind::Model, "model"),
         ];
         for (k, word) in kinds {
             assert_eq!(k.as_str(), word);

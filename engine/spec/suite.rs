@@ -49,6 +49,15 @@ pub struct SuiteSpec {
     #[schemars(example = serde_json::json!({"my-local-model": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}))]
     pub prices: IndexMap<String, Price>,
 
+    /// A model catalogue file (the form of caldera's built-in one: aliases, limits,
+    /// prices, batch factors, deprecation and end-of-life dates), relative to this
+    /// folder and inside the project. Its entries replace the built-in entries of the
+    /// same id, so a new model or a changed price needs no new caldera; `model_aliases`
+    /// and `prices` still apply over it. `caldera schema models` prints its schema.
+    #[serde(default)]
+    #[schemars(example = &"../models.yaml")]
+    pub model_catalogue: Option<String>,
+
     /// With a panel of models (`--models a,b,c`): the mean pairwise kappa below which the
     /// run carries a warning (default 0.70, the usual bar for publishable agreement).
     /// `caldera calibrate` flags a judge whose weighted kappa against people is below it.

@@ -28,6 +28,7 @@ mod llm_repeat;
 mod llm_run;
 mod llm_secrets;
 mod llm_server;
+mod model_catalogue;
 mod numbers;
 mod outputs;
 mod panel_mock;

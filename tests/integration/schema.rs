@@ -95,6 +95,7 @@ fn every_bundled_yaml_file_validates_and_names_its_schema() {
             Which::Suite => "suite.schema.json",
             Which::Case => "case.schema.json",
             Which::Expect => "expect.schema.json",
+            Which::Models => "models.schema.json",
         };
         assert!(
             first.starts_with("# yaml-language-server: $schema=") && first.ends_with(name),
@@ -102,6 +103,22 @@ fn every_bundled_yaml_file_validates_and_names_its_schema() {
             path.display()
         );
     }
+}
+
+#[test]
+fn the_builtin_model_catalogue_validates_and_names_its_schema() {
+    let path = Path::new("engine/provider/models.yaml");
+    let validator = jsonschema::draft7::new(&schema(Which::Models)).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&yaml_as_json(path))
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(
+        text.starts_with("# yaml-language-server: $schema=../../schemas/models.schema.json"),
+        "the catalogue names its schema on its first line"
+    );
 }
 
 #[test]
