@@ -74,6 +74,7 @@ pub fn validate_path(path: &Path, root: &RootOptions, data: bool) -> Vec<Diagnos
         known: &known,
         confinement: &confinement,
         shared: sibling_suite_names(path),
+        transport: None,
     };
     load_judge(path, &checker).1
 }

@@ -721,7 +721,8 @@ impl BatchRun<'_> {
             batch: Some(batch_id),
             ..LogFields::default()
         };
-        match item.format.parse_reply(&reply.text, reply.truncated) {
+        let bound = item.request.response_schema.is_some();
+        match item.format.parse_sent(&reply.text, reply.truncated, bound) {
             Ok(verdict) => {
                 fields.status = CallStatus::Ok;
                 fields.parsed_score = Some(verdict.score);

@@ -671,6 +671,10 @@ impl Inner {
             }],
             max_tokens: job.request.max_tokens,
             temperature: sampling(&self.options.models, resolved, job.request.temperature),
+            response_schema: match &self.provider {
+                Some(p) if p.binds_schemas() => job.format.response_schema().cloned().map(Arc::new),
+                _ => None,
+            },
         }
     }
 
@@ -805,7 +809,8 @@ impl Inner {
             let Some(reply) = ask_result.reply else {
                 return tally.unscored(UnscoredKind::Internal, "no reply and no error".into());
             };
-            match format.parse_reply(&reply.text, reply.truncated) {
+            let bound = request.response_schema.is_some();
+            match format.parse_sent(&reply.text, reply.truncated, bound) {
                 Ok(verdict) => {
                     fields.status = CallStatus::Ok;
                     fields.parsed_score = Some(verdict.score);

@@ -185,6 +185,7 @@ pub fn load_suite_with(
         known: &known,
         confinement: &confinement,
         shared: Vec::new(),
+        transport: parsed.value.verdict_transport,
     };
     let (shared_plan, free_names, shared_diags) = crate::load::judge::plan_suite_evidence(
         &file,

@@ -73,6 +73,12 @@ pub fn count_all(
                 }],
                 max_tokens: call.job.request.max_tokens,
                 temperature: None,
+                response_schema: call
+                    .job
+                    .format
+                    .response_schema()
+                    .cloned()
+                    .map(std::sync::Arc::new),
             });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -141,6 +141,10 @@ pub fn body(request: &ProviderRequest) -> serde_json::Value {
     if let Some(system) = &request.system {
         body["system"] = json!(system);
     }
+    if let Some(schema) = &request.response_schema {
+        // Structured outputs: the reply is one text block holding JSON of this schema.
+        body["output_config"] = json!({"format": {"type": "json_schema", "schema": schema}});
+    }
     body
 }
 

@@ -58,6 +58,10 @@ pub struct ProviderRequest {
     /// refuse any value but the default), and OpenAI reasoning models refuse it, so
     /// `None` there.
     pub temperature: Option<f32>,
+    /// The verdict's JSON Schema, for a schema-bound judge on a provider that binds
+    /// replies (`transport: schema`); `None` asks for text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 /// Token counts reported by the provider.
@@ -278,6 +282,12 @@ impl Provider {
     /// Whether the provider takes aliases itself (the CLI does), so they are not resolved.
     pub fn wants_alias(&self) -> bool {
         matches!(self, Provider::ClaudeCli(_))
+    }
+
+    /// Whether the provider can bind a reply to a JSON Schema (the `claude` CLI cannot:
+    /// its replies are read as text).
+    pub fn binds_schemas(&self) -> bool {
+        !matches!(self, Provider::ClaudeCli(_))
     }
 
     /// Builds the requested provider from the environment, or picks one:

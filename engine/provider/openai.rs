@@ -100,6 +100,12 @@ impl OpenAiProvider {
         if let Some(t) = request.temperature {
             body["temperature"] = json!(t);
         }
+        if let Some(schema) = &request.response_schema {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": "verdict", "strict": true, "schema": schema},
+            });
+        }
         // OpenAI's own API has replaced `max_tokens` with `max_completion_tokens`
         // (newer models reject the old name); local servers still read `max_tokens`.
         let limit_key = if self.base_url.contains("api.openai.com") {

@@ -58,6 +58,14 @@ pub struct SuiteSpec {
     #[schemars(example = &"../models.yaml")]
     pub model_catalogue: Option<String>,
 
+    /// How LLM mode asks for verdicts, for judges whose `verdict` does not say:
+    /// `text` (the default: the reply is read as text) or `schema` (the provider binds
+    /// the reply to the verdict's JSON Schema; judges with a regex or label format keep
+    /// `text`).
+    #[serde(default)]
+    #[schemars(example = &"schema")]
+    pub verdict_transport: Option<crate::spec::verdict_format::Transport>,
+
     /// With a panel of models (`--models a,b,c`): the mean pairwise kappa below which the
     /// run carries a warning (default 0.70, the usual bar for publishable agreement).
     /// `caldera calibrate` flags a judge whose weighted kappa against people is below it.

@@ -80,6 +80,27 @@ pub struct VerdictFormat {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(example = example_tie())]
     pub tie: Option<TieSpec>,
+    /// How the verdict is asked for: `text` (the reply is text the format reads) or
+    /// `schema` (the provider is handed a JSON Schema of the verdict object and binds
+    /// the reply to it: Anthropic `output_config.format`, OpenAI `response_format`
+    /// `json_schema` with `strict`). `schema` needs the default JSON verdict (score at
+    /// `/score`, no labels); the `claude` CLI cannot bind a reply and reads it as text.
+    /// Unset: the suite's `verdict_transport`, else `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"schema")]
+    pub transport: Option<Transport>,
+}
+
+/// How a verdict is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Free text, read by the format (JSON anywhere in the reply, or a regex).
+    #[default]
+    Text,
+    /// A JSON Schema the provider binds the reply to; the reply is validated against
+    /// it, and a violation is asked again once with the violation named.
+    Schema,
 }
 
 /// A tie in a rank format.
@@ -156,6 +177,7 @@ impl Default for VerdictFormat {
             scale: default_scale(),
             numbers: NumberKind::Integer,
             tie: None,
+            transport: None,
         }
     }
 }

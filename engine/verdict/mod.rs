@@ -8,4 +8,5 @@ pub mod heuristic;
 pub mod panel;
 pub mod repeat;
 pub mod reply;
+pub mod schema;
 pub mod types;

@@ -11,7 +11,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::spec::verdict_format::{FormatKind, NumberKind, Pick, VerdictFormat};
+use crate::spec::verdict_format::{FormatKind, NumberKind, Pick, Transport, VerdictFormat};
+use crate::verdict::schema::BoundSchema;
 
 /// A verdict read from a reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +81,9 @@ pub enum FormatError {
     /// An empty label map.
     #[error("`labels` is empty")]
     EmptyLabels,
+    /// `transport: schema` on a format whose reply is not the default verdict object.
+    #[error("{}", crate::verdict::schema::UNBINDABLE)]
+    Unbindable,
     /// A `tie` that cannot be read.
     #[error("{0}")]
     BadTie(String),
@@ -183,6 +187,12 @@ pub enum ReplyError {
         /// The repeated key.
         key: String,
     },
+    /// A schema-bound reply that is not the verdict object the schema describes.
+    #[error("{detail}")]
+    SchemaViolation {
+        /// The first violation, named.
+        detail: String,
+    },
     /// The reply stopped at the token limit and the format cannot vouch for the part read.
     #[error("the reply was cut off at the token limit before the verdict was complete")]
     Truncated,
@@ -208,6 +218,8 @@ pub struct CompiledFormat {
     regex: Option<Regex>,
     score_group: Option<usize>,
     pointer: String,
+    /// The verdict schema, with `transport: schema`.
+    bound: Option<BoundSchema>,
 }
 
 impl CompiledFormat {
@@ -253,7 +265,12 @@ impl CompiledFormat {
             regex: None,
             score_group: None,
             pointer: "/score".to_string(),
+            bound: None,
         };
+        if spec.transport == Some(Transport::Schema) {
+            compiled.bound =
+                Some(BoundSchema::of(spec, &[], [1, 5]).ok_or(FormatError::Unbindable)?);
+        }
         match spec.kind {
             FormatKind::Json => {
                 if spec.pattern.is_some() {
@@ -304,6 +321,46 @@ impl CompiledFormat {
     /// The declared format this was compiled from.
     pub fn spec(&self) -> &VerdictFormat {
         &self.spec
+    }
+
+    /// The format with the judge's declared sub-scores in its verdict schema (a format
+    /// that is not schema-bound is unchanged).
+    pub fn with_sub_scores(mut self, names: &[String], scale: [i64; 2]) -> Self {
+        if self.bound.is_some() {
+            self.bound = BoundSchema::of(&self.spec, names, scale);
+        }
+        self
+    }
+
+    /// The JSON Schema a provider that binds replies is handed, with `transport: schema`.
+    pub fn response_schema(&self) -> Option<&Value> {
+        self.bound.as_ref().map(BoundSchema::schema)
+    }
+
+    /// Reads a reply to a request that did (`bound`) or did not carry the verdict
+    /// schema. A bound reply must be exactly the schema's object before the format
+    /// reads it; a violation is a [`ReplyError::SchemaViolation`] naming it.
+    pub fn parse_sent(
+        &self,
+        reply: &str,
+        truncated: bool,
+        bound: bool,
+    ) -> Result<ParsedVerdict, ReplyError> {
+        if let (true, Some(schema)) = (bound, &self.bound) {
+            if reply.len() > MAX_REPLY_BYTES {
+                return Err(ReplyError::TooLong {
+                    bytes: reply.len(),
+                    limit: MAX_REPLY_BYTES,
+                });
+            }
+            if truncated {
+                return Err(ReplyError::Truncated);
+            }
+            schema
+                .check(reply)
+                .map_err(|detail| ReplyError::SchemaViolation { detail })?;
+        }
+        self.parse_reply(reply, truncated)
     }
 
     /// Reads a complete reply.

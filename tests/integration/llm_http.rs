@@ -452,6 +452,7 @@ async fn keys_never_reach_errors_debug_or_the_log() {
             messages: vec![],
             max_tokens: 1,
             temperature: Some(0.0),
+            response_schema: None,
         })
         .await
         .unwrap_err();

@@ -26,6 +26,7 @@ mod llm_panel;
 mod llm_rate_limit;
 mod llm_repeat;
 mod llm_run;
+mod llm_schema;
 mod llm_secrets;
 mod llm_server;
 mod model_catalogue;

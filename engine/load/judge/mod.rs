@@ -26,7 +26,7 @@ use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmU
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::assertions::AssertionPlan;
 use crate::verdict::heuristic::HeuristicPlan;
-use crate::verdict::reply::{FormatError, SharedFormat};
+use crate::verdict::reply::{CompiledFormat, FormatError, SharedFormat};
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -89,6 +89,8 @@ pub struct Checker<'a> {
     pub confinement: &'a crate::load::confine::Confinement,
     /// Names the suite's own evidence defines (visible to every judge).
     pub shared: Vec<String>,
+    /// The suite's `verdict_transport`, for judges whose `verdict` does not say.
+    pub transport: Option<crate::spec::verdict_format::Transport>,
 }
 
 /// Loads and checks the judge at `path`.
@@ -118,8 +120,15 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
     cx.check_heuristic(&spec, &names);
     cx.check_assertions(&spec, &names);
     let prompt = cx.check_prompt(&spec, &names);
-    let verdict_format = spec.verdict.clone().unwrap_or_default();
-    let format = SharedFormat::new(&verdict_format);
+    let verdict_format = with_transport(spec.verdict.clone(), checker.transport);
+    let format = CompiledFormat::new(&verdict_format).map(|f| {
+        let heuristic = spec.heuristic.as_ref();
+        let names: Vec<String> = heuristic
+            .map(|h| h.sub_scores.keys().cloned().collect())
+            .unwrap_or_default();
+        let scale = heuristic.and_then(|h| h.sub_score_scale).unwrap_or([1, 5]);
+        SharedFormat::from(f.with_sub_scores(&names, scale))
+    });
     if spec.verdict.is_some()
         && let Err(e) = &format
     {
@@ -1134,4 +1143,21 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
         from = at + word.len().max(1);
     }
     None
+}
+
+/// The judge's verdict format with the transport in force: its own, else the suite's
+/// where the format can be bound to a schema (a regex or label format keeps text). Text
+/// is left unwritten, so a text judge's cache key is the one it always had.
+fn with_transport(
+    declared: Option<crate::spec::verdict_format::VerdictFormat>,
+    suite: Option<crate::spec::verdict_format::Transport>,
+) -> crate::spec::verdict_format::VerdictFormat {
+    let mut format = declared.unwrap_or_default();
+    if format.transport.is_none()
+        && suite == Some(crate::spec::verdict_format::Transport::Schema)
+        && crate::verdict::schema::BoundSchema::of(&format, &[], [1, 5]).is_some()
+    {
+        format.transport = suite;
+    }
+    format
 }
