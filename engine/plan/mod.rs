@@ -162,6 +162,9 @@ pub struct Plan {
     pub not_rendered: Vec<NotRendered>,
     /// Anything else worth knowing (failed token counts, an unmetered provider).
     pub notes: Vec<String>,
+    /// The judges asked for schema-bound verdicts (`transport: schema`) on a provider
+    /// that binds replies; the others are asked for text.
+    pub schema_bound: Vec<String>,
 }
 
 impl Plan {
@@ -281,6 +284,17 @@ pub fn plan(
         by_model,
         total,
         notes,
+        schema_bound: suite
+            .judges
+            .iter()
+            .filter(|_| kind != ProviderKind::ClaudeCli)
+            .filter(|j| {
+                j.format
+                    .as_ref()
+                    .is_ok_and(|f| f.response_schema().is_some())
+            })
+            .map(|j| j.spec.dimension.clone())
+            .collect(),
     })
 }
 

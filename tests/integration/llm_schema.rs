@@ -253,3 +253,28 @@ fn a_regex_verdict_that_asks_for_schema_transport_is_refused_at_load() {
         "{all}"
     );
 }
+
+#[test]
+fn plan_says_how_verdicts_are_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::gates::copy_trivy(dir.path());
+    let plan = |root: &Path| {
+        let out = Command::new(get_cargo_bin("caldera"))
+            .current_dir(root)
+            .env("NO_COLOR", "1")
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .args(["plan", "judges.d/trivy", "--no-cache"])
+            .output()
+            .expect("runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(plan(dir.path()).contains("verdicts: free text"));
+    let suite = dir.path().join("judges.d/trivy/suite.yaml");
+    let text = std::fs::read_to_string(&suite).unwrap();
+    std::fs::write(&suite, format!("{text}\nverdict_transport: schema\n")).unwrap();
+    let shown = plan(dir.path());
+    assert!(
+        shown.contains("verdicts: schema-bound (the provider binds"),
+        "{shown}"
+    );
+}
