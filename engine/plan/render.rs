@@ -176,6 +176,26 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// How the plan's judges are asked for their verdicts.
+fn transports(plan: &Plan) -> String {
+    let judges = plan
+        .rows
+        .iter()
+        .map(|r| r.judge.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    match plan.schema_bound.len() {
+        0 => "free text, read by each judge's format".to_owned(),
+        n if n >= judges => {
+            "schema-bound (the provider binds each reply to the verdict schema)".to_owned()
+        }
+        n => format!(
+            "schema-bound for {n} of {judges} judges ({}), free text for the rest",
+            plan.schema_bound.join(", ")
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,25 +221,5 @@ mod tests {
             "900-1,200"
         );
         assert_eq!(tokens(Tokens { low: 7, high: 7 }), "7");
-    }
-}
-
-/// How the plan's judges are asked for their verdicts.
-fn transports(plan: &Plan) -> String {
-    let judges = plan
-        .rows
-        .iter()
-        .map(|r| r.judge.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    match plan.schema_bound.len() {
-        0 => "free text, read by each judge's format".to_owned(),
-        n if n >= judges => {
-            "schema-bound (the provider binds each reply to the verdict schema)".to_owned()
-        }
-        n => format!(
-            "schema-bound for {n} of {judges} judges ({}), free text for the rest",
-            plan.schema_bound.join(", ")
-        ),
     }
 }
