@@ -75,6 +75,7 @@ pub fn validate_path(path: &Path, root: &RootOptions, data: bool) -> Vec<Diagnos
         confinement: &confinement,
         shared: sibling_suite_names(path),
         transport: None,
+        reasoning: None,
     };
     load_judge(path, &checker).1
 }

@@ -94,6 +94,10 @@ pub struct KeyInputs<'a> {
     /// the key so that entries stored before repeats existed stay valid.
     #[serde(skip_serializing_if = "is_zero")]
     pub repeat: u32,
+    /// Thinking asked for (a judge's `reasoning:`); left out of the key when there is
+    /// none, so entries stored before reasoning existed stay valid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<crate::provider::Reasoning>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -465,6 +469,7 @@ mod tests {
             temperature: 0.0,
             format,
             repeat: 0,
+            reasoning: None,
         }
     }
 
@@ -486,6 +491,7 @@ mod tests {
             usage: Usage {
                 input_tokens: 10,
                 output_tokens: 5,
+                reasoning_tokens: 0,
             },
             reasked: false,
             created: "2024-01-01T00:00:00Z".to_owned(),

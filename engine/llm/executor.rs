@@ -20,7 +20,7 @@ use crate::provider::limiter::{Limiter, LimiterStats};
 use crate::provider::models::ModelTable;
 use crate::provider::retry::{RetryPolicy, complete_with_retry};
 use crate::provider::{
-    Message, Provider, ProviderKind, ProviderReply, ProviderRequest, Role, Usage,
+    Message, Provider, ProviderKind, ProviderReply, ProviderRequest, Reasoning, Role, Usage,
 };
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::reply::{FormatError, ParsedVerdict, ReplyError, SharedFormat};
@@ -41,6 +41,9 @@ pub struct LlmRequest {
     /// Which ask of `--repeat N` this is (0 without repeats); part of the cache key only.
     #[serde(skip_serializing_if = "is_zero")]
     pub repeat: u32,
+    /// Thinking before the verdict (a judge's `reasoning:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Reasoning>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -57,6 +60,7 @@ impl LlmRequest {
             max_tokens: 2048,
             temperature: 0.0,
             repeat: 0,
+            reasoning: None,
         }
     }
 }
@@ -612,6 +616,7 @@ impl Tally {
         if let Some(reply) = &ask.reply {
             self.usage.input_tokens += reply.usage.input_tokens;
             self.usage.output_tokens += reply.usage.output_tokens;
+            self.usage.reasoning_tokens += reply.usage.reasoning_tokens;
         }
         self.cost = match (self.cost, ask.cost) {
             (Some(a), Some(b)) => Some(a + b),
@@ -652,6 +657,7 @@ impl Inner {
             temperature: job.request.temperature,
             format: job.format.spec(),
             repeat: job.request.repeat,
+            reasoning: job.request.reasoning,
         })
     }
 
@@ -673,6 +679,13 @@ impl Inner {
             temperature: sampling(&self.options.models, resolved, job.request.temperature),
             response_schema: match &self.provider {
                 Some(p) if p.binds_schemas() => job.format.response_schema().cloned().map(Arc::new),
+                _ => None,
+            },
+            reasoning: match &self.provider {
+                Some(Provider::Anthropic(_)) => job.request.reasoning,
+                Some(Provider::Openai(_)) if self.options.models.is_reasoning(resolved) => {
+                    job.request.reasoning
+                }
                 _ => None,
             },
         }
@@ -780,6 +793,7 @@ impl Inner {
             };
             tally.add(&ask_result);
             let reply_text = ask_result.reply.as_ref().map(|r| r.text.clone());
+            let thinking = ask_result.reply.as_ref().and_then(|r| r.thinking.clone());
             let mut fields = LogFields {
                 tries: ask_result.tries,
                 attempt: ask,
@@ -790,6 +804,7 @@ impl Inner {
                     .map(|r| r.usage)
                     .unwrap_or_default(),
                 reply: reply_text.as_deref(),
+                thinking: thinking.as_deref(),
                 ..LogFields::default()
             };
             if let Some((kind, message)) = error {
@@ -991,6 +1006,8 @@ impl Inner {
             attempt: f.attempt,
             tries: f.tries,
             batch: f.batch.map(str::to_string),
+            thinking: f.thinking.map(str::to_string),
+            reasoning_tokens: f.usage.reasoning_tokens,
         };
         if let Err(e) = log.write(&record) {
             log::warn!(
@@ -1013,6 +1030,8 @@ pub(super) struct LogFields<'a> {
     pub(super) tries: u32,
     /// The Message Batch the answer came from.
     pub(super) batch: Option<&'a str>,
+    /// The model's thinking, for the log alone.
+    pub(super) thinking: Option<&'a str>,
 }
 
 impl Default for LogFields<'_> {
@@ -1027,6 +1046,7 @@ impl Default for LogFields<'_> {
             attempt: 1,
             tries: 0,
             batch: None,
+            thinking: None,
         }
     }
 }

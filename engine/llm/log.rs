@@ -75,6 +75,17 @@ pub struct LogRecord {
     /// The Message Batch the answer came from (`--batch`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch: Option<String>,
+    /// The model's thinking before its reply (a judge with `reasoning:`), kept here for
+    /// audit and never read as the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    /// Of `output_tokens`, those spent reasoning, when the provider itemises them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// An append-only JSONL file.

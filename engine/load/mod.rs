@@ -9,5 +9,6 @@ pub mod judge;
 pub mod lenient;
 pub mod names;
 pub mod patterns;
+pub mod reasoning;
 pub mod suite;
 pub mod yaml;

@@ -186,7 +186,19 @@ pub fn load_suite_with(
         confinement: &confinement,
         shared: Vec::new(),
         transport: parsed.value.verdict_transport,
+        reasoning: parsed.value.reasoning.clone(),
     };
+    if let Some(reasoning) = &parsed.value.reasoning
+        && let Err((key, message)) = crate::load::reasoning::resolve(reasoning)
+    {
+        let key = format!("reasoning.{key}");
+        diags.push(
+            Diagnostic::error(Code::OutOfRange, message)
+                .in_file(&file)
+                .at(parsed.index.value_span(&key))
+                .key(key),
+        );
+    }
     let (shared_plan, free_names, shared_diags) = crate::load::judge::plan_suite_evidence(
         &file,
         &parsed.source,

@@ -79,6 +79,7 @@ pub fn count_all(
                     .response_schema()
                     .cloned()
                     .map(std::sync::Arc::new),
+                reasoning: call.job.request.reasoning,
             });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()

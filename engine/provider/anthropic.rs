@@ -50,6 +50,8 @@ struct ContentBlock {
     kind: String,
     #[serde(default)]
     text: Option<String>,
+    #[serde(default)]
+    thinking: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -145,6 +147,17 @@ pub fn body(request: &ProviderRequest) -> serde_json::Value {
         // Structured outputs: the reply is one text block holding JSON of this schema.
         body["output_config"] = json!({"format": {"type": "json_schema", "schema": schema}});
     }
+    if let Some(reasoning) = request.reasoning {
+        // No forced tool and no temperature are ever sent, the two things thinking
+        // refuses; the budget was checked against max_tokens at load.
+        body["thinking"] = match reasoning.budget_tokens {
+            Some(budget) => json!({"type": "enabled", "budget_tokens": budget}),
+            None => json!({"type": "adaptive"}),
+        };
+        if let Some(effort) = reasoning.effort {
+            body["output_config"]["effort"] = json!(effort.as_str());
+        }
+    }
     body
 }
 
@@ -178,10 +191,18 @@ fn reply_from(parsed: MessagesResponse) -> ProviderReply {
     let usage = parsed.usage.map_or(Usage::default(), |u| Usage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
+        reasoning_tokens: 0,
     });
+    let thinking: Vec<&str> = parsed
+        .content
+        .iter()
+        .filter(|b| b.kind == "thinking")
+        .filter_map(|b| b.thinking.as_deref())
+        .collect();
     ProviderReply {
         text: reply.join(""),
         usage,
+        thinking: (!thinking.is_empty()).then(|| thinking.join("\n")),
         truncated: parsed.stop_reason.as_deref() == Some("max_tokens"),
         model: parsed.model,
     }

@@ -119,6 +119,7 @@ impl ClaudeCliProvider {
         Ok(ProviderReply {
             text: String::from_utf8_lossy(&output.stdout).into_owned(),
             usage: Usage::default(),
+            thinking: None,
             truncated: false,
             model: None,
         })

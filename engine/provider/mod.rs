@@ -62,6 +62,21 @@ pub struct ProviderRequest {
     /// replies (`transport: schema`); `None` asks for text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<std::sync::Arc<serde_json::Value>>,
+    /// Thinking before the answer, for a judge with `reasoning:` on a model that takes
+    /// it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Reasoning>,
+}
+
+/// Thinking asked of a model: an effort level, or (Anthropic) a token budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reasoning {
+    /// How hard to think.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort: Option<crate::spec::reasoning::Effort>,
+    /// Manual extended thinking with this budget (Anthropic); adaptive thinking without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u32>,
 }
 
 /// Token counts reported by the provider.
@@ -69,8 +84,17 @@ pub struct ProviderRequest {
 pub struct Usage {
     /// Prompt tokens.
     pub input_tokens: u64,
-    /// Completion tokens.
+    /// Completion tokens, thinking and reasoning included (they are billed as output).
     pub output_tokens: u64,
+    /// Of `output_tokens`, those the model spent reasoning, when the provider says
+    /// (OpenAI `completion_tokens_details.reasoning_tokens`; Anthropic does not itemise
+    /// thinking).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A provider's answer.
@@ -80,6 +104,10 @@ pub struct ProviderReply {
     pub text: String,
     /// Token usage; zero when the provider does not report it (the CLI).
     pub usage: Usage,
+    /// The model's thinking, when it shows it (Anthropic thinking blocks): kept for the
+    /// interaction log, never read as the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
     /// The provider stopped at `max_tokens` (`stop_reason: max_tokens`, `finish_reason: length`).
     pub truncated: bool,
     /// The model id the provider says answered, when it says.

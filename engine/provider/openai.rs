@@ -60,6 +60,14 @@ struct ApiUsage {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: u64,
 }
 
 impl OpenAiProvider {
@@ -106,9 +114,15 @@ impl OpenAiProvider {
                 "json_schema": {"name": "verdict", "strict": true, "schema": schema},
             });
         }
+        if let Some(effort) = request.reasoning.and_then(|r| r.effort) {
+            body["reasoning_effort"] = json!(effort.as_str());
+        }
         // OpenAI's own API has replaced `max_tokens` with `max_completion_tokens`
-        // (newer models reject the old name); local servers still read `max_tokens`.
-        let limit_key = if self.base_url.contains("api.openai.com") {
+        // (newer models reject the old name, reasoning models everywhere); local servers
+        // still read `max_tokens`. A request without a temperature is for a reasoning
+        // model (the executor leaves it out for them alone).
+        let reasoning_model = request.temperature.is_none() || request.reasoning.is_some();
+        let limit_key = if self.base_url.contains("api.openai.com") || reasoning_model {
             "max_completion_tokens"
         } else {
             "max_tokens"
@@ -146,12 +160,16 @@ impl OpenAiProvider {
         let usage = parsed.usage.map_or(Usage::default(), |u| Usage {
             input_tokens: u.prompt_tokens,
             output_tokens: u.completion_tokens,
+            reasoning_tokens: u
+                .completion_tokens_details
+                .map_or(0, |d| d.reasoning_tokens),
         });
         let text = choice.message.content.unwrap_or_default();
         Ok(ProviderReply {
             // A key echoed back must not reach the result, the log or the cache.
             text: self.key.as_ref().map_or(text.clone(), |k| k.redact(&text)),
             usage,
+            thinking: None,
             truncated: choice.finish_reason.as_deref() == Some("length"),
             model: parsed.model,
         })

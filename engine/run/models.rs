@@ -208,6 +208,7 @@ impl<'a> ModelSource<'a> {
             )
         });
         let mut problems = lifecycle_problems(suite, &self.models, chrono::Utc::now().date_naive());
+        problems.extend(reasoning_problems(suite, &self.models, self.provider));
         problems.extend(self.rate_limit_problem());
         problems.extend(silent);
         problems.extend(self.cache_problems(suite, units, &planned, &outcomes));
@@ -490,6 +491,7 @@ fn read_asks(
                     model: model.to_owned(),
                     input_tokens: s.usage.input_tokens,
                     output_tokens: s.usage.output_tokens,
+                    reasoning_tokens: s.usage.reasoning_tokens,
                     cost_usd: s.cost_usd,
                     cached: s.cached,
                     attempts: s.attempts,
@@ -511,6 +513,7 @@ fn read_asks(
                     model: model.to_owned(),
                     input_tokens: usage.input_tokens,
                     output_tokens: usage.output_tokens,
+                    reasoning_tokens: usage.reasoning_tokens,
                     cost_usd: *cost_usd,
                     attempts: *attempts,
                     scored: false,
@@ -564,6 +567,36 @@ fn lifecycle_problems(suite: &Suite, models: &[String], today: chrono::NaiveDate
             dimension: None,
             kind: ProblemKind::Model,
             message,
+        })
+        .collect()
+}
+
+/// Judges that ask for reasoning of a model that cannot take it: an OpenAI model the
+/// catalogue does not mark as a reasoning model (it would refuse `reasoning_effort`), or
+/// the `claude` CLI. They are asked without it, and the run says so.
+fn reasoning_problems(suite: &Suite, models: &[String], provider: ProviderKind) -> Vec<Problem> {
+    let asking: Vec<&str> = suite
+        .judges
+        .iter()
+        .filter(|j| j.reasoning.is_some())
+        .map(|j| j.spec.dimension.as_str())
+        .collect();
+    if asking.is_empty() || provider == ProviderKind::Anthropic {
+        return Vec::new();
+    }
+    let table = crate::run::llm::model_table(suite);
+    models
+        .iter()
+        .filter(|m| provider == ProviderKind::ClaudeCli || !table.is_reasoning(m))
+        .map(|m| Problem {
+            dimension: None,
+            kind: ProblemKind::Model,
+            message: format!(
+                "{} ask(s) for reasoning, but `{m}` on {} takes none (not a reasoning model \
+                 in the catalogue): asked without it",
+                asking.join(", "),
+                provider.name()
+            ),
         })
         .collect()
 }

@@ -235,8 +235,12 @@ pub struct RunUsage {
     pub requests: u64,
     /// Prompt tokens sent, as the providers counted them (cached answers add none).
     pub input_tokens: u64,
-    /// Reply tokens received, as the providers counted them.
+    /// Reply tokens received, as the providers counted them (thinking and reasoning
+    /// included: they are billed as output).
     pub output_tokens: u64,
+    /// Of the reply tokens, those spent reasoning, where the provider itemises them.
+    #[serde(skip_serializing_if = "is_zero_tokens")]
+    pub reasoning_tokens: u64,
     /// Cost in USD of calls made in this run (cached answers cost nothing).
     pub cost_usd: f64,
     /// Cost per dimension.
@@ -262,6 +266,10 @@ pub struct Concurrency {
     pub cuts: u64,
 }
 
+fn is_zero_tokens(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Sums the calls of every verdict.
 pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
     let mut u = RunUsage::default();
@@ -278,6 +286,7 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
             }
             u.input_tokens += c.input_tokens;
             u.output_tokens += c.output_tokens;
+            u.reasoning_tokens += c.reasoning_tokens;
         }
         u.cost_by_dimension
             .insert(d.name.clone(), crate::score::round::to(dim_cost, 6));
@@ -880,6 +889,7 @@ mod tests {
                     model: "m".into(),
                     input_tokens: tokens.0,
                     output_tokens: tokens.1,
+                    reasoning_tokens: 0,
                     cost_usd: cost,
                     cached,
                     attempts,

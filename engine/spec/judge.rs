@@ -72,6 +72,11 @@ pub struct JudgeSpec {
     #[serde(default)]
     pub llm: LlmUse,
 
+    /// Thinking before the verdict in LLM mode (default: the suite's `reasoning`, else
+    /// none).
+    #[serde(default)]
+    pub reasoning: Option<crate::spec::reasoning::ReasoningSpec>,
+
     /// The prompt template for LLM mode, relative to this file.
     #[serde(default)]
     #[schemars(example = &"../../prompts/trivy/vulnerability_accuracy.md")]

@@ -4,6 +4,7 @@
 pub mod case;
 pub mod catalogue;
 pub mod judge;
+pub mod reasoning;
 pub mod strict;
 pub mod suite;
 pub mod verdict_format;

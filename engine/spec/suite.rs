@@ -66,6 +66,10 @@ pub struct SuiteSpec {
     #[schemars(example = &"schema")]
     pub verdict_transport: Option<crate::spec::verdict_format::Transport>,
 
+    /// Thinking before the verdict, for judges whose own `reasoning` does not say.
+    #[serde(default)]
+    pub reasoning: Option<crate::spec::reasoning::ReasoningSpec>,
+
     /// With a panel of models (`--models a,b,c`): the mean pairwise kappa below which the
     /// run carries a warning (default 0.70, the usual bar for publishable agreement).
     /// `caldera calibrate` flags a judge whose weighted kappa against people is below it.

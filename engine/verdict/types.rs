@@ -275,6 +275,9 @@ pub struct CallInfo {
     pub input_tokens: u64,
     /// Reply tokens of the call, re-asks included.
     pub output_tokens: u64,
+    /// Of the reply tokens, those spent reasoning (when the provider itemises them).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub reasoning_tokens: u64,
     /// Cost in USD, when the price is known.
     pub cost_usd: Option<f64>,
     /// Served from the cache.
@@ -288,4 +291,8 @@ pub struct CallInfo {
     /// A cached verdict for this call that was refused, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_problem: Option<String>,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }

@@ -314,6 +314,7 @@ fn the_key_changes_with_every_input_that_decides_a_reply() {
         temperature: 0.0,
         format: &format,
         repeat: 0,
+        reasoning: None,
     };
     let key = |k: &KeyInputs<'_>| CacheKey::new(k).hex;
     let same = key(&KeyInputs { ..base.clone() });
@@ -386,6 +387,16 @@ fn the_key_changes_with_every_input_that_decides_a_reply() {
             "repeat",
             KeyInputs {
                 repeat: 1,
+                ..base.clone()
+            },
+        ),
+        (
+            "reasoning",
+            KeyInputs {
+                reasoning: Some(caldera::provider::Reasoning {
+                    effort: Some(caldera::spec::reasoning::Effort::High),
+                    budget_tokens: None,
+                }),
                 ..base.clone()
             },
         ),

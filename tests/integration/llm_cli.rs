@@ -55,6 +55,7 @@ fn request(prompt: &str) -> ProviderRequest {
         max_tokens: 100,
         temperature: Some(0.0),
         response_schema: None,
+        reasoning: None,
     }
 }
 

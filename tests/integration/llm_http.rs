@@ -453,6 +453,7 @@ async fn keys_never_reach_errors_debug_or_the_log() {
             max_tokens: 1,
             temperature: Some(0.0),
             response_schema: None,
+            reasoning: None,
         })
         .await
         .unwrap_err();

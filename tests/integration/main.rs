@@ -24,6 +24,7 @@ mod llm_http;
 mod llm_judge_outputs;
 mod llm_panel;
 mod llm_rate_limit;
+mod llm_reasoning;
 mod llm_repeat;
 mod llm_run;
 mod llm_schema;

@@ -58,6 +58,11 @@ pub struct JudgePlan {
     pub index: KeyIndex,
     /// The free names of its expressions and templates.
     pub free_names: FreeNames,
+    /// Thinking before the verdict: the judge's `reasoning:`, else the suite's.
+    pub reasoning: Option<crate::provider::Reasoning>,
+    /// The output token limit of its model calls (larger with reasoning, which thinks
+    /// within it).
+    pub max_tokens: u32,
 }
 
 impl JudgePlan {
@@ -91,6 +96,8 @@ pub struct Checker<'a> {
     pub shared: Vec<String>,
     /// The suite's `verdict_transport`, for judges whose `verdict` does not say.
     pub transport: Option<crate::spec::verdict_format::Transport>,
+    /// The suite's `reasoning`, for judges whose own does not say (checked at the suite).
+    pub reasoning: Option<crate::spec::reasoning::ReasoningSpec>,
 }
 
 /// Loads and checks the judge at `path`.
@@ -153,6 +160,22 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
     let pass_threshold = spec
         .pass_threshold
         .unwrap_or(crate::load::suite::DEFAULT_PASS_THRESHOLD);
+    let (reasoning, max_tokens) = match (&spec.reasoning, &checker.reasoning) {
+        (Some(own), _) => match crate::load::reasoning::resolve(own) {
+            Ok((r, max)) => (Some(r), max),
+            Err((key, message)) => {
+                let d = Diagnostic::error(Code::OutOfRange, message);
+                let d = cx.diag(d, &format!("reasoning.{key}"));
+                cx.push(d);
+                (None, crate::load::reasoning::VERDICT_MAX_TOKENS)
+            }
+        },
+        (None, Some(suite)) => crate::load::reasoning::resolve(suite).map_or(
+            (None, crate::load::reasoning::VERDICT_MAX_TOKENS),
+            |(r, max)| (Some(r), max),
+        ),
+        (None, None) => (None, crate::load::reasoning::VERDICT_MAX_TOKENS),
+    };
     let plan = JudgePlan {
         file: path.to_owned(),
         spec,
@@ -165,6 +188,8 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         format,
         index: parsed.index.clone(),
         free_names: cx.free_names,
+        reasoning,
+        max_tokens,
     };
     (Some(plan), cx.diags)
 }
