@@ -48,6 +48,9 @@ pub enum ProblemKind {
     Unstable,
     /// A panel's agreement below its target.
     Agreement,
+    /// What the data check found on the run's inputs: a field path or selector that
+    /// never matched, an item key that shadows a context name, an expression that raised.
+    Data,
 }
 
 impl ProblemKind {
@@ -65,6 +68,7 @@ impl ProblemKind {
             ProblemKind::Divergence => "divergence",
             ProblemKind::Unstable => "unstable",
             ProblemKind::Agreement => "agreement",
+            ProblemKind::Data => "data",
         }
     }
 }
