@@ -37,6 +37,19 @@ pub fn shared_context(
     Ok(ctx)
 }
 
+/// The suite's own evidence as computed in `ctx`, in the order `suite.yaml` writes it,
+/// without private `_names` (working values, kept out of results as a judge's are).
+/// Reports show it: every judge's verdict rests on it.
+pub fn suite_evidence(suite: &Suite, ctx: &Context) -> IndexMap<String, Doc> {
+    suite
+        .evidence
+        .iter()
+        .map(|(name, _)| name)
+        .filter(|name| !crate::evidence::eval::is_private(name))
+        .filter_map(|name| Some((name.clone(), ctx.names.get(name)?.clone())))
+        .collect()
+}
+
 /// Builds the context: `results`, `truth`, `repos` (the join), `suite`, `inputs`.
 pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
     let results = Doc::object(

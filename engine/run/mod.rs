@@ -264,7 +264,7 @@ fn run_with(
             (RunMode::Llm, units, scored)
         }
     };
-    let result = assemble(
+    let mut result = assemble(
         suite,
         inputs,
         scored,
@@ -272,6 +272,7 @@ fn run_with(
         options,
         clock.started,
     );
+    result.suite_evidence = context::suite_evidence(suite, &ctx);
     crate::doc::release((ctx, units));
     Ok(Run {
         result,
@@ -359,6 +360,7 @@ fn assemble(
             .into(),
         summary,
         inputs: input_summary(inputs),
+        suite_evidence: indexmap::IndexMap::new(),
         dimensions: dims,
         duration_ms: started.elapsed().as_millis() as u64,
     }

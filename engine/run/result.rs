@@ -2,7 +2,10 @@
 //! everything that was not a plain score (unscored judges, errors, failed assertions,
 //! repos without ground truth), so nothing a run found is silent.
 
+use indexmap::IndexMap;
 use serde::Serialize;
+
+use crate::doc::Doc;
 
 use crate::score::reaches;
 use crate::spec::suite::DecisionRow;
@@ -219,6 +222,10 @@ pub struct RunResult {
     pub summary: RunSummary,
     /// What was read.
     pub inputs: InputSummary,
+    /// The suite's own evidence (`suite.yaml`'s `evidence:`), as every judge read it, in
+    /// the order written; private `_names` are left out. Absent when the suite has none.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub suite_evidence: IndexMap<String, Doc>,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
 }

@@ -454,6 +454,58 @@ heuristic:
     assert!(table.contains("truth.alpha.expectd.rules"), "{table}");
 }
 
+/// Suite evidence is part of what the judges rest on: the result carries it under
+/// `suite_evidence` (private `_names` left out, as in a judge's evidence) and
+/// `caldera render` shows it before the prompts. Before, it appeared nowhere.
+#[test]
+fn suite_evidence_is_in_the_result_and_in_render() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = "\
+dimension: rules
+weight: 1
+evidence:
+  found: << results.alpha.findings | map(attribute='rule') | select('in', expected_rules) | unique | list >>
+  recall: << pct(found | length, expected_rules | length) >>
+heuristic:
+  metric: recall
+  bands: [{ min: 90, score: 5 }, { score: 2 }]
+  reasoning: << recall >>% of << _rule_count >> rules
+prompt: ../../prompts/rules.md
+";
+    let suite = project(
+        tmp.path(),
+        &[("rules.yaml", rules)],
+        &[("rules.md", "<< evidence >>\n<< response_format >>\n")],
+    );
+    let yaml = std::fs::read_to_string(suite.join("suite.yaml")).expect("read")
+        + "evidence:\n  expected_rules: << truth.alpha.expected.rules >>\n  _rule_count: << expected_rules | length >>\n";
+    std::fs::write(suite.join("suite.yaml"), yaml).expect("write");
+    let (code, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert!(code == 0 || code == 1, "{stderr}");
+    assert_eq!(
+        result["suite_evidence"],
+        serde_json::json!({"expected_rules": ["B101", "B102", "B103"]}),
+        "{result}"
+    );
+    let out = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
+        .current_dir(tmp.path())
+        .env("NO_COLOR", "1")
+        .args(["render", "judges.d/examples"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let at = text.find("===== suite evidence =====").expect(&text);
+    let judge = text.find("===== rules =====").expect(&text);
+    assert!(at < judge, "suite evidence first:\n{text}");
+    assert!(text[at..judge].contains("\"B103\""), "{text}");
+    assert!(!text[at..judge].contains("_rule_count"), "{text}");
+}
+
 /// The trap of a shadowed name: items that carry their own `truth` hide the run's
 /// ground truth from the record's expressions.
 #[test]
