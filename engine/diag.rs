@@ -121,6 +121,9 @@ codes! {
     /// Warning (`caldera validate` on the suite's own inputs): a selector, field path or
     /// name that never matched anything.
     NeverMatched = "never-matched",
+    /// Warning: a `scope: repo` judge reads `repos` or `results`, which hold only the
+    /// repo being judged there.
+    PerRepoContext = "per-repo-context",
 }
 
 impl std::fmt::Display for Code {

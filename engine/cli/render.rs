@@ -1,5 +1,6 @@
 //! `caldera render`: prints exactly what LLM mode would send for each judge (system
-//! prompt and rendered user prompt, evidence fenced), without calling anything.
+//! prompt and rendered user prompt, evidence fenced), without calling anything; first,
+//! the suite's own evidence that the judges read.
 
 use std::path::PathBuf;
 
@@ -64,6 +65,7 @@ pub fn execute(args: RenderArgs) -> Exit {
             return Exit::Error;
         }
     };
+    print_suite_evidence(&suite, &ctx, args.judge.is_none() && args.repo.is_none());
     let mut failed = false;
     for plan in &suite.judges {
         if args
@@ -103,4 +105,31 @@ pub fn execute(args: RenderArgs) -> Exit {
         }
     }
     if failed { Exit::Error } else { Exit::Pass }
+}
+
+/// The suite's own evidence, first: every judge's evidence and prompt rest on it, and it
+/// appears in no prompt by itself. Rendering one judge or repo names it only, so the
+/// prompt asked for is not buried under it.
+fn print_suite_evidence(
+    suite: &crate::load::suite::Suite,
+    ctx: &crate::evidence::eval::Context,
+    whole: bool,
+) {
+    let evidence = crate::run::context::suite_evidence(suite, ctx);
+    if evidence.is_empty() {
+        return;
+    }
+    if !whole {
+        let names: Vec<&str> = evidence.keys().map(String::as_str).collect();
+        crate::cli::output::println(&format!(
+            "(suite evidence {}: shown when the whole suite is rendered, without --judge and --repo)",
+            names.join(", ")
+        ));
+        return;
+    }
+    let json = serde_json::to_string_pretty(&evidence)
+        .unwrap_or_else(|e| format!("(the suite evidence cannot be shown: {e})"));
+    crate::cli::output::println(&format!(
+        "===== suite evidence =====\n(computed once from `suite.yaml`; every judge reads it)\n{json}"
+    ));
 }

@@ -17,8 +17,8 @@ use crate::report::{Format, Input};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
     /// Any dimension that scores lower than in the baseline (by more than `--tolerance`;
-    /// for `scope: repo` judges, only when the bootstrap interval excludes zero), or that
-    /// lost its score.
+    /// for `scope: repo` judges, only when the bootstrap interval excludes zero), that
+    /// lost its score, or that fails an assertion it did not fail in the baseline.
     Regression,
 }
 

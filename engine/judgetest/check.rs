@@ -139,6 +139,14 @@ impl Observed {
 
 /// Everything in `want` that does not hold for `seen`, one sentence each.
 pub fn check(plan: &JudgePlan, want: &JudgeExpect, seen: &Observed) -> Vec<String> {
+    if checks_nothing(want) {
+        // An entry with nothing in it would pass whatever the judge concludes.
+        return vec![format!(
+            "{} checks nothing: give at least one of `status`, `score`, `passed`, `reason`, \
+             `evidence`, `assertions`",
+            plan.spec.dimension
+        )];
+    }
     let mut out = Vec::new();
     let why = || match &seen.reason {
         Some(r) => format!(" ({}: {r})", status_name(seen.expected_status())),
@@ -192,6 +200,16 @@ pub fn check(plan: &JudgePlan, want: &JudgeExpect, seen: &Observed) -> Vec<Strin
     out.extend(check_evidence(want, seen));
     out.extend(check_assertion_outcomes(plan, want, seen));
     out
+}
+
+/// Whether a judge's expectations are empty, so that any verdict would pass them.
+fn checks_nothing(want: &JudgeExpect) -> bool {
+    want.status.is_none()
+        && want.score.is_none()
+        && want.passed.is_none()
+        && want.reason.is_none()
+        && want.evidence.is_empty()
+        && want.assertions.is_empty()
 }
 
 fn check_evidence(want: &JudgeExpect, seen: &Observed) -> Vec<String> {

@@ -252,7 +252,56 @@ pub fn run_case(
         run.observed
             .extend(observed.into_iter().map(|o| (Mode::Llm, o)));
     }
+    run.checks
+        .extend(nothing_checked(case, &run.cassette_problems));
     Ok(run)
+}
+
+/// The judge name of a check that fails because nothing was checked.
+pub const NOTHING_CHECKED: &str = "(nothing checked)";
+
+/// A case that checks nothing passes nothing: one failing check for a case without any
+/// expectation, and one for a case that asks for LLM mode without `llm:` expectations
+/// (its cassettes were never recorded, say: the verdicts were replay misses and nothing
+/// compared them). Without this, such a case counted its other checks as passed and
+/// LLM mode looked tested.
+fn nothing_checked(case: &Case, cassette_problems: &[String]) -> Vec<CheckResult> {
+    let failing = |mode: Mode, failure: String| CheckResult {
+        case: case.name.clone(),
+        judge: NOTHING_CHECKED.to_owned(),
+        mode,
+        failures: vec![failure],
+    };
+    let mut out = Vec::new();
+    if case.expect.heuristic.is_empty() && case.expect.llm.is_empty() {
+        out.push(failing(
+            Mode::Heuristic,
+            "expect.yaml has no expectations: the case checks nothing; write what its \
+             judges must conclude (`caldera test <suite> <case> --update` writes the current \
+             verdicts, to review)"
+                .to_owned(),
+        ));
+    }
+    if case.spec.llm.is_some() && case.expect.llm.is_empty() {
+        let cassettes = if cassette_problems.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} judge(s) have no recorded cassette or a stale one: {})",
+                cassette_problems.len(),
+                cassette_problems.join(", ")
+            )
+        };
+        out.push(failing(
+            Mode::Llm,
+            format!(
+                "the case asks for LLM mode but expect.yaml has no `llm:` expectations: \
+                 nothing is checked in LLM mode{cassettes}; record the replies with \
+                 `--record`, then write the expectations with `--update`"
+            ),
+        ));
+    }
+    out
 }
 
 /// Every judge's verdict as checks read it, in suite order.

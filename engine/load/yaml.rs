@@ -308,16 +308,20 @@ fn unknown_keys<T: JsonSchema>(path: &Path, source: &str, index: &KeyIndex) -> V
     let mut diags: Vec<Diagnostic> = found
         .into_iter()
         .map(|(key_path, key, known)| {
-            let help = did_you_mean_help(&key, known.iter().map(String::as_str)).or_else(|| {
-                Some(format!(
-                    "expected one of {}",
-                    known
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            });
+            let at = index.key_span(&key_path).map(|s| s.start);
+            let comma = at.and_then(|at| flow_comma_help(source, at, &key));
+            let help = comma
+                .or_else(|| did_you_mean_help(&key, known.iter().map(String::as_str)))
+                .or_else(|| {
+                    Some(format!(
+                        "expected one of {}",
+                        known
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                });
             Diagnostic::error(Code::UnknownKey, format!("unknown key `{key}`"))
                 .in_file(path)
                 .at(index.key_span(&key_path).map(|s| Span {
@@ -330,6 +334,49 @@ fn unknown_keys<T: JsonSchema>(path: &Path, source: &str, index: &KeyIndex) -> V
         .collect();
     diags.sort_by_key(|d| d.span.map_or(0, |s| s.start));
     diags
+}
+
+/// The fix for text with a comma inside `{ }`: YAML ends a plain value at the comma, so
+/// the rest of the text (`so nothing to judge` in `{ reasoning: Nothing reported, so
+/// nothing to judge }`) becomes a key of its own with no value. When the unknown key at
+/// `at` follows a comma and has no `:` of its own, the help quotes the whole text.
+fn flow_comma_help(source: &str, at: usize, key: &str) -> Option<String> {
+    // Only a plain key written as parsed (not quoted or escaped) can be such a piece.
+    if !source.get(at..)?.starts_with(key) {
+        return None;
+    }
+    let line_start = source[..at].rfind('\n').map_or(0, |i| i + 1);
+    let before = source[line_start..at].trim_end();
+    let before = before.strip_suffix(',')?;
+    // The key has no value of its own: a comma, `}` or the end of the line follows it.
+    let after = source[at + key.len()..].trim_start();
+    if !(after.starts_with(',') || after.starts_with('}') || after.is_empty()) {
+        return None;
+    }
+    // The entry the text belongs to: the last `name: ` inside the same `{ }` on the line.
+    let open = before.rfind('{')?;
+    let (name_at, colon) = before[open..]
+        .match_indices(": ")
+        .last()
+        .map(|(i, _)| (open + i, open + i + 2))?;
+    let name_start = before[..name_at].rfind([',', '{']).map_or(0, |i| i + 1);
+    let name = before[name_start..name_at].trim();
+    // The whole text: this key and any further comma-separated pieces without a `:`.
+    let mut end = at + key.len();
+    while let Some(rest) = source[end..].trim_start_matches(' ').strip_prefix(',') {
+        let piece_len = rest.find([',', '}', '\n']).unwrap_or(rest.len());
+        let piece = &rest[..piece_len];
+        if piece.contains(':') || piece.trim().is_empty() {
+            break;
+        }
+        let piece_start = source.len() - rest.len();
+        end = piece_start + piece.trim_end().len();
+    }
+    let value = format!("{}, {}", before[colon..].trim(), source[at..end].trim());
+    let value = value.replace('\\', "\\\\").replace('"', "\\\"");
+    Some(format!(
+        "inside `{{ }}` a comma ends the value: quote text that contains one, `{name}: \"{value}\"`"
+    ))
 }
 
 /// `node` with a `$ref` to the root's definitions followed.

@@ -341,7 +341,7 @@ pub fn verdict_line(c: &Comparison) -> String {
         format!("no regression (tolerance {})", fmt_score(Some(c.tolerance)))
     } else {
         format!(
-            "{} ({} dimension(s), tolerance {}): {}",
+            "{} ({} found, tolerance {}): {}",
             paint(RED.bold(), "regression"),
             c.regressions.len(),
             fmt_score(Some(c.tolerance)),

@@ -37,6 +37,19 @@ pub fn shared_context(
     Ok(ctx)
 }
 
+/// The suite's own evidence as computed in `ctx`, in the order `suite.yaml` writes it,
+/// without private `_names` (working values, kept out of results as a judge's are).
+/// Reports show it: every judge's verdict rests on it.
+pub fn suite_evidence(suite: &Suite, ctx: &Context) -> IndexMap<String, Doc> {
+    suite
+        .evidence
+        .iter()
+        .map(|(name, _)| name)
+        .filter(|name| !crate::evidence::eval::is_private(name))
+        .filter_map(|name| Some((name.clone(), ctx.names.get(name)?.clone())))
+        .collect()
+}
+
 /// Builds the context: `results`, `truth`, `repos` (the join), `suite`, `inputs`.
 pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
     let results = Doc::object(
@@ -87,17 +100,25 @@ pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
 
 /// The context of one repo for a per-repo judge: the run context plus `repo`, `id`,
 /// `result`, and `truth` narrowed to this repo's ground truth (null when it has none).
+///
+/// `repos` and `results` are narrowed too, to this repo alone (`[repo]` and
+/// `{id: result}`): a per-repo judge judges one repo, so nothing it reads may be another
+/// repo's. Written as a suite judge would (`repos[0].id`, `$.repos[*]`), it still reads
+/// its own repo, and its verdict on a repo is the one `caldera calibrate` gets judging
+/// that repo alone. Suite evidence, computed once over every repo, is left as it is.
 pub fn repo_context(ctx: &Context, repo: &Doc) -> Context {
     let mut names = ctx.names.clone();
+    let id = repo.field("id").cloned().unwrap_or(Doc::Null);
+    let result = repo.field("result").cloned().unwrap_or(Doc::Null);
+    let key = id.as_str().unwrap_or_default().to_owned();
+    names.insert("repos".to_owned(), Doc::from(vec![repo.clone()]));
+    names.insert(
+        "results".to_owned(),
+        Doc::object([(key.as_str(), result.clone())]),
+    );
     names.insert("repo".to_owned(), repo.clone());
-    names.insert(
-        "id".to_owned(),
-        repo.field("id").cloned().unwrap_or(Doc::Null),
-    );
-    names.insert(
-        "result".to_owned(),
-        repo.field("result").cloned().unwrap_or(Doc::Null),
-    );
+    names.insert("id".to_owned(), id);
+    names.insert("result".to_owned(), result);
     names.insert(
         "truth".to_owned(),
         repo.field("truth").cloned().unwrap_or(Doc::Null),

@@ -109,9 +109,107 @@ pub fn run(
     let mut clock = Clock::start();
     let inputs = load_inputs(suite, &options.overrides)?;
     clock.mark("inputs");
-    let run = run_with(env, suite, &inputs, source, options, clock);
+    let started = clock.started;
+    let mut run = run_with(env, suite, &inputs, source, options, clock);
+    if let Ok(run) = &mut run {
+        // After the verdicts, so an LLM run's first request does not wait for it.
+        let found = data_check(env, suite, &inputs);
+        run.result
+            .summary
+            .problems
+            .extend(data_problems(suite, &found));
+        let at = started.elapsed();
+        run.result.duration_ms = at.as_millis() as u64;
+        run.phases.push(Phase {
+            name: "data check",
+            at,
+        });
+    }
     crate::doc::release(inputs);
     run
+}
+
+/// Repos the run's data check looks at first; four times as many at each further step.
+pub const DATA_CHECK_SAMPLE: usize = 16;
+
+/// `caldera validate`'s data check over the run's inputs, kept cheap by sampling: it
+/// runs on [`DATA_CHECK_SAMPLE`] repos spread over the inputs, and on four times as many
+/// while the sample shows something, up to every repo. A path or selector that matched
+/// on a sample matches on the whole, so a clean sample means no never-matched warning on
+/// the whole; what is reported comes from the check over every repo, with its counts and
+/// keys. (An item key shadowing a context name only in repos past a clean sample is left
+/// to `caldera validate`, which checks every repo; evaluation errors show on the verdicts
+/// anyway.)
+fn data_check(env: &Environment<'static>, suite: &Suite, inputs: &Inputs) -> Vec<Diagnostic> {
+    let mut size = DATA_CHECK_SAMPLE;
+    while size < inputs.results.len() {
+        if probe::check_with_data(env, suite, &sample(inputs, size)).is_empty() {
+            return Vec::new();
+        }
+        size = size.saturating_mul(4);
+    }
+    probe::check_with_data(env, suite, inputs)
+}
+
+/// `size` results spread evenly over the inputs (every `len / size`-th, in file order),
+/// with their ground truth and every named input.
+fn sample(inputs: &Inputs, size: usize) -> Inputs {
+    let len = inputs.results.len();
+    let results: Vec<_> = (0..size)
+        .map(|i| inputs.results[i * len / size].clone())
+        .collect();
+    let truth = inputs
+        .truth
+        .iter()
+        .filter(|t| results.iter().any(|r| r.id == t.id))
+        .cloned()
+        .collect();
+    Inputs {
+        results,
+        truth,
+        ..inputs.clone()
+    }
+}
+
+/// What `caldera validate` finds on the data, as problems of the run: a misspelled path
+/// in suite or judge evidence otherwise gives plausible scores (a `when_no_data` verdict,
+/// a count of nothing) with nothing worth a look. Each names its file, line, column and
+/// key path; a judge's belongs to its dimension.
+fn data_problems(suite: &Suite, found: &[Diagnostic]) -> Vec<Problem> {
+    found
+        .iter()
+        .map(|d| Problem {
+            dimension: d.file.as_deref().and_then(|f| {
+                suite
+                    .judges
+                    .iter()
+                    .find(|j| j.file == f)
+                    .map(|j| j.spec.dimension.clone())
+            }),
+            kind: ProblemKind::Data,
+            message: data_message(d),
+        })
+        .collect()
+}
+
+/// `file:line:col at `key`: message (help)`, one line.
+fn data_message(d: &Diagnostic) -> String {
+    let mut place = d
+        .file
+        .as_deref()
+        .map(crate::diag::display_path)
+        .unwrap_or_default();
+    if let Some(span) = d.span {
+        place.push_str(&format!(":{}:{}", span.line, span.column));
+    }
+    if let Some(key) = d.key_path.as_deref().filter(|k| !k.is_empty()) {
+        place.push_str(&format!(" at `{key}`"));
+    }
+    let mut message = format!("{place}: {}", d.message);
+    if let Some(help) = &d.help {
+        message.push_str(&format!(" ({help})"));
+    }
+    message
 }
 
 /// [`run`] over inputs already read (`caldera calibrate` runs one repo at a time).
@@ -166,7 +264,7 @@ fn run_with(
             (RunMode::Llm, units, scored)
         }
     };
-    let result = assemble(
+    let mut result = assemble(
         suite,
         inputs,
         scored,
@@ -174,6 +272,7 @@ fn run_with(
         options,
         clock.started,
     );
+    result.suite_evidence = context::suite_evidence(suite, &ctx);
     crate::doc::release((ctx, units));
     Ok(Run {
         result,
@@ -261,6 +360,7 @@ fn assemble(
             .into(),
         summary,
         inputs: input_summary(inputs),
+        suite_evidence: indexmap::IndexMap::new(),
         dimensions: dims,
         duration_ms: started.elapsed().as_millis() as u64,
     }

@@ -1,5 +1,6 @@
-//! `caldera validate` on a suite's own inputs: every judge is evaluated on them, and what
-//! only data can show is reported with file, line and key path:
+//! `caldera validate` on a suite's own inputs (and `caldera run` on its inputs, as `data`
+//! problems of the result): every judge is evaluated on them, and what only data can
+//! show is reported with file, line and key path:
 //!
 //! - a field path (`truth.expectd.cves`) or name that never matched anything, with the
 //!   keys found where it stopped (a misspelled path reads as undefined, which minijinja

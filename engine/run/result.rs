@@ -2,7 +2,10 @@
 //! everything that was not a plain score (unscored judges, errors, failed assertions,
 //! repos without ground truth), so nothing a run found is silent.
 
+use indexmap::IndexMap;
 use serde::Serialize;
+
+use crate::doc::Doc;
 
 use crate::score::reaches;
 use crate::spec::suite::DecisionRow;
@@ -50,6 +53,9 @@ pub enum ProblemKind {
     Agreement,
     /// A model the catalogue marks deprecated or past its end of life.
     Model,
+    /// What the data check found on the run's inputs: a field path or selector that
+    /// never matched, an item key that shadows a context name, an expression that raised.
+    Data,
 }
 
 impl ProblemKind {
@@ -68,6 +74,7 @@ impl ProblemKind {
             ProblemKind::Unstable => "unstable",
             ProblemKind::Agreement => "agreement",
             ProblemKind::Model => "model",
+            ProblemKind::Data => "data",
         }
     }
 }
@@ -218,6 +225,10 @@ pub struct RunResult {
     pub summary: RunSummary,
     /// What was read.
     pub inputs: InputSummary,
+    /// The suite's own evidence (`suite.yaml`'s `evidence:`), as every judge read it, in
+    /// the order written; private `_names` are left out. Absent when the suite has none.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub suite_evidence: IndexMap<String, Doc>,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
 }
@@ -931,6 +942,7 @@ mod tests {
             (ProblemKind::Unstable, "unstable"),
             (ProblemKind::Agreement, "agreement"),
             (ProblemKind::Model, "model"),
+            (ProblemKind::Data, "data"),
         ];
         for (k, word) in kinds {
             assert_eq!(k.as_str(), word);

@@ -260,3 +260,96 @@ fn unscored_judges_lower_the_decision_and_coverage_gates_it() {
     assert_eq!(result["decision"], "WEAK_PASS");
     assert_eq!(code, 0);
 }
+
+/// A suite of one judge that scores 3 whatever the data, with an assertion that no HIGH
+/// finding is missed (cap 4, so failing it does not move the score).
+fn high_findings_suite(root: &Path, missed_high: u32) {
+    let suite = root.join("judges.d/high");
+    std::fs::create_dir_all(&suite).expect("mkdir");
+    std::fs::create_dir_all(root.join("data/results")).expect("mkdir");
+    std::fs::write(
+        root.join("data/results/r1.json"),
+        format!(r#"{{"id": "r1", "missed_high": {missed_high}}}"#),
+    )
+    .expect("write");
+    std::fs::write(
+        suite.join("suite.yaml"),
+        "suite: high\ninputs:\n  results: ../../data/results\n",
+    )
+    .expect("write");
+    std::fs::write(
+        suite.join("detection.yaml"),
+        "dimension: detection\nweight: 1\nevidence:\n  missed: $.results.r1.missed_high\n\
+         heuristic:\n  metric: missed\n  bands:\n    - { score: 3 }\n  reasoning: constant\n\
+         assertions:\n  - that: << missed == 0 >>\n    message: << missed >> HIGH findings missed\n    cap: 4\n",
+    )
+    .expect("write");
+}
+
+/// The gate of issue 20: a newly failed assertion (a HIGH finding newly missed) whose cap
+/// does not move the score is a regression for `--fail-on regression`, in `diff` and in
+/// `run --baseline`. Before, both exited 0: the score had not moved.
+#[test]
+fn a_newly_failed_assertion_is_a_regression_even_when_the_score_holds() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    high_findings_suite(root, 0);
+    let base = root.join("base.json");
+    let (code, result, stderr) = run(root, "judges.d/high", &[]);
+    assert_eq!(code, 0, "3 is a WEAK_PASS: {stderr}");
+    assert_eq!(dimension(&result, "detection")["score"], 3);
+    std::fs::rename(root.join("result.json"), &base).expect("rename");
+    high_findings_suite(root, 1);
+    let (code, result, _) = run(root, "judges.d/high", &[]);
+    assert_eq!(code, 0, "still a WEAK_PASS");
+    let d = dimension(&result, "detection");
+    assert_eq!(d["score"], 3, "the cap of 4 does not move a 3");
+    assert_eq!(d["assertion_failures"].as_array().map(Vec::len), Some(1));
+    let new = root.join("result.json");
+
+    let out = Command::new(get_cargo_bin("caldera"))
+        .current_dir(root)
+        .env("NO_COLOR", "1")
+        .arg("diff")
+        .args([&base, &new])
+        .args(["--fail-on", "regression"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("detection newly failed an assertion: 1 HIGH findings missed"),
+        "{stderr}"
+    );
+    // The same run against itself: nothing newly failed.
+    let out = Command::new(get_cargo_bin("caldera"))
+        .current_dir(root)
+        .arg("diff")
+        .args([&new, &new])
+        .args(["--fail-on", "regression"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+
+    let base_arg = base.to_string_lossy().into_owned();
+    let (code, _, stderr) = run(
+        root,
+        "judges.d/high",
+        &["--baseline", &base_arg, "--fail-on", "regression"],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("newly failed an assertion"), "{stderr}");
+
+    // Failing on both sides is not new, though the number in its message moved (1 then
+    // 2 HIGH findings missed): failures are matched with their numbers set aside.
+    let one_missed = root.join("one-missed.json");
+    std::fs::copy(&new, &one_missed).expect("copy");
+    high_findings_suite(root, 2);
+    let new_arg = one_missed.to_string_lossy().into_owned();
+    let (code, _, stderr) = run(
+        root,
+        "judges.d/high",
+        &["--baseline", &new_arg, "--fail-on", "regression"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}

@@ -330,3 +330,70 @@ async fn cassettes_replay_offline_go_stale_and_are_recorded() {
         "{llm}"
     );
 }
+
+/// Issue 20: a case asking for LLM mode without a recorded cassette, and so without LLM
+/// expectations, said "N passed": nothing was checked in LLM mode. A case, a mode or a
+/// judge entry that checks nothing is a failing check, in the text summary and in JUnit.
+#[test]
+fn a_case_that_checks_nothing_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_trivy(tmp.path());
+    let cases = tmp.path().join("judges.d/trivy/cases");
+    // LLM mode asked for, no cassettes, heuristic expectations only.
+    let llm = cases.join("llm-unrecorded");
+    crate::gates::copy_dir(&cases.join("clean-service"), &llm);
+    std::fs::write(
+        llm.join("case.yaml"),
+        "ground_truth: suite\nresults: suite\nllm:\n  models: [sonnet]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        llm.join("expect.yaml"),
+        "heuristic:\n  iac_quality: { status: scored }\n",
+    )
+    .unwrap();
+    let _ = std::fs::remove_dir_all(llm.join("cassettes"));
+    let out = caldera(tmp.path(), &["test", "judges.d/trivy", "llm-unrecorded"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(tally(&text), (1, 1), "{text}");
+    assert!(
+        text.contains("test llm-unrecorded::(nothing checked) (llm) ... FAILED"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the case asks for LLM mode but expect.yaml has no `llm:` expectations"),
+        "{text}"
+    );
+    assert!(text.contains("no recorded cassette"), "{text}");
+
+    // A case with no expectations at all, and a judge entry that says nothing.
+    std::fs::write(
+        llm.join("case.yaml"),
+        "ground_truth: suite\nresults: suite\n",
+    )
+    .unwrap();
+    std::fs::write(llm.join("expect.yaml"), "heuristic: {}\n").unwrap();
+    let out = caldera(tmp.path(), &["test", "judges.d/trivy", "llm-unrecorded"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("test llm-unrecorded::(nothing checked) ... FAILED"),
+        "{text}"
+    );
+    std::fs::write(llm.join("expect.yaml"), "heuristic:\n  iac_quality: {}\n").unwrap();
+    let out = caldera(
+        tmp.path(),
+        &[
+            "test",
+            "judges.d/trivy",
+            "llm-unrecorded",
+            "--format",
+            "junit",
+        ],
+    );
+    let xml = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{xml}");
+    assert!(xml.contains("iac_quality checks nothing"), "{xml}");
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+}

@@ -396,6 +396,116 @@ heuristic:
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// Issue 20: a misspelled path in suite evidence gave scores and a FAIL with nothing
+/// worth a look; only `caldera validate` named it. A run reports the data check of the
+/// judges it ran: in the result's problems (kind `data`) and in the terminal summary.
+#[test]
+fn a_run_reports_a_misspelled_path_of_suite_evidence_worth_a_look() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = "\
+dimension: rules
+weight: 1
+evidence:
+  found: << results.alpha.findings | map(attribute='rule') | select('in', expected_rules) | unique | list >>
+  recall: << pct(found | length, expected_rules | length) >>
+heuristic:
+  metric: recall
+  bands: [{ min: 90, score: 5 }, { score: 2 }]
+  when_no_data: { if: << expected_rules | length == 0 >>, score: 3, reasoning: No rules expected. }
+  reasoning: << recall >>%
+";
+    let suite = project(tmp.path(), &[("rules.yaml", rules)], &[]);
+    let yaml = std::fs::read_to_string(suite.join("suite.yaml")).expect("read")
+        + "evidence:\n  expected_rules: << truth.alpha.expectd.rules | default([]) >>\n";
+    std::fs::write(suite.join("suite.yaml"), yaml).expect("write");
+    let (_, _, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert_eq!(dimension(&result, "rules")["score"], 3, "when_no_data");
+    let problems = result["summary"]["problems"].as_array().expect("problems");
+    let data: Vec<&str> = problems
+        .iter()
+        .filter(|p| p["kind"] == "data")
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    assert_eq!(data.len(), 1, "{problems:?}");
+    assert!(
+        data[0].contains("field path `truth.alpha.expectd.rules` never matched anything"),
+        "{}",
+        data[0]
+    );
+    assert!(data[0].contains("suite.yaml:"), "{}", data[0]);
+    assert!(
+        data[0].contains("did you mean `truth.alpha.expected`?"),
+        "{}",
+        data[0]
+    );
+    // The terminal summary lists it under what is worth a look.
+    let out = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
+        .current_dir(tmp.path())
+        .env("NO_COLOR", "1")
+        .args(["run", "judges.d/examples", "--heuristic", "--out", "r.json"])
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("[data]"), "{table}");
+    assert!(table.contains("truth.alpha.expectd.rules"), "{table}");
+}
+
+/// Suite evidence is part of what the judges rest on: the result carries it under
+/// `suite_evidence` (private `_names` left out, as in a judge's evidence) and
+/// `caldera render` shows it before the prompts. Before, it appeared nowhere.
+#[test]
+fn suite_evidence_is_in_the_result_and_in_render() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = "\
+dimension: rules
+weight: 1
+evidence:
+  found: << results.alpha.findings | map(attribute='rule') | select('in', expected_rules) | unique | list >>
+  recall: << pct(found | length, expected_rules | length) >>
+heuristic:
+  metric: recall
+  bands: [{ min: 90, score: 5 }, { score: 2 }]
+  reasoning: << recall >>% of << _rule_count >> rules
+prompt: ../../prompts/rules.md
+";
+    let suite = project(
+        tmp.path(),
+        &[("rules.yaml", rules)],
+        &[("rules.md", "<< evidence >>\n<< response_format >>\n")],
+    );
+    let yaml = std::fs::read_to_string(suite.join("suite.yaml")).expect("read")
+        + "evidence:\n  expected_rules: << truth.alpha.expected.rules >>\n  _rule_count: << expected_rules | length >>\n";
+    std::fs::write(suite.join("suite.yaml"), yaml).expect("write");
+    let (code, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert!(code == 0 || code == 1, "{stderr}");
+    assert_eq!(
+        result["suite_evidence"],
+        serde_json::json!({"expected_rules": ["B101", "B102", "B103"]}),
+        "{result}"
+    );
+    let out = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
+        .current_dir(tmp.path())
+        .env("NO_COLOR", "1")
+        .args(["render", "judges.d/examples"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let at = text.find("===== suite evidence =====").expect(&text);
+    let judge = text.find("===== rules =====").expect(&text);
+    assert!(at < judge, "suite evidence first:\n{text}");
+    assert!(text[at..judge].contains("\"B103\""), "{text}");
+    assert!(!text[at..judge].contains("_rule_count"), "{text}");
+}
+
 /// The trap of a shadowed name: items that carry their own `truth` hide the run's
 /// ground truth from the record's expressions.
 #[test]

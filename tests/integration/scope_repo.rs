@@ -128,3 +128,57 @@ fn per_repo_judges_score_each_repo_and_report_the_spread() {
         d.ground_truth_failures
     );
 }
+
+/// A per-repo judge that reads `repos` and `results` as a suite judge would: in a
+/// `scope: repo` judge both hold only the repo being judged, so `repos[0]` is that repo
+/// (a new user's `<< repos[0].id >>` once judged every repo as the first one).
+const READS_THE_LISTS: &str = "dimension: own_repo
+weight: 1.0
+scope: repo
+evidence:
+  first: << repos[0].id >>
+  listed: << repos | length >>
+  keyed: << results.keys() | list >>
+  selected: $.repos[*].id
+  n: << (repos[0].result.vulnerabilities or []) | length >>
+heuristic:
+  metric: n
+  bands:
+    - { min: 3, score: 5 }
+    - { score: 2 }
+  reasoning: << first >> reports << n >> findings
+";
+
+#[test]
+fn in_a_per_repo_judge_repos_and_results_hold_only_the_repo_judged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("per-repo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("suite.yaml"), SUITE).unwrap();
+    std::fs::write(dir.join("own.yaml"), READS_THE_LISTS).unwrap();
+    let env = caldera::render::environment();
+    let (suite, diags) = load_suite(&dir, &env);
+    let suite = suite.unwrap_or_else(|| panic!("{}", caldera::diag::render_text(&diags, false)));
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("ground-truth/trivy");
+    let options = RunOptions {
+        overrides: Overrides {
+            results: Some(data.join("outputs")),
+            ground_truth: Some(data.join("expected")),
+            ..Overrides::default()
+        },
+        ..RunOptions::default()
+    };
+    let result = run_heuristic(&env, &suite, &options).unwrap();
+    let d = &result.dimensions[0];
+    assert_eq!(d.repos.len(), 10);
+    for r in &d.repos {
+        let ev = serde_json::to_value(&r.evidence).unwrap();
+        assert_eq!(ev["first"], r.repo.as_str(), "{}: {ev}", r.repo);
+        assert_eq!(ev["listed"], 1, "{}: {ev}", r.repo);
+        assert_eq!(ev["keyed"], serde_json::json!([r.repo]), "{}", r.repo);
+        assert_eq!(ev["selected"], serde_json::json!([r.repo]), "{}", r.repo);
+    }
+    // The scores are each repo's own: not all equal to the first repo's.
+    let scores: std::collections::BTreeSet<i64> = d.repos.iter().filter_map(|r| r.score).collect();
+    assert_eq!(scores.len(), 2, "{scores:?}");
+}

@@ -142,6 +142,75 @@ fn above_and_max_at_their_boundaries() {
     assert_eq!(at("4.999999"), Some(Score::Single(1)), "below 5");
 }
 
+/// The band-table checks of the loader, on a judge with `bands`: (code, message) of
+/// every diagnostic.
+fn band_diagnostics(bands: &str) -> Vec<(String, String)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write(root, DOC);
+    std::fs::write(
+        root.join("judges.d/s/j.yaml"),
+        format!(
+            "dimension: j\nweight: 1\n{}",
+            judge("$.results.r.v", bands, "")
+        ),
+    )
+    .unwrap();
+    let env = caldera::render::environment();
+    let (_, diags) = load_suite(&root.join("judges.d/s"), &env);
+    diags
+        .iter()
+        .map(|d| (d.code.as_str().to_owned(), d.message.clone()))
+        .collect()
+}
+
+/// `min` and `max` are inclusive, `above` and `below` exclusive, and the loader reads
+/// them so: a band that starts where an exclusive one before it stopped is reachable
+/// (`above: 0.9` then `min: 0.9` gives the second band exactly 0.9), and one that
+/// repeats a bound it cannot get past is reported. Before, the first table was refused
+/// as unreachable and the others loaded silently.
+#[test]
+fn band_bounds_are_checked_as_inclusive_or_exclusive_as_they_match() {
+    let split =
+        "    - { above: 0.9, score: 5 }\n    - { min: 0.9, score: 4 }\n    - { score: 1 }\n";
+    assert_eq!(band_diagnostics(split), vec![]);
+    assert_eq!(
+        one(&run(&judge("$.results.r.v", split, ""), DOC)).score,
+        Some(Score::Single(4))
+    );
+    let upper =
+        "    - { below: 0.9, score: 1 }\n    - { max: 0.9, score: 2 }\n    - { score: 5 }\n";
+    assert_eq!(band_diagnostics(upper), vec![]);
+    assert_eq!(
+        one(&run(&judge("$.results.r.v", upper, ""), DOC)).score,
+        Some(Score::Single(2))
+    );
+    for (bands, message) in [
+        (
+            "    - { min: 0.9, score: 5 }\n    - { above: 0.9, score: 4 }\n    - { score: 1 }\n",
+            "this band can never match: an earlier band already covers everything from 0.9 up",
+        ),
+        (
+            "    - { max: 5, score: 5 }\n    - { below: 5, score: 4 }\n    - { score: 1 }\n",
+            "this band can never match: an earlier band already covers everything up to 5",
+        ),
+        (
+            "    - { max: 5, score: 5 }\n    - { max: 5, score: 4 }\n    - { score: 1 }\n",
+            "this band can never match: an earlier band already covers everything up to 5",
+        ),
+        (
+            "    - { min: 5, below: 5, score: 3 }\n    - { score: 1 }\n",
+            "this band can never match: no number is at least 5 and below 5",
+        ),
+    ] {
+        assert_eq!(
+            band_diagnostics(bands),
+            vec![("band-unreachable".to_owned(), message.to_owned())],
+            "{bands}"
+        );
+    }
+}
+
 #[test]
 fn a_metric_outside_every_band_or_not_a_number_is_unscored_with_the_reason() {
     let bands = "    - { min: 10, score: 5 }\n";

@@ -15,8 +15,10 @@ impl JudgeCx<'_> {
             return;
         }
         let mut covered_all = false;
-        let mut prev_lower: Option<f64> = None;
-        let mut prev_upper: Option<f64> = None;
+        // The last band bounded on one side only, lower or upper: it covers everything
+        // from its bound up (or down), so a later band of the same kind must reach past it.
+        let mut prev_lower: Option<Bound> = None;
+        let mut prev_upper: Option<Bound> = None;
         for (i, b) in bands.iter().enumerate() {
             let path = format!("heuristic.bands[{i}]");
             self.check_score(b.score, &format!("{path}.score"));
@@ -33,62 +35,60 @@ impl JudgeCx<'_> {
                 self.push(d);
                 continue;
             }
-            let lower = match (b.min, b.above) {
-                (Some(m), Some(a)) => Some(m.max(a)),
-                (m, a) => m.or(a),
-            };
-            let upper = match (b.max, b.below) {
-                (Some(m), Some(x)) => Some(m.min(x)),
-                (m, x) => m.or(x),
-            };
+            let (lower, upper) = (lower_bound(b), upper_bound(b));
             if let (Some(l), Some(u)) = (lower, upper)
-                && l > u
+                && (l.at > u.at || (l.at == u.at && !(l.inclusive && u.inclusive)))
             {
-                let d = Diagnostic::error(
-                    Code::BandUnreachable,
+                self.unreachable(
+                    &path,
                     format!(
-                        "this band can never match: its lower bound {l} is above its upper bound {u}"
+                        "this band can never match: no number is {} {} and {} {}",
+                        if l.inclusive { "at least" } else { "above" },
+                        l.at,
+                        if u.inclusive { "at most" } else { "below" },
+                        u.at
                     ),
                 );
-                let d = self.diag(d, &path);
-                self.push(d);
             }
             match (lower, upper) {
                 (None, None) => covered_all = true,
                 (Some(l), None) => {
-                    if let Some(p) = prev_lower
-                        && l > p
-                    {
-                        let d = Diagnostic::error(
-                            Code::BandsUnordered,
-                            format!("bands with lower bounds must go from high to low: {l} follows {p}"),
-                        )
-                        .help("the first matching band wins, so this band is shadowed by the one before");
-                        let d = self.diag(d, &path);
-                        self.push(d);
-                    } else if prev_lower == Some(l) && b.above.is_none() {
-                        let d = Diagnostic::error(
-                            Code::BandUnreachable,
-                            format!(
-                                "this band can never match: an earlier band already starts at {l}"
-                            ),
-                        );
-                        let d = self.diag(d, &path);
-                        self.push(d);
+                    match prev_lower {
+                        Some(p) if l.at > p.at => {
+                            let d = Diagnostic::error(
+                                Code::BandsUnordered,
+                                format!("bands with lower bounds must go from high to low: {} follows {}", l.at, p.at),
+                            )
+                            .help("the first matching band wins, so this band is shadowed by the one before");
+                            let d = self.diag(d, &path);
+                            self.push(d);
+                        }
+                        // Equal bounds leave this band only the bound itself, and only
+                        // when the earlier band excluded it and this one includes it.
+                        Some(p) if l.at == p.at && (p.inclusive || !l.inclusive) => self.unreachable(
+                            &path,
+                            format!("this band can never match: an earlier band already covers everything from {} up", l.at),
+                        ),
+                        _ => {}
                     }
                     prev_lower = Some(l);
                 }
                 (None, Some(u)) => {
-                    if let Some(p) = prev_upper
-                        && u < p
-                    {
-                        let d = Diagnostic::error(
-                            Code::BandsUnordered,
-                            format!("bands with upper bounds must go from low to high: {u} follows {p}"),
-                        )
-                        .help("the first matching band wins, so this band is shadowed by the one before");
-                        let d = self.diag(d, &path);
-                        self.push(d);
+                    match prev_upper {
+                        Some(p) if u.at < p.at => {
+                            let d = Diagnostic::error(
+                                Code::BandsUnordered,
+                                format!("bands with upper bounds must go from low to high: {} follows {}", u.at, p.at),
+                            )
+                            .help("the first matching band wins, so this band is shadowed by the one before");
+                            let d = self.diag(d, &path);
+                            self.push(d);
+                        }
+                        Some(p) if u.at == p.at && (p.inclusive || !u.inclusive) => self.unreachable(
+                            &path,
+                            format!("this band can never match: an earlier band already covers everything up to {}", u.at),
+                        ),
+                        _ => {}
                     }
                     prev_upper = Some(u);
                 }
@@ -104,6 +104,12 @@ impl JudgeCx<'_> {
             let d = self.diag(d, &format!("heuristic.bands[{}]", bands.len() - 1));
             self.push(d);
         }
+    }
+
+    fn unreachable(&mut self, path: &str, message: String) {
+        let d = Diagnostic::error(Code::BandUnreachable, message);
+        let d = self.diag(d, path);
+        self.push(d);
     }
 
     /// A NaN bound never holds and an infinite one is no bound at all: both are
@@ -130,5 +136,51 @@ impl JudgeCx<'_> {
             }
         }
         ok
+    }
+}
+
+/// One side of a band: its bound, and whether the bound itself matches (`min`, `max`)
+/// or not (`above`, `below`).
+#[derive(Clone, Copy)]
+struct Bound {
+    at: f64,
+    inclusive: bool,
+}
+
+/// The tighter of `min` (inclusive) and `above` (exclusive); at equal values `above`.
+fn lower_bound(b: &Band) -> Option<Bound> {
+    match (b.min, b.above) {
+        (Some(m), Some(a)) if m > a => Some(Bound {
+            at: m,
+            inclusive: true,
+        }),
+        (_, Some(a)) => Some(Bound {
+            at: a,
+            inclusive: false,
+        }),
+        (Some(m), None) => Some(Bound {
+            at: m,
+            inclusive: true,
+        }),
+        (None, None) => None,
+    }
+}
+
+/// The tighter of `max` (inclusive) and `below` (exclusive); at equal values `below`.
+fn upper_bound(b: &Band) -> Option<Bound> {
+    match (b.max, b.below) {
+        (Some(m), Some(x)) if m < x => Some(Bound {
+            at: m,
+            inclusive: true,
+        }),
+        (_, Some(x)) => Some(Bound {
+            at: x,
+            inclusive: false,
+        }),
+        (Some(m), None) => Some(Bound {
+            at: m,
+            inclusive: true,
+        }),
+        (None, None) => None,
     }
 }

@@ -119,6 +119,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         used: HashSet::new(),
         compiled: HashMap::new(),
         free_names: FreeNames::new(),
+        per_repo: parsed.value.scope == Scope::Repo,
     };
     let spec = parsed.value;
     cx.check_basics(&spec);
@@ -211,6 +212,7 @@ pub fn plan_suite_evidence(
         used: HashSet::new(),
         compiled: HashMap::new(),
         free_names: FreeNames::new(),
+        per_repo: false,
     };
     let plan = cx.plan_map(evidence, CONTEXT_NAMES.to_vec());
     (plan, cx.free_names, cx.diags)
@@ -228,6 +230,8 @@ struct JudgeCx<'a> {
     compiled: HashMap<String, Expr>,
     /// The free names of every expression and template checked so far.
     free_names: FreeNames,
+    /// A `scope: repo` judge: its `repos` and `results` hold only the repo judged.
+    per_repo: bool,
 }
 
 /// Where names come from, for one expression.
@@ -287,6 +291,35 @@ impl<'a> JudgeCx<'a> {
         }
         v.extend(self.checker.shared.iter().map(String::as_str));
         v
+    }
+
+    /// In a `scope: repo` judge, `repos` and `results` hold only the repo being judged:
+    /// a judge written as if they held every repo (`repos | length`, a loop over all
+    /// results) counts one. Said where it reads them, once per place.
+    fn warn_per_repo_list(&mut self, path: &str, name: &str) {
+        if !self.per_repo {
+            return;
+        }
+        let already = self.diags.iter().any(|d| {
+            d.code == Code::PerRepoContext
+                && d.key_path.as_deref() == Some(path)
+                && d.message.contains(&format!("`{name}`"))
+        });
+        if already {
+            return;
+        }
+        let d = Diagnostic::warning(
+            Code::PerRepoContext,
+            format!(
+                "in a `scope: repo` judge `{name}` holds only the repo being judged, not every repo"
+            ),
+        )
+        .help(
+            "read the repo as `repo` (`id`, `result`, `truth`); for figures over every repo, \
+             compute them in the suite's `evidence:` (every judge sees it) or use `scope: suite`",
+        );
+        let d = self.at_word(d, path, name);
+        self.push(d);
     }
 
     fn check_basics(&mut self, spec: &JudgeSpec) {
@@ -630,7 +663,19 @@ impl<'a> JudgeCx<'a> {
     fn plan_text(&mut self, text: &str, path: &str, scope: &NameScope<'_>) -> Option<ValuePlan> {
         match classify(text) {
             TextKind::Selector(sel) => match Selector::parse(sel) {
-                Ok(s) => Some(ValuePlan::Select(s)),
+                Ok(s) => {
+                    // Inside a record list `$` is the item; elsewhere it is the run context.
+                    if !scope.available.contains(&"item") {
+                        let root = sel.trim_start_matches('$').trim_start_matches('.');
+                        if let Some(name) = ["repos", "results"]
+                            .into_iter()
+                            .find(|n| root.starts_with(n))
+                        {
+                            self.warn_per_repo_list(path, name);
+                        }
+                    }
+                    Some(ValuePlan::Select(s))
+                }
                 Err(msg) => {
                     let d = Diagnostic::error(
                         Code::JsonpathSyntax,
@@ -712,6 +757,9 @@ impl<'a> JudgeCx<'a> {
         let mut ok = true;
         for name in &uses.names {
             self.used.insert(name.clone());
+            if name == "repos" || name == "results" {
+                self.warn_per_repo_list(path, name);
+            }
             if scope.available.contains(&name.as_str()) || known.is_global(name) {
                 continue;
             }

@@ -8,7 +8,7 @@ pub mod leaves;
 
 use serde::Serialize;
 
-use crate::report::model::{Dimension, ProblemView, Report, Status};
+use crate::report::model::{AssertionView, Dimension, ProblemView, Report, Status};
 use crate::score::bootstrap::{
     BootstrapCi, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_mean_ci,
 };
@@ -170,7 +170,8 @@ pub struct Comparison {
     pub problems_new: Vec<ProblemView>,
     /// Problems of the base run the new one no longer has.
     pub problems_gone: Vec<ProblemView>,
-    /// One line per regression (empty: none).
+    /// One line per regression (empty: none): a dimension that regressed or lost its
+    /// score, and an assertion that fails now and did not in the base run.
     pub regressions: Vec<String>,
     /// What the reader should know (different modes or models).
     pub notes: Vec<String>,
@@ -233,11 +234,12 @@ pub fn compare(base: &Report, new: &Report, tolerance: f64) -> Result<Comparison
             .filter(|d| new.dimension(&d.name).is_none())
             .map(|d| dimension_delta(Some(d), None, tolerance)),
     );
-    let regressions = dimensions
+    let mut regressions: Vec<String> = dimensions
         .iter()
         .filter(|d| d.change.is_regression())
         .map(regression_line)
         .collect();
+    regressions.extend(newly_failed(base, new));
     Ok(Comparison {
         suite: new.suite.clone(),
         base: RunRef::of(base),
@@ -254,6 +256,58 @@ pub fn compare(base: &Report, new: &Report, tolerance: f64) -> Result<Comparison
         regressions,
         notes: notes(base, new),
     })
+}
+
+/// Assertions that fail in `new` and did not in `base`, one line each. They are
+/// regressions whatever the score did: a failed assertion whose cap does not lower the
+/// score (a HIGH finding newly missed by a judge already below its cap) would otherwise
+/// pass the gate unseen. An assertion failing on both sides is not new, even when the
+/// numbers in its message moved (`rate 9.0% is above 5%` then `10.2%`): failures are
+/// matched by dimension, repo, cap and message with its numbers set aside, as a multiset
+/// (a per-item assertion failing on one more item has one new failure).
+fn newly_failed(base: &Report, new: &Report) -> Vec<String> {
+    let mut lines = Vec::new();
+    for d in &new.dimensions {
+        let mut before: Vec<AssertionKey> = base
+            .dimension(&d.name)
+            .map(|b| b.assertion_failures.iter().map(assertion_key).collect())
+            .unwrap_or_default();
+        for f in &d.assertion_failures {
+            let key = assertion_key(f);
+            if let Some(at) = before.iter().position(|k| *k == key) {
+                before.swap_remove(at);
+                continue;
+            }
+            let repo = f
+                .repo
+                .as_deref()
+                .map_or(String::new(), |r| format!(" (repo {r})"));
+            lines.push(format!(
+                "{} newly failed an assertion: {}{repo}",
+                d.name, f.message
+            ));
+        }
+    }
+    lines
+}
+
+/// What identifies a failed assertion across two runs: its repo, its cap and its message
+/// with every run of digits (and the decimal point inside one) replaced by `#`.
+type AssertionKey = (Option<String>, Option<u64>, String);
+
+fn assertion_key(f: &AssertionView) -> AssertionKey {
+    let mut shape = String::with_capacity(f.message.len());
+    let mut in_number = false;
+    for c in f.message.chars() {
+        let digit = c.is_ascii_digit() || (in_number && c == '.');
+        if digit && !in_number {
+            shape.push('#');
+        } else if !digit {
+            shape.push(c);
+        }
+        in_number = digit;
+    }
+    (f.repo.clone(), f.cap.map(f64::to_bits), shape)
 }
 
 /// `name: 4 -> 3 (-1)` and why it counts.
