@@ -45,6 +45,7 @@ mod schema_agreement;
 mod scope_repo;
 mod score_vectors;
 mod scoring_pins;
+mod sdk_requests;
 mod shared;
 mod trivy_parity;
 mod trivy_suite;
