@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use super::bounded::read_regular_file;
 use super::cache::{CacheEntry, CacheKey, Lookup};
 use super::cost::{Reservation, estimate_cost};
 use super::executor::{
@@ -335,7 +336,11 @@ impl BatchRun<'_> {
     /// Finds requests of this run in batches an earlier run left running: they are
     /// polled, never sent again.
     fn resume(&mut self, state_dir: &Path) {
-        for (path, state) in read_states(state_dir) {
+        let states = read_states(state_dir);
+        for why in &states.refused {
+            log::warn!("{why}");
+        }
+        for (path, state) in states.usable {
             if state.endpoint != self.inner.endpoint {
                 continue;
             }
@@ -634,7 +639,7 @@ impl BatchRun<'_> {
     fn retire_state(&mut self, t: usize) {
         let path = self.tracked[t].state_path.clone();
         let ours: BTreeSet<String> = self.tracked[t].keys.iter().cloned().collect();
-        if let Some(mut state) = read_state(&path) {
+        if let Ok(mut state) = read_state(&path) {
             state.items.retain(|i| !ours.contains(&i.key));
             if !state.items.is_empty() {
                 if let Err(e) = write_state(&path, &state) {
@@ -875,23 +880,94 @@ fn write_state(path: &Path, state: &BatchState) -> Result<(), super::cache::Cach
     write_file(path, &bytes)
 }
 
-fn read_state(path: &Path) -> Option<BatchState> {
-    let bytes = std::fs::read(path).ok()?;
-    serde_json::from_slice::<BatchState>(&bytes)
-        .ok()
-        .filter(|s| s.version == STATE_VERSION)
+/// The largest batch state read: a batch holds at most 100,000 requests, of a few
+/// hundred bytes each in the state; a file above it is no state this engine wrote.
+const MAX_STATE_BYTES: u64 = 256 << 20;
+
+/// The state at `path`, or why it cannot be used. Only a regular file of a sane size is
+/// read (see [`super::bounded`]): a FIFO or a link to a device planted in the cache
+/// folder is refused without being opened for long or read.
+fn read_state(path: &Path) -> Result<BatchState, String> {
+    let bytes = read_regular_file(path, MAX_STATE_BYTES).map_err(|e| e.to_string())?;
+    let state = serde_json::from_slice::<BatchState>(&bytes)
+        .map_err(|e| format!("it is not a batch state ({e})"))?;
+    if state.version != STATE_VERSION {
+        return Err(format!(
+            "it is a batch state of version {}, not {STATE_VERSION}",
+            state.version
+        ));
+    }
+    Ok(state)
 }
 
-/// Every readable state file, oldest batch first.
-fn read_states(dir: &Path) -> Vec<(PathBuf, BatchState)> {
-    let mut states: Vec<(PathBuf, BatchState)> = std::fs::read_dir(dir)
+/// The state files of a folder: those that can be used, oldest batch first, and why
+/// each of the others cannot.
+#[derive(Debug, Default)]
+struct States {
+    usable: Vec<(PathBuf, BatchState)>,
+    refused: Vec<String>,
+}
+
+/// Every state file of `dir`; see [`States`].
+fn read_states(dir: &Path) -> States {
+    let mut states = States::default();
+    let paths = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .filter_map(|p| read_state(&p).map(|s| (p, s)))
-        .collect();
-    states.sort_by(|a, b| a.1.created.cmp(&b.1.created));
+        .filter(|p| p.extension().is_some_and(|e| e == "json"));
+    for path in paths {
+        match read_state(&path) {
+            Ok(state) => states.usable.push((path, state)),
+            Err(why) => states.refused.push(format!(
+                "the batch state {} is not used: {why}",
+                path.display()
+            )),
+        }
+    }
+    states.usable.sort_by(|a, b| a.1.created.cmp(&b.1.created));
     states
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads the states of `dir` on another thread, failing the test (not hanging it)
+    /// when that does not return within ten seconds.
+    fn states_within_seconds(dir: &Path) -> States {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_states(&dir));
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("reading the batch states returned")
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_device_link_among_the_batch_states_is_skipped_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("msgbatch_fifo.json");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RUSR).unwrap();
+        let states = states_within_seconds(dir.path());
+        assert!(states.usable.is_empty());
+        assert_eq!(
+            states.refused,
+            [format!(
+                "the batch state {} is not used: it is a FIFO, not a regular file; it was not read",
+                fifo.display()
+            )]
+        );
+        std::fs::remove_file(&fifo).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("msgbatch_zero.json")).unwrap();
+        let states = states_within_seconds(dir.path());
+        assert!(states.usable.is_empty());
+        assert!(
+            states.refused[0].contains("it is a symbolic link"),
+            "{states:?}"
+        );
+    }
 }
