@@ -6,4 +6,5 @@ pub mod cache;
 pub mod cost;
 pub mod executor;
 pub mod log;
+pub mod seal;
 pub mod writer;
