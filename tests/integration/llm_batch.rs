@@ -638,3 +638,63 @@ async fn a_state_this_machine_sealed_is_resumed() {
     assert_eq!(created.lock().unwrap().len(), 1, "nothing sent twice");
     assert!(!state.exists(), "the state is retired once read");
 }
+
+/// A batch request that errs with the key in its message: the reason the job gives
+/// holds it redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_a_batch_error_message_is_redacted() {
+    const KEY: &str = "sk-batch-secret-0123456789";
+    let custom_ids = Arc::new(Mutex::new(Vec::new()));
+    let ids = custom_ids.clone();
+    let server = MockServer::start(move |_, seen| {
+        let body = if seen.path == "/v1/messages/batches" {
+            for r in seen.body["requests"].as_array().into_iter().flatten() {
+                ids.lock()
+                    .unwrap()
+                    .push(r["custom_id"].as_str().unwrap_or_default().to_owned());
+            }
+            serde_json::json!({"id": "msgbatch_e", "processing_status": "in_progress"}).to_string()
+        } else if seen.path.ends_with("/results") {
+            let key = ids.lock().unwrap()[0].clone();
+            serde_json::json!({"custom_id": key, "result": {"type": "errored",
+                "error": {"type": "invalid_request_error", "message": format!("bad key {KEY}")}}})
+            .to_string()
+        } else {
+            serde_json::json!({"id": "msgbatch_e", "processing_status": "ended"}).to_string()
+        };
+        Step::Reply {
+            status: 200,
+            headers: vec![],
+            body,
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Provider::Anthropic(
+        AnthropicProvider::new(
+            Some(&server.base),
+            Secret::new(KEY),
+            Duration::from_secs(10),
+        )
+        .unwrap(),
+    );
+    let executor = Executor::new(
+        provider,
+        ExecutorOptions {
+            cache: Some(Cache::new(dir.path().join("cache"), CacheMode::On)),
+            progress: ProgressMode::Hidden,
+            ..ExecutorOptions::default()
+        },
+    );
+    let options = BatchOptions {
+        poll_min: Duration::from_millis(20),
+        key_file: Some(dir.path().join("state/batch-state.key")),
+        ..BatchOptions::default()
+    };
+    let (out, _) = executor
+        .run_batched(vec![job("j1", "Judge this.")], &options, Default::default())
+        .await;
+    let text = format!("{:?}", out[0].outcome);
+    assert!(text.contains("bad key [redacted]"), "{text}");
+    assert!(!text.contains(KEY), "{text}");
+}
