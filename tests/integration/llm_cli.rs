@@ -255,3 +255,56 @@ async fn version_is_read_for_doctor() {
         None
     );
 }
+
+/// The `claude` child runs in a process group of its own, which a Ctrl-C at the terminal
+/// no longer reaches: an interrupted run ends the group itself, leaving nothing behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_run_ends_the_cli_and_what_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    fake_claude(
+        dir.path(),
+        &format!(
+            "cat >/dev/null\nsleep 3600 &\necho $! >> '{}'\nwait",
+            pids.display()
+        ),
+    );
+    let mut path = std::ffi::OsString::from(dir.path());
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let mut run = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "judges.d/trivy", "--provider", "claude-cli"])
+        .args(["--timeout", "600", "--cache", "off", "--out"])
+        .arg(dir.path().join("result.json"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until every judge's `claude` has started its background process.
+    while std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 7
+    {
+        assert!(run.try_wait().unwrap().is_none(), "the run ended early");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let interrupt = std::process::Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+        let one = dir.path().join(format!("pid-{pid}"));
+        std::fs::write(&one, pid).unwrap();
+        assert_gone(&one).await;
+    }
+}
