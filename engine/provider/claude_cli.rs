@@ -387,25 +387,44 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-/// `claude --version`, trimmed, within `timeout`.
+/// `claude --version`, trimmed, within `timeout`. Run as a request is (see
+/// [`ClaudeCliProvider::complete`]): in a process group of its own, ended with it, the
+/// output read up to [`VERSION_KEPT`] and taken at the exit.
 pub async fn version(program: &Path, timeout: Duration) -> Result<String, ProviderError> {
-    let run = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .arg("--version")
         .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(timeout, run)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
+        .spawn()
+        .map_err(|e| ProviderError::Cli(format!("cannot run {}: {e}", program.display())))?;
+    let group = ProcessGroup(child.id());
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| ProviderError::Cli("the child has no stdout".into()))?;
+    let stdout = PipeReader::start(stdout, VERSION_KEPT, PastCap::Drop);
+    let status = tokio::time::timeout(timeout, child.wait())
         .await
         .map_err(|_| ProviderError::Timeout {
             provider: "claude-cli",
             after: timeout,
         })?
-        .map_err(|e| ProviderError::Cli(format!("cannot run {}: {e}", program.display())))?;
-    if !output.status.success() {
+        .map_err(|e| ProviderError::Cli(format!("waiting for {}: {e}", program.display())))?;
+    group.kill();
+    let output = stdout.finish().await;
+    if !status.success() {
         return Err(ProviderError::Cli(format!(
-            "--version exited with {}",
-            output.status
+            "--version exited with {status}"
         )));
     }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+    Ok(String::from_utf8_lossy(&output.bytes).trim().to_string())
 }
+
+/// The most of `claude --version`'s output kept: a version line is a few dozen bytes.
+const VERSION_KEPT: usize = 4 << 10;

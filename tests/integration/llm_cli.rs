@@ -308,3 +308,23 @@ async fn an_interrupted_run_ends_the_cli_and_what_it_started() {
         assert_gone(&one).await;
     }
 }
+
+/// `claude --version` for `doctor` is read as an answer is: at the exit, not at the end
+/// of a stdout a background process holds, and without what that process started.
+#[tokio::test]
+async fn version_is_read_at_the_exit_though_a_grandchild_holds_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let program = fake_claude(
+        dir.path(),
+        &format!(
+            "sleep 3600 &\necho $! > '{}'\necho '9.9.9 (Claude Code)'",
+            pid_file.display()
+        ),
+    );
+    let v = claude_cli::version(&program, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(v, "9.9.9 (Claude Code)");
+    assert_gone(&pid_file).await;
+}
