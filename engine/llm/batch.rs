@@ -96,6 +96,10 @@ pub struct BatchReport {
     pub resumed_requests: usize,
     /// Every batch this run read, resumed ones first.
     pub batch_ids: Vec<String>,
+    /// State files not used (not sealed here, unreadable, not a regular file), and
+    /// why; or why no state could be kept. The run summary lists them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub state_problems: Vec<String>,
 }
 
 /// The state file of one batch in flight.
@@ -288,16 +292,22 @@ impl BatchRun<'_> {
 
     /// The key of [`BatchOptions::key_file`], made there on first use. Without one the
     /// run goes on, saying that an interruption would send its requests again.
-    fn state_key(&self) -> Option<StateKey> {
+    fn state_key(&mut self) -> Option<StateKey> {
         let unsealed = "batch states are neither recorded nor resumed, so an interrupted \
                         run would send its requests again";
-        let Some(path) = &self.options.key_file else {
-            log::warn!("no folder for the batch state key (HOME is not set): {unsealed}");
-            return None;
+        let loaded = match &self.options.key_file {
+            Some(path) => StateKey::load_or_create(path),
+            None => Err("no folder for the batch state key (HOME is not set)".to_owned()),
         };
-        StateKey::load_or_create(path)
-            .inspect_err(|why| log::warn!("{why}: {unsealed}"))
+        loaded
+            .inspect_err(|why| self.state_problem(format!("{why}: {unsealed}")))
             .ok()
+    }
+
+    /// Logs a problem with batch states and keeps it for the run summary.
+    fn state_problem(&mut self, problem: String) {
+        log::warn!("{problem}");
+        self.report.state_problems.push(problem);
     }
 
     fn fail_all(&mut self, reason: &str) {
@@ -372,8 +382,8 @@ impl BatchRun<'_> {
     fn resume(&mut self, state_dir: &Path) {
         let Some(key) = &self.key else { return };
         let states = read_states(state_dir, key);
-        for why in &states.refused {
-            log::warn!("{why}");
+        for why in states.refused {
+            self.state_problem(why);
         }
         for (path, state) in states.usable {
             if state.endpoint != self.inner.endpoint {

@@ -578,6 +578,16 @@ async fn a_planted_batch_state_is_not_resumed() {
         .await;
     let scored = out[0].outcome.scored().expect("scored");
     assert_eq!(report.resumed, 0, "{report:?}");
+    // Not silently: each planted state is named with why it is not used.
+    assert_eq!(report.state_problems.len(), 2, "{report:?}");
+    assert!(
+        report.state_problems[0].contains("msgbatch_planted")
+            && report
+                .state_problems
+                .iter()
+                .any(|p| p.contains("its seal does not match")),
+        "{report:?}"
+    );
     let paths: Vec<String> = server.seen().iter().map(|s| s.path.clone()).collect();
     assert!(
         paths.iter().all(|p| !p.contains("planted")),
@@ -697,4 +707,50 @@ async fn a_key_in_a_batch_error_message_is_redacted() {
     let text = format!("{:?}", out[0].outcome);
     assert!(text.contains("bad key [redacted]"), "{text}");
     assert!(!text.contains(KEY), "{text}");
+}
+
+/// A state file the run does not use is named in the run summary and the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unused_batch_state_is_named_in_the_run_summary() {
+    let created = Arc::new(Mutex::new(Vec::new()));
+    let server = batches_server(created, Arc::new(AtomicBool::new(true))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let planted = dir.path().join("cache/batches/msgbatch_planted.json");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    std::fs::write(&planted, r#"{"version": 2, "items": []}"#).unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(get_cargo_bin("caldera"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("NO_COLOR", "1")
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", base)
+            .env("XDG_STATE_HOME", d.join("state"))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .args(["run", "judges.d/trivy", "--batch", "--out"])
+            .arg(d.join("result.json"))
+            .arg("--cache-dir")
+            .arg(d.join("cache"))
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = format!(
+        "[cache] run: the batch state {} is not used: it is not a batch state",
+        planted.display()
+    );
+    assert!(stdout.contains(&line), "{stdout}");
+    let r = result(dir.path());
+    assert_eq!(r["usage"]["verdicts"], 7, "{:#}", r["usage"]);
+    let problems = r["summary"]["problems"].as_array().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["kind"] == "cache"
+                && p["message"].as_str().unwrap().contains("msgbatch_planted")),
+        "{problems:#?}"
+    );
 }
