@@ -11,6 +11,14 @@
 //! errored or expired request is sent again in a follow-up batch, up to
 //! [`BatchOptions::max_submissions`] times; an unreadable reply is re-asked once, in a
 //! follow-up batch, as a direct call would be.
+//!
+//! A state file says which batch to poll and what its requests already cost, and the
+//! cache folder it lives in is in the checkout by default, where a pull request can put
+//! one. So a state is sealed (an HMAC under a key kept outside the checkout, see
+//! [`super::seal`]) and only a state with a matching seal is resumed; any other is not
+//! used, and the run says so. A state holds no model text: a resumed re-ask that has to
+//! be sent again is sent as the first prompt, so nothing read from a file reaches a
+//! request.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -20,6 +28,7 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use super::bounded::read_regular_file;
 use super::cache::{CacheEntry, CacheKey, Lookup};
 use super::cost::{Reservation, estimate_cost};
 use super::executor::{
@@ -27,6 +36,7 @@ use super::executor::{
     UnscoredKind,
 };
 use super::log::CallStatus;
+use super::seal::StateKey;
 use super::writer::write_file;
 use crate::provider::batches::{BatchItem, BatchStatus, ItemResult, MAX_BYTES, MAX_REQUESTS};
 use crate::provider::retry::retry_with;
@@ -48,6 +58,10 @@ pub struct BatchOptions {
     /// Times one request may be sent (the first time included): errored and expired
     /// requests are sent again until then.
     pub max_submissions: u32,
+    /// The file holding the key that seals batch states (outside the checkout; made on
+    /// first use). `None`: no state is written or resumed, so an interrupted run sends
+    /// its requests again.
+    pub key_file: Option<PathBuf>,
 }
 
 impl Default for BatchOptions {
@@ -58,6 +72,7 @@ impl Default for BatchOptions {
             poll_min: Duration::from_secs(1),
             poll_max: Duration::from_secs(60),
             max_submissions: 3,
+            key_file: super::seal::default_key_file(),
         }
     }
 }
@@ -78,6 +93,10 @@ pub struct BatchReport {
     pub resumed_requests: usize,
     /// Every batch this run read, resumed ones first.
     pub batch_ids: Vec<String>,
+    /// State files not used (not sealed here, unreadable, not a regular file), and
+    /// why; or why no state could be kept. The run summary lists them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub state_problems: Vec<String>,
 }
 
 /// The state file of one batch in flight.
@@ -90,6 +109,9 @@ struct BatchState {
     created: String,
     /// The requests not yet read back.
     items: Vec<StateItem>,
+    /// The HMAC of the state (with this field empty) under this machine's key.
+    #[serde(default)]
+    seal: String,
 }
 
 /// One request of a batch in flight.
@@ -107,13 +129,13 @@ struct StateItem {
     prior_cost: Option<f64>,
     /// Requests made for this job before this one.
     prior_attempts: u32,
-    /// The unreadable first reply and why it could not be read (re-asks only), so a
-    /// resumed run can send the re-ask again if it errs.
-    first_reply: Option<String>,
+    /// Why the first reply could not be read (re-asks only), for the reason a job left
+    /// unscored gives. The reply itself is not kept (see the module docs).
     first_error: Option<String>,
 }
 
-const STATE_VERSION: u32 = 1;
+/// 2: sealed, and no model text kept.
+const STATE_VERSION: u32 = 2;
 
 /// A job (or several asking the same thing) waiting for a verdict.
 struct Item {
@@ -126,7 +148,6 @@ struct Item {
     ask: u32,
     submission: u32,
     tally: Tally,
-    first_reply: Option<String>,
     first_error: Option<String>,
     cache_problem: Option<String>,
     reservation: Option<Reservation>,
@@ -192,6 +213,7 @@ impl Executor {
             tracked: Vec::new(),
             report: BatchReport::default(),
             running,
+            key: None,
         };
         run.go().await;
         for e in self.inner.flush_cache() {
@@ -237,6 +259,9 @@ struct BatchRun<'a> {
     tracked: Vec<Tracked>,
     report: BatchReport,
     running: Arc<Mutex<BTreeSet<String>>>,
+    /// Seals the states this run writes and checks those it resumes; without one,
+    /// none is written or resumed.
+    key: Option<StateKey>,
 }
 
 impl BatchRun<'_> {
@@ -254,11 +279,32 @@ impl BatchRun<'_> {
             return self.fail_all("--batch keeps its results in the cache, which must be writable");
         };
         let state_dir = cache.dir().join("batches");
+        self.key = self.state_key();
         self.plan();
         self.resume(&state_dir);
         let fresh: Vec<String> = self.waiting();
         self.submit(api, &state_dir, fresh).await;
         self.wait(api, &state_dir).await;
+    }
+
+    /// The key of [`BatchOptions::key_file`], made there on first use. Without one the
+    /// run goes on, saying that an interruption would send its requests again.
+    fn state_key(&mut self) -> Option<StateKey> {
+        let unsealed = "batch states are neither recorded nor resumed, so an interrupted \
+                        run would send its requests again";
+        let loaded = match &self.options.key_file {
+            Some(path) => StateKey::load_or_create(path),
+            None => Err("no folder for the batch state key (HOME is not set)".to_owned()),
+        };
+        loaded
+            .inspect_err(|why| self.state_problem(format!("{why}: {unsealed}")))
+            .ok()
+    }
+
+    /// Logs a problem with batch states and keeps it for the run summary.
+    fn state_problem(&mut self, problem: String) {
+        log::warn!("{problem}");
+        self.report.state_problems.push(problem);
     }
 
     fn fail_all(&mut self, reason: &str) {
@@ -318,7 +364,6 @@ impl BatchRun<'_> {
                     ask: 1,
                     submission: 0,
                     tally: Tally::new(),
-                    first_reply: None,
                     first_error: None,
                     cache_problem,
                     reservation: None,
@@ -332,7 +377,12 @@ impl BatchRun<'_> {
     /// Finds requests of this run in batches an earlier run left running: they are
     /// polled, never sent again.
     fn resume(&mut self, state_dir: &Path) {
-        for (path, state) in read_states(state_dir) {
+        let Some(key) = &self.key else { return };
+        let states = read_states(state_dir, key);
+        for why in states.refused {
+            self.state_problem(why);
+        }
+        for (path, state) in states.usable {
             if state.endpoint != self.inner.endpoint {
                 continue;
             }
@@ -350,11 +400,9 @@ impl BatchRun<'_> {
                 item.tally.usage = saved.prior;
                 item.tally.cost = saved.prior_cost;
                 item.tally.attempts = saved.prior_attempts;
+                // The request stays the first prompt: a sealed state is still no
+                // place to take model text from.
                 item.first_error = saved.first_error.clone();
-                item.first_reply = saved.first_reply.clone();
-                if let (Some(reply), Some(error)) = (&saved.first_reply, &saved.first_error) {
-                    reask(&mut item.request, reply, &item.format, error);
-                }
                 keys.push(saved.key.clone());
             }
             if keys.is_empty() {
@@ -474,9 +522,12 @@ impl BatchRun<'_> {
             endpoint: self.inner.endpoint.clone(),
             created: chrono::Utc::now().to_rfc3339(),
             items: saved,
+            seal: String::new(),
         };
         let path = state_dir.join(format!("{}.json", safe_name(&status.id)));
-        if let Err(e) = write_state(&path, &state) {
+        if let Some(key) = &self.key
+            && let Err(e) = write_state(&path, state, key)
+        {
             log::warn!(
                 "cannot record batch {} ({e}); an interrupted run would send its requests again",
                 status.id
@@ -631,10 +682,12 @@ impl BatchRun<'_> {
     fn retire_state(&mut self, t: usize) {
         let path = self.tracked[t].state_path.clone();
         let ours: BTreeSet<String> = self.tracked[t].keys.iter().cloned().collect();
-        if let Some(mut state) = read_state(&path) {
+        if let Some(key) = &self.key
+            && let Ok(mut state) = read_state(&path, key)
+        {
             state.items.retain(|i| !ours.contains(&i.key));
             if !state.items.is_empty() {
-                if let Err(e) = write_state(&path, &state) {
+                if let Err(e) = write_state(&path, state, key) {
                     log::warn!("cannot update {}: {e}", path.display());
                 }
                 self.tracked[t].done = true;
@@ -759,7 +812,6 @@ impl BatchRun<'_> {
                     reask(&mut item.request, &reply.text, &item.format, &message);
                     item.ask = 2;
                     item.submission = 0;
-                    item.first_reply = Some(reply.text);
                     item.first_error = Some(message);
                     return;
                 }
@@ -851,7 +903,6 @@ fn state_item(item: &Item) -> StateItem {
         prior: item.tally.usage,
         prior_cost: item.tally.cost,
         prior_attempts: item.tally.attempts,
-        first_reply: item.first_reply.clone(),
         first_error: item.first_error.clone(),
     }
 }
@@ -869,28 +920,158 @@ fn safe_name(id: &str) -> String {
         .collect()
 }
 
-fn write_state(path: &Path, state: &BatchState) -> Result<(), super::cache::CacheError> {
-    let bytes = serde_json::to_vec_pretty(state).unwrap_or_default();
+/// Seals `state` under `key` and writes it (temporary file, fsync, rename).
+fn write_state(
+    path: &Path,
+    mut state: BatchState,
+    key: &StateKey,
+) -> Result<(), super::cache::CacheError> {
+    state.seal = key.seal(&sealed_bytes(&state));
+    let bytes = serde_json::to_vec_pretty(&state).unwrap_or_default();
     write_file(path, &bytes)
 }
 
-fn read_state(path: &Path) -> Option<BatchState> {
-    let bytes = std::fs::read(path).ok()?;
-    serde_json::from_slice::<BatchState>(&bytes)
-        .ok()
-        .filter(|s| s.version == STATE_VERSION)
+/// The bytes a seal covers: the state as compact JSON with its seal left empty.
+fn sealed_bytes(state: &BatchState) -> Vec<u8> {
+    let unsealed = BatchState {
+        seal: String::new(),
+        ..state.clone()
+    };
+    serde_json::to_vec(&unsealed).unwrap_or_default()
 }
 
-/// Every readable state file, oldest batch first.
-fn read_states(dir: &Path) -> Vec<(PathBuf, BatchState)> {
-    let mut states: Vec<(PathBuf, BatchState)> = std::fs::read_dir(dir)
+/// The largest batch state read: a batch holds at most 100,000 requests, of a few
+/// hundred bytes each in the state; a file above it is no state this engine wrote.
+const MAX_STATE_BYTES: u64 = 256 << 20;
+
+/// The state at `path`, or why it cannot be used. Only a regular file of a sane size is
+/// read (see [`super::bounded`]): a FIFO or a link to a device planted in the cache
+/// folder is refused without being opened for long or read. Only a state sealed under
+/// `key` is used: one this user's runs wrote on this machine.
+fn read_state(path: &Path, key: &StateKey) -> Result<BatchState, String> {
+    let bytes = read_regular_file(path, MAX_STATE_BYTES).map_err(|e| e.to_string())?;
+    let state = serde_json::from_slice::<BatchState>(&bytes)
+        .map_err(|e| format!("it is not a batch state ({e})"))?;
+    if state.version != STATE_VERSION {
+        return Err(format!(
+            "it is a batch state of version {}, not {STATE_VERSION}",
+            state.version
+        ));
+    }
+    if !key.verify(&sealed_bytes(&state), &state.seal) {
+        return Err(
+            "its seal does not match this machine's batch state key, so no run \
+                    here wrote it"
+                .to_owned(),
+        );
+    }
+    Ok(state)
+}
+
+/// The state files of a folder: those that can be used, oldest batch first, and why
+/// each of the others cannot.
+#[derive(Debug, Default)]
+struct States {
+    usable: Vec<(PathBuf, BatchState)>,
+    refused: Vec<String>,
+}
+
+/// Every state file of `dir`, checked against `key`; see [`States`].
+fn read_states(dir: &Path, key: &StateKey) -> States {
+    let mut states = States::default();
+    let paths = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .filter_map(|p| read_state(&p).map(|s| (p, s)))
-        .collect();
-    states.sort_by(|a, b| a.1.created.cmp(&b.1.created));
+        .filter(|p| p.extension().is_some_and(|e| e == "json"));
+    for path in paths {
+        match read_state(&path, key) {
+            Ok(state) => states.usable.push((path, state)),
+            Err(why) => states.refused.push(format!(
+                "the batch state {} is not used: {why}",
+                path.display()
+            )),
+        }
+    }
+    states.usable.sort_by(|a, b| a.1.created.cmp(&b.1.created));
     states
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads the states of `dir` on another thread, failing the test (not hanging it)
+    /// when that does not return within ten seconds.
+    fn states_within_seconds(dir: &Path) -> States {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_states(&dir, &StateKey::random()));
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("reading the batch states returned")
+    }
+
+    fn state() -> BatchState {
+        BatchState {
+            version: STATE_VERSION,
+            batch_id: "msgbatch_1".into(),
+            endpoint: "http://127.0.0.1:9".into(),
+            created: "2026-01-01T00:00:00Z".into(),
+            items: vec![StateItem {
+                key: "ab".repeat(32),
+                ask: 1,
+                submission: 1,
+                prior: Usage::default(),
+                prior_cost: Some(0.25),
+                prior_attempts: 0,
+                first_error: None,
+            }],
+            seal: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_state_is_used_only_under_the_key_that_sealed_it_and_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("msgbatch_1.json");
+        let key = StateKey::random();
+        write_state(&path, state(), &key).unwrap();
+        let read = read_state(&path, &key).unwrap();
+        assert_eq!(read.items[0].prior_cost, Some(0.25));
+        let foreign = read_state(&path, &StateKey::random()).unwrap_err();
+        assert!(foreign.contains("its seal does not match"), "{foreign}");
+        // Any edit breaks the seal: here, a larger prior cost.
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("0.25", "25.0")).unwrap();
+        let edited = read_state(&path, &key).unwrap_err();
+        assert!(edited.contains("its seal does not match"), "{edited}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_device_link_among_the_batch_states_is_skipped_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("msgbatch_fifo.json");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RUSR).unwrap();
+        let states = states_within_seconds(dir.path());
+        assert!(states.usable.is_empty());
+        assert_eq!(
+            states.refused,
+            [format!(
+                "the batch state {} is not used: it is a FIFO, not a regular file; it was not read",
+                fifo.display()
+            )]
+        );
+        std::fs::remove_file(&fifo).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("msgbatch_zero.json")).unwrap();
+        let states = states_within_seconds(dir.path());
+        assert!(states.usable.is_empty());
+        assert!(
+            states.refused[0].contains("it is a symbolic link"),
+            "{states:?}"
+        );
+    }
 }

@@ -13,6 +13,8 @@
 //! its score must lie on the format's scale, its confidence in 0..1, and its stored
 //! reply must still read as its stored verdict. A file that fails any check (torn,
 //! hand-edited, written by an older reader) is a miss that says why, never a score.
+//! So is anything at an entry's path that is not a regular file of a sane size (a FIFO,
+//! a link, a device: see [`super::bounded`]), which is refused without being read.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -20,10 +22,11 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::provider::Usage;
+use crate::provider::{MAX_REPLY_BYTES, Usage};
 use crate::spec::verdict_format::{NumberKind, VerdictFormat};
 use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
 
+use super::bounded::{Refusal, read_regular_file};
 use super::writer::{WRITER_THREADS, Writer};
 
 /// How the cache is used.
@@ -283,6 +286,11 @@ fn opt(x: Option<f64>) -> String {
     x.map_or_else(|| "none".to_owned(), |x| x.to_string())
 }
 
+/// The largest cache entry read: a reply is at most [`MAX_REPLY_BYTES`], stored twice
+/// (the reply, and the verdict read from it) with JSON escapes (up to six bytes for one);
+/// a file above it is no entry this cache wrote, and is refused unread.
+pub const MAX_ENTRY_BYTES: u64 = 16 * MAX_REPLY_BYTES as u64;
+
 /// The on-disk cache.
 #[derive(Debug)]
 pub struct Cache {
@@ -325,16 +333,17 @@ impl Cache {
             return Ok(Lookup::Miss);
         }
         let path = self.path_of(&key.hex);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lookup::Miss),
-            Err(source) => return Err(CacheError::Io { path, source }),
-        };
         let unusable = |why: String| {
             Ok(Lookup::Invalid(format!(
                 "the cache entry {} is unusable: {why}",
                 path.display()
             )))
+        };
+        let bytes = match read_regular_file(&path, MAX_ENTRY_BYTES) {
+            Ok(bytes) => bytes,
+            Err(Refusal::Missing) => return Ok(Lookup::Miss),
+            Err(Refusal::Io(source)) => return Err(CacheError::Io { path, source }),
+            Err(refusal) => return unusable(refusal.to_string()),
         };
         let entry = match serde_json::from_slice::<CacheEntry>(&bytes) {
             Ok(entry) => entry,
@@ -402,7 +411,7 @@ impl Cache {
             .filter_map(|shard| std::fs::read_dir(shard.path()).ok())
             .flat_map(|files| files.flatten())
             .filter(|f| f.path().extension().is_some_and(|e| e == "json"))
-            .filter_map(|f| std::fs::read(f.path()).ok())
+            .filter_map(|f| read_regular_file(&f.path(), MAX_ENTRY_BYTES).ok())
             .filter_map(|bytes| serde_json::from_slice::<CacheEntry>(&bytes).ok())
     }
 }
@@ -934,13 +943,65 @@ mod tests {
                 path.display()
             ))
         );
-        // A file that cannot be read at all is an error, not a miss.
+        // A folder in its place is refused as no entry, unread.
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();
-        assert!(matches!(
-            cache.get(&key, &format),
-            Err(CacheError::Io { path: p, .. }) if p == path
-        ));
+        assert_eq!(
+            cache.get(&key, &format).unwrap(),
+            Lookup::Invalid(format!(
+                "the cache entry {} is unusable: it is a folder, not a regular file; it was not read",
+                path.display()
+            ))
+        );
+    }
+
+    /// Looks `key` up on another thread, failing the test (not hanging it) when the
+    /// lookup does not return within ten seconds.
+    fn get_within_seconds(cache: Cache, key: CacheKey, format: CompiledFormat) -> Lookup {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(cache.get(&key, &format));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the lookup returned")
+            .expect("a refusal is a lookup, not an error")
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_a_device_link_or_a_huge_file_as_an_entry_is_a_refused_miss_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let (key, format, _) = base_entry();
+        let path = dir.path().join("52").join(format!("{BASE_HEX}.json"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let lookup = || {
+            get_within_seconds(
+                Cache::new(dir.path(), CacheMode::On),
+                key.clone(),
+                format.clone(),
+            )
+        };
+        let refused = |lookup: Lookup, what: &str| {
+            let Lookup::Invalid(why) = lookup else {
+                panic!("{what} was used: {lookup:?}");
+            };
+            assert!(why.contains(&path.display().to_string()), "{why}");
+            assert!(why.contains(what), "{why}");
+        };
+        // A FIFO: opening it for reading would wait for a writer that never comes.
+        rustix::fs::mkfifoat(rustix::fs::CWD, &path, rustix::fs::Mode::RUSR).unwrap();
+        refused(lookup(), "it is a FIFO, not a regular file");
+        // A regular file far above any entry: refused by its size, not read.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(100 << 20)
+            .unwrap();
+        refused(lookup(), "-byte limit; it was not read");
+        // A link to /dev/zero: read, it would fill memory.
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        refused(lookup(), "it is a symbolic link, not a regular file");
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub enum BudgetError {
     },
     /// No price is known, so the guard cannot vouch for the call.
     #[error(
-        "budget: no price is known for model `{model}`; add it to the price table or drop --max-cost"
+        "budget: no price is known for model `{model}`; give it one under `prices:` in the \
+         suite ({{{model}: {{input_per_mtok, output_per_mtok}}}}) or drop --max-cost"
     )]
     UnknownPrice {
         /// The model id.

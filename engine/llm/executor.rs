@@ -900,11 +900,12 @@ impl Inner {
                     let e = super::cost::BudgetError::UnknownPrice {
                         model: model_id.to_string(),
                     };
+                    // Nothing was sent, so nothing was spent: a known $0.
                     return Err((
                         Ask {
                             reply: None,
                             tries: 0,
-                            cost: None,
+                            cost: Some(0.0),
                         },
                         (UnscoredKind::Budget, e.to_string()),
                     ));
@@ -924,7 +925,7 @@ impl Inner {
                             Ask {
                                 reply: None,
                                 tries: 0,
-                                cost: None,
+                                cost: Some(0.0),
                             },
                             (UnscoredKind::Budget, e.to_string()),
                         ));

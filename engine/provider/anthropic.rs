@@ -98,6 +98,11 @@ impl AnthropicProvider {
         reply_from_text(&text).map(|r| self.redacted(r))
     }
 
+    /// `text` with the key redacted (a batch request's error message).
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.key.redact(text)
+    }
+
     /// `reply` with the key redacted: a key echoed back must not reach the result, the
     /// log or the cache (batch results pass through here too).
     pub(crate) fn redacted(&self, mut reply: ProviderReply) -> ProviderReply {

@@ -140,6 +140,14 @@ impl AnthropicProvider {
                     ItemResult::Succeeded(reply) => {
                         (id, ItemResult::Succeeded(self.redacted(reply)))
                     }
+                    // An error message may echo the key as a reply may.
+                    ItemResult::Errored { kind, message } => (
+                        id,
+                        ItemResult::Errored {
+                            kind,
+                            message: self.redact(&message),
+                        },
+                    ),
                     other => (id, other),
                 })
             })

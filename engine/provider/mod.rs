@@ -186,27 +186,80 @@ impl ProviderError {
 }
 
 /// A secret (an API key). Its `Debug` and `Display` print `***`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+#[derive(Clone)]
+pub struct Secret {
+    value: String,
+    /// The key as it may be written encoded (see [`Secret::redact`]), made on first use.
+    encoded: std::sync::OnceLock<Option<regex::Regex>>,
+}
+
+impl PartialEq for Secret {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Eq for Secret {}
 
 impl Secret {
     /// Wraps a key.
     pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
+        Secret {
+            value: value.into(),
+            encoded: std::sync::OnceLock::new(),
+        }
     }
 
     /// The key, for a request header only.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.value
     }
 
-    /// Replaces any occurrence of the key in `text` (servers sometimes echo it).
+    /// Replaces any occurrence of the key in `text` (servers sometimes echo it), also
+    /// where any of its characters is written as a JSON escape (`\u0073`, `\/`) or
+    /// percent-encoded (`%73`): text that is decoded later (a verdict's JSON, a URL)
+    /// would otherwise turn into the key after redaction. Redact before decoding and
+    /// before cutting a text short, so no part of the key survives a cut.
     pub fn redact(&self, text: &str) -> String {
-        if self.0.len() < 4 {
+        if self.value.len() < 4 {
             return text.to_string();
         }
-        text.replace(&self.0, "[redacted]")
+        let plain = text.replace(&self.value, "[redacted]");
+        if !plain.contains(['\\', '%']) {
+            return plain;
+        }
+        match self.encoded.get_or_init(|| encoded_pattern(&self.value)) {
+            Some(pattern) => pattern.replace_all(&plain, "[redacted]").into_owned(),
+            None => plain,
+        }
     }
+}
+
+/// A pattern matching `key` with any of its ASCII characters written as a JSON `\u`
+/// escape (hex in either case), as `\/` for a slash, or percent-encoded.
+fn encoded_pattern(key: &str) -> Option<regex::Regex> {
+    let hex_digit = |d: char| {
+        if d.is_ascii_digit() {
+            d.to_string()
+        } else {
+            format!("[{}{}]", d.to_ascii_lowercase(), d.to_ascii_uppercase())
+        }
+    };
+    let mut pattern = String::new();
+    for c in key.chars() {
+        let literal = regex::escape(&c.to_string());
+        if !c.is_ascii() {
+            pattern.push_str(&literal);
+            continue;
+        }
+        let hex: String = format!("{:02x}", c as u32).chars().map(hex_digit).collect();
+        pattern.push_str(&format!("(?:{literal}|\\\\u00{hex}|%{hex}"));
+        if c == '/' {
+            pattern.push_str("|\\\\/");
+        }
+        pattern.push(')');
+    }
+    regex::Regex::new(&pattern).ok()
 }
 
 impl fmt::Debug for Secret {
@@ -496,17 +549,34 @@ pub(crate) async fn exchange(
         .await
         .map_err(|e| transport_error(provider, timeout, &e))?;
     let status = response.status();
+    let redact = |text: &str| key.map_or_else(|| text.to_owned(), |k| k.redact(text));
+    // The `Location` may echo the key: redacted like a body.
     if let Some(e) = redirect_refused(provider, status, response.headers()) {
-        return Err(e);
+        return Err(match e {
+            ProviderError::Http {
+                provider,
+                status,
+                message,
+                retry_after,
+            } => ProviderError::Http {
+                provider,
+                status,
+                message: redact(&message),
+                retry_after,
+            },
+            other => other,
+        });
     }
     let wait = retry_after(response.headers());
     let text = read_capped(provider, timeout, response, cap).await?;
     if !status.is_success() {
-        let message = error_message(&text);
+        // Redacted before the message is read out of the body (which decodes JSON
+        // escapes) and cut short, then again once decoded.
+        let message = error_message(&redact(&text));
         return Err(ProviderError::Http {
             provider,
             status: status.as_u16(),
-            message: key.map_or_else(|| message.clone(), |k| k.redact(&message)),
+            message: redact(&message),
             retry_after: wait,
         });
     }
@@ -594,6 +664,27 @@ mod tests {
             h.insert(*k, v.parse().unwrap());
         }
         h
+    }
+
+    #[test]
+    fn redaction_finds_the_key_verbatim_json_escaped_and_percent_encoded() {
+        let key = Secret::new("sk-a/B9");
+        let escaped = r"sk\u002Da\/\u0042\u0039";
+        let percent = "%73%6b-a%2FB9";
+        let text = format!("1 sk-a/B9 2 {escaped} 3 {percent} 4 sk-a/B8");
+        assert_eq!(
+            key.redact(&text),
+            "1 [redacted] 2 [redacted] 3 [redacted] 4 sk-a/B8"
+        );
+    }
+
+    #[test]
+    fn an_error_body_is_redacted_before_it_is_cut() {
+        let key = Secret::new("sk-test-0123456789");
+        let body = format!("{}{}", "x".repeat(295), key.expose());
+        let message = key.redact(&error_message(&key.redact(&body)));
+        assert!(!message.contains("sk-te"), "{message}");
+        assert!(message.ends_with("x[reda"), "{message}");
     }
 
     #[test]

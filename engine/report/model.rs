@@ -349,8 +349,16 @@ pub struct UsageView {
     pub input_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
-    /// Cost in USD.
-    pub cost_usd: f64,
+    /// Cost in USD; `None` when unknown (a call of a model without a price).
+    pub cost_usd: Option<f64>,
+}
+
+impl UsageView {
+    /// The cost as reports show it: `$0.0123`, or `cost unknown`.
+    pub fn cost_text(&self) -> String {
+        self.cost_usd
+            .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"))
+    }
 }
 
 /// What the decision rests on.
@@ -506,65 +514,148 @@ impl Report {
     /// One line when judges were left without a score by the `--max-cost` budget or by
     /// replay misses: such a run measured too little to pass or fail (exit 3). The
     /// executor's reasons for those two cases start with `budget:` and `replay:` (inside
-    /// a panel's reason, after the model's name).
+    /// a panel's reason, one per model, after the model's name). Units are counted as
+    /// the table counts them: a `scope: repo` judge's repos (not the judge as well), and
+    /// each model of a panel. A model without a price is named with how to price it:
+    /// raising the budget cannot help it.
     pub fn incomplete(&self) -> Option<String> {
-        let mut budget = Vec::new();
-        let mut replay = Vec::new();
-        let mut note = |who: String, reason: Option<&String>| {
-            let Some(r) = reason else { return };
-            if r.starts_with("budget: ") || r.contains(": budget: ") {
-                budget.push(who);
-            } else if r.starts_with("replay: ") || r.contains(": replay: ") {
-                replay.push(who);
-            }
-        };
-        for d in self
-            .dimensions
-            .iter()
-            .filter(|d| d.status != Status::Scored)
-        {
-            note(d.name.clone(), d.unscored_reason.as_ref());
-        }
-        for d in &self.dimensions {
-            for r in d.repos.iter().filter(|r| r.status != Status::Scored) {
-                note(
-                    format!("{} / {}", d.name, r.repo),
-                    r.unscored_reason.as_ref(),
-                );
-            }
-        }
-        let list = |v: &[String]| {
-            let shown: Vec<&str> = v.iter().take(5).map(String::as_str).collect();
-            let more = v.len().saturating_sub(5);
-            if more > 0 {
-                format!("{} and {more} more", shown.join(", "))
-            } else {
-                shown.join(", ")
-            }
-        };
-        match (budget.is_empty(), replay.is_empty()) {
-            (true, true) => None,
-            (false, _) => Some(format!(
-                "incomplete: the --max-cost budget stopped the calls of {} unit(s) ({}){}; raise --max-cost, or score with --heuristic",
-                budget.len(),
-                list(&budget),
-                if replay.is_empty() {
-                    String::new()
-                } else {
-                    format!(", and {} had no cached verdict to replay", replay.len())
+        let mut over_budget = StoppedUnits::default();
+        let mut unpriced = StoppedUnits::default();
+        let mut replay = StoppedUnits::default();
+        let mut models: Vec<String> = Vec::new();
+        for (who, reason) in self.unscored_units() {
+            let stopped = StoppedCalls::of(reason);
+            over_budget.add(&who, stopped.over_budget);
+            unpriced.add(&who, stopped.unpriced.len());
+            replay.add(&who, stopped.replay);
+            for model in stopped.unpriced {
+                if !models.contains(&model) {
+                    models.push(model);
                 }
-            )),
-            (true, false) => Some(format!(
-                "incomplete: --replay found no cached verdict for {} unit(s) ({}); run once without --replay to fill the cache",
-                replay.len(),
-                list(&replay)
-            )),
+            }
         }
+        let mut parts = Vec::new();
+        if unpriced.count > 0 {
+            let named: Vec<String> = models.iter().map(|m| format!("`{m}`")).collect();
+            parts.push(format!(
+                "{} unit(s) ({}) were not asked: no price is known for {}, so --max-cost \
+                 cannot vouch for a call; give {} a price under `prices:` in the suite \
+                 ({{{}: {{input_per_mtok, output_per_mtok}}}}), or drop --max-cost",
+                unpriced.count,
+                unpriced.list(),
+                named.join(", "),
+                if models.len() == 1 { "it" } else { "each" },
+                models.first().map_or("model", String::as_str),
+            ));
+        }
+        if over_budget.count > 0 {
+            parts.push(format!(
+                "the --max-cost budget stopped the calls of {} unit(s) ({}); raise --max-cost, \
+                 or score with --heuristic",
+                over_budget.count,
+                over_budget.list()
+            ));
+        }
+        if replay.count > 0 {
+            parts.push(format!(
+                "--replay found no cached verdict for {} unit(s) ({}); run once without \
+                 --replay to fill the cache",
+                replay.count,
+                replay.list()
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("incomplete: {}", parts.join("; and ")))
+    }
+
+    /// Every unit without a score that says why, named as the run summary names it:
+    /// a `scope: repo` judge's repos, else the judge.
+    fn unscored_units(&self) -> Vec<(String, &str)> {
+        let mut units = Vec::new();
+        for d in &self.dimensions {
+            if d.repos.is_empty() {
+                if d.status != Status::Scored
+                    && let Some(reason) = &d.unscored_reason
+                {
+                    units.push((d.name.clone(), reason.as_str()));
+                }
+                continue;
+            }
+            for r in d.repos.iter().filter(|r| r.status != Status::Scored) {
+                if let Some(reason) = &r.unscored_reason {
+                    units.push((format!("{} / {}", d.name, r.repo), reason.as_str()));
+                }
+            }
+        }
+        units
     }
 
     /// The dimension called `name`.
     pub fn dimension(&self, name: &str) -> Option<&Dimension> {
         self.dimensions.iter().find(|d| d.name == name)
+    }
+}
+
+/// Units whose calls were not made for one cause: how many (a panel's unit counts
+/// once per model), and their names.
+#[derive(Debug, Default)]
+struct StoppedUnits {
+    count: usize,
+    names: Vec<String>,
+}
+
+impl StoppedUnits {
+    /// Counts `calls` calls of the unit `who` (none: nothing to count).
+    fn add(&mut self, who: &str, calls: usize) {
+        if calls > 0 {
+            self.count += calls;
+            self.names.push(who.to_owned());
+        }
+    }
+
+    /// The first five names, and how many more.
+    fn list(&self) -> String {
+        let shown: Vec<&str> = self.names.iter().take(5).map(String::as_str).collect();
+        let more = self.names.len().saturating_sub(5);
+        if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        }
+    }
+}
+
+/// The calls of one unit that were not made, read from its reason: one `budget: ` or
+/// `replay: ` segment per model (at the start, or after a model's name and `: `).
+#[derive(Debug, Default, PartialEq)]
+struct StoppedCalls {
+    /// Calls the budget could not cover.
+    over_budget: usize,
+    /// Models with no price, one per call.
+    unpriced: Vec<String>,
+    /// Calls with no cached verdict to replay.
+    replay: usize,
+}
+
+impl StoppedCalls {
+    fn of(reason: &str) -> StoppedCalls {
+        let segment_starts = |label: &'static str| {
+            reason
+                .match_indices(label)
+                .filter(|(i, _)| *i == 0 || reason[..*i].ends_with(": "))
+                .map(move |(i, _)| &reason[i + label.len()..])
+        };
+        let mut stopped = StoppedCalls::default();
+        for rest in segment_starts("budget: ") {
+            let unpriced = rest
+                .strip_prefix("no price is known for model `")
+                .and_then(|r| r.split_once('`'));
+            match unpriced {
+                Some((model, _)) => stopped.unpriced.push(model.to_owned()),
+                None => stopped.over_budget += 1,
+            }
+        }
+        stopped.replay = segment_starts("replay: ").count();
+        stopped
     }
 }
 
@@ -601,5 +692,64 @@ fn check_shape(doc: &Value) -> Result<(), (String, String)> {
             "result_format".into(),
             "`result_format` is not a whole number".into(),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(dimensions: Value) -> Report {
+        Report::from_value(serde_json::json!({
+            "suite": "s", "decision": "NO_SCORE", "dimensions": dimensions
+        }))
+        .unwrap()
+    }
+
+    const OVER: &str = "budget: this call could cost up to $0.0100, and $0.0000 of the $0.0010 --max-cost is already spent or committed";
+
+    #[test]
+    fn the_incomplete_line_counts_units_as_the_table_does() {
+        // A `scope: repo` judge counts its repos, not itself as well; a panel's unit
+        // counts once per model stopped.
+        let r = report(serde_json::json!([
+            {"name": "per_repo", "status": "unscored",
+             "unscored_reason": format!("no model gave a verdict: m: {OVER}"),
+             "repos": [
+                {"repo": "a", "status": "unscored", "unscored_reason": format!("no model gave a verdict: m: {OVER}")},
+                {"repo": "b", "status": "unscored", "unscored_reason": format!("no model gave a verdict: m: {OVER}")}
+             ]},
+            {"name": "panel", "status": "unscored",
+             "unscored_reason": format!("no model gave a verdict: m1: {OVER}; m2: {OVER}; m3: {OVER}")}
+        ]));
+        let line = r.incomplete().unwrap();
+        assert!(
+            line.starts_with(
+                "incomplete: the --max-cost budget stopped the calls of 5 unit(s) (per_repo / a, per_repo / b, panel)"
+            ),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn an_unpriced_model_is_named_with_how_to_price_it() {
+        let unpriced = crate::llm::cost::BudgetError::UnknownPrice {
+            model: "house-model".into(),
+        }
+        .to_string();
+        let r = report(serde_json::json!([
+            {"name": "a", "status": "unscored",
+             "unscored_reason": format!("no model gave a verdict: house-model: {unpriced}")},
+            {"name": "b", "status": "unscored",
+             "unscored_reason": format!("no model gave a verdict: sonnet: {OVER}")}
+        ]));
+        assert_eq!(
+            r.incomplete().unwrap(),
+            "incomplete: 1 unit(s) (a) were not asked: no price is known for `house-model`, so \
+             --max-cost cannot vouch for a call; give it a price under `prices:` in the suite \
+             ({house-model: {input_per_mtok, output_per_mtok}}), or drop --max-cost; and the \
+             --max-cost budget stopped the calls of 1 unit(s) (b); raise --max-cost, or score \
+             with --heuristic"
+        );
     }
 }

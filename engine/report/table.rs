@@ -197,7 +197,7 @@ fn usage_and_panel(out: &mut String, r: &Report) {
     if let Some(u) = &r.usage {
         let _ = writeln!(
             out,
-            "  model {} via {}: {} of {} verdicts ({} cached), {} requests, {} input + {} output tokens, ${:.4}",
+            "  model {} via {}: {} of {} verdicts ({} cached), {} requests, {} input + {} output tokens, {}",
             r.model.as_deref().unwrap_or("-"),
             r.provider.as_deref().unwrap_or("-"),
             u.verdicts,
@@ -206,7 +206,7 @@ fn usage_and_panel(out: &mut String, r: &Report) {
             u.requests,
             u.input_tokens,
             u.output_tokens,
-            u.cost_usd
+            u.cost_text()
         );
     }
     let Some(p) = &r.panel else { return };

@@ -197,6 +197,16 @@ impl<'a> ModelSource<'a> {
         }
         let mut usage = usage_of(&dims, self.executor.spent());
         usage.concurrency = self.concurrency();
+        // Batch states not used (one planted in the checkout, say) are named in the summary.
+        let state_problems = batch
+            .iter()
+            .flat_map(|b| b.state_problems.iter())
+            .map(|message| Problem {
+                dimension: None,
+                kind: ProblemKind::Cache,
+                message: message.clone(),
+            })
+            .collect::<Vec<_>>();
         usage.batch = batch;
         let panel = (self.models.len() > 1).then(|| {
             run_panel(
@@ -212,6 +222,7 @@ impl<'a> ModelSource<'a> {
         problems.extend(self.rate_limit_problem());
         problems.extend(silent);
         problems.extend(self.cache_problems(suite, units, &planned, &outcomes));
+        problems.extend(state_problems);
         problems.extend(divergences(&dims));
         problems.extend(unstable(&dims));
         problems.extend(panel.as_ref().and_then(agreement_problem));

@@ -252,10 +252,12 @@ pub struct RunUsage {
     /// Of the reply tokens, those spent reasoning, where the provider itemises them.
     #[serde(skip_serializing_if = "is_zero_tokens")]
     pub reasoning_tokens: u64,
-    /// Cost in USD of calls made in this run (cached answers cost nothing).
-    pub cost_usd: f64,
-    /// Cost per dimension.
-    pub cost_by_dimension: indexmap::IndexMap<String, f64>,
+    /// Cost in USD of calls made in this run (cached answers cost nothing); `None`
+    /// (null) when a call's cost is unknown (a model without a price, the `claude`
+    /// CLI): a partial sum would pass for the whole.
+    pub cost_usd: Option<f64>,
+    /// Cost per dimension, `None` as above.
+    pub cost_by_dimension: indexmap::IndexMap<String, Option<f64>>,
     /// What the adaptive concurrency limit did.
     pub concurrency: Concurrency,
     /// With `--batch`: the Message Batches created, resumed and their requests.
@@ -281,11 +283,12 @@ fn is_zero_tokens(n: &u64) -> bool {
     *n == 0
 }
 
-/// Sums the calls of every verdict.
+/// Sums the calls of every verdict. A cost is known only when every call's is: one
+/// call of unknown cost makes its dimension's and the run's unknown, never $0.
 pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
     let mut u = RunUsage::default();
     for d in dims {
-        let mut dim_cost = 0.0;
+        let mut dim_cost = Some(0.0);
         for c in &d.llm_calls {
             u.calls += 1;
             u.verdicts += usize::from(c.scored);
@@ -293,17 +296,20 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
             if c.cached {
                 u.cached += 1;
             } else {
-                dim_cost += c.cost_usd.unwrap_or(0.0);
+                dim_cost = dim_cost.zip(c.cost_usd).map(|(sum, cost)| sum + cost);
             }
             u.input_tokens += c.input_tokens;
             u.output_tokens += c.output_tokens;
             u.reasoning_tokens += c.reasoning_tokens;
         }
-        u.cost_by_dimension
-            .insert(d.name.clone(), crate::score::round::to(dim_cost, 6));
+        u.cost_by_dimension.insert(
+            d.name.clone(),
+            dim_cost.map(|c| crate::score::round::to(c, 6)),
+        );
     }
-    let summed: f64 = u.cost_by_dimension.values().sum();
-    u.cost_usd = crate::score::round::to(if spent > 0.0 { spent } else { summed }, 6);
+    let summed: Option<f64> = u.cost_by_dimension.values().copied().sum();
+    u.cost_usd =
+        summed.map(|summed| crate::score::round::to(if spent > 0.0 { spent } else { summed }, 6));
     u
 }
 
@@ -920,11 +926,17 @@ mod tests {
         // 3 calls, 2 verdicts, 1 cached; 2 + 0 + 1 requests; 157 / 18 tokens.
         assert_eq!((u.calls, u.verdicts, u.cached, u.requests), (3, 2, 1, 3));
         assert_eq!((u.input_tokens, u.output_tokens), (157, 18));
-        // The cached call costs nothing; b's price is unknown.
-        assert_eq!(u.cost_by_dimension.get("a"), Some(&0.5));
-        assert_eq!(u.cost_by_dimension.get("b"), Some(&0.0));
-        assert_eq!(u.cost_usd, 0.5, "no spend given: the sum");
-        assert_eq!(usage_of(&[a, b], 0.7).cost_usd, 0.7, "the spend given wins");
+        // The cached call costs nothing; b's price is unknown, and so is the run's.
+        assert_eq!(u.cost_by_dimension.get("a"), Some(&Some(0.5)));
+        assert_eq!(u.cost_by_dimension.get("b"), Some(&None));
+        assert_eq!(u.cost_usd, None, "one unknown cost makes the run's unknown");
+        assert_eq!(usage_of(&[a.clone(), b], 0.7).cost_usd, None);
+        assert_eq!(usage_of(&[a.clone()], 0.0).cost_usd, Some(0.5), "the sum");
+        assert_eq!(
+            usage_of(&[a], 0.7).cost_usd,
+            Some(0.7),
+            "the spend given wins"
+        );
     }
 
     #[test]

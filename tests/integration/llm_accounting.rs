@@ -1,9 +1,14 @@
 //! Token and cost accounting counts every request that reached a model: retries that got
 //! an answer, re-asks and unreadable replies, and the tokens of judges left unscored.
 
+use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
 
 use caldera::llm::executor::{Executor, Outcome, UnscoredKind};
 
@@ -84,4 +89,114 @@ async fn the_run_counts_every_request_and_every_reply() {
         .as_f64()
         .unwrap();
     assert!(cost > 0.0, "the unscored judge's replies cost money too");
+}
+
+/// `caldera run judges.d/trivy` against `base` with `extra`: (exit code, stdout, stderr,
+/// result).
+fn run_printing(base: &str, dir: &Path, extra: &[&str]) -> (Option<i32>, String, String, Value) {
+    let out = dir.join("result.json");
+    let output = Command::new(get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "test-key-never-logged")
+        .env("ANTHROPIC_BASE_URL", base)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--timeout",
+            "5",
+            "--cache",
+            "off",
+            "--out",
+        ])
+        .arg(&out)
+        .args(extra)
+        .output()
+        .expect("runs");
+    let result = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        result,
+    )
+}
+
+/// A model without a price answers every judge: each call's cost is unknown, so the
+/// run's is too (null in the JSON, "unknown" in the table and the HTML), never $0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unpriced_model_makes_the_run_cost_unknown_not_zero() {
+    let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (_, table, _, result) = tokio::task::spawn_blocking(move || {
+        run_printing(&base, &d, &["--model", "house-model-without-a-price"])
+    })
+    .await
+    .unwrap();
+    let usage = &result["usage"];
+    assert_eq!(usage["verdicts"], 7, "{usage:#}");
+    assert!(usage["cost_usd"].is_null(), "{usage:#}");
+    assert!(
+        usage["cost_by_dimension"]["vulnerability_accuracy"].is_null(),
+        "{usage:#}"
+    );
+    let line = table
+        .lines()
+        .find(|l| l.contains("input + "))
+        .expect("the usage line");
+    assert!(line.ends_with("cost unknown"), "{line}");
+    assert!(!table.contains("$0.0000"), "{table}");
+    let html = dir.path().join("report.html");
+    let report = Command::new(get_cargo_bin("caldera"))
+        .arg("report")
+        .arg(dir.path().join("result.json"))
+        .args(["--format", "html", "--out"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{report:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("output tokens, cost unknown."),
+        "an HTML page without it"
+    );
+    assert!(!page.contains("$0.0000"));
+}
+
+/// `--max-cost` with a model without a price: no call can be vouched for, so the last
+/// line says how to give the model a price (raising the budget cannot help), and counts
+/// the units as the table does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_cost_with_an_unpriced_model_says_how_to_price_it() {
+    let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let (code, table, stderr, result) = tokio::task::spawn_blocking(move || {
+        run_printing(
+            &base,
+            &d,
+            &["--model", "house-model-without-a-price", "--max-cost", "5"],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(server.hits(), 0, "no call is made that cannot be priced");
+    assert_eq!(code, Some(3), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(!last.contains("raise --max-cost"), "{last}");
+    assert!(last.contains("house-model-without-a-price"), "{last}");
+    assert!(last.contains("prices:"), "{last}");
+    assert_eq!(result["usage"]["cost_usd"], 0.0, "nothing was spent");
+    // As many units as the table leaves unscored.
+    let units = result["gate"]["units"].as_u64().unwrap();
+    assert!(
+        last.contains(&format!("{units} unit(s)")),
+        "{last}\n{table}"
+    );
 }

@@ -135,29 +135,90 @@ async fn a_hanging_cli_is_killed_at_the_timeout() {
     let err = provider.complete(&request("hi")).await.unwrap_err();
     assert!(matches!(err, ProviderError::Timeout { .. }), "{err:?}");
     // Killed, not left running: the process the script became (`exec sleep`) is gone.
-    // Polled, because a kill is delivered asynchronously; an hour-long sleep cannot end
-    // on its own while the test waits, so no clock decides the outcome.
-    let pid = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .to_owned();
-    let stat = Path::new("/proc").join(&pid).join("stat");
-    let alive = || {
-        std::fs::read_to_string(&stat)
-            .map(|s| {
-                // `pid (comm) STATE ...`: a zombie (Z) has been killed, only not yet reaped.
-                let state = s.rsplit(')').next().unwrap_or("").trim_start();
-                !state.starts_with('Z') && !state.starts_with('X')
-            })
-            .unwrap_or(false)
-    };
+    assert_gone(&pid_file).await;
+}
+
+/// Whether process `pid` runs (a zombie has been killed, only not yet reaped).
+fn is_alive(pid: &str) -> bool {
+    std::fs::read_to_string(Path::new("/proc").join(pid).join("stat"))
+        .map(|s| {
+            // `pid (comm) STATE ...`
+            let state = s.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        })
+        .unwrap_or(false)
+}
+
+/// Waits until the process whose id is in `pid_file` has ended, or fails. Polled,
+/// because a kill is delivered asynchronously; the fakes sleep for an hour, so they
+/// cannot end on their own while the test waits and no clock decides the outcome.
+async fn assert_gone(pid_file: &Path) {
+    let pid = std::fs::read_to_string(pid_file).unwrap().trim().to_owned();
     for _ in 0..600 {
-        if !alive() {
+        if !is_alive(&pid) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("the `claude` process {pid} still runs after its timeout");
+    panic!("process {pid} started by the fake `claude` still runs");
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_processes_the_cli_started_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let program = fake_claude(
+        dir.path(),
+        &format!(
+            "cat >/dev/null\nsleep 3600 &\necho $! > '{}'\nwait",
+            pid_file.display()
+        ),
+    );
+    let provider = ClaudeCliProvider::new(program, Duration::from_secs(1));
+    let err = provider.complete(&request("hi")).await.unwrap_err();
+    assert!(matches!(err, ProviderError::Timeout { .. }), "{err:?}");
+    assert_gone(&pid_file).await;
+}
+
+#[tokio::test]
+async fn the_answer_is_read_when_the_cli_exits_though_a_grandchild_holds_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let program = fake_claude(
+        dir.path(),
+        &format!(
+            "cat >/dev/null\nsleep 3600 &\necho $! > '{}'\nprintf '%s' '{{\"score\": 4}}'",
+            pid_file.display()
+        ),
+    );
+    // A timeout far above the time the answer takes: before, the read waited for the
+    // end of file the background `sleep` never gives, and the answer was lost.
+    let provider = ClaudeCliProvider::new(program, Duration::from_secs(20));
+    let started = std::time::Instant::now();
+    let reply = provider.complete(&request("hi")).await.unwrap();
+    assert_eq!(reply.text, r#"{"score": 4}"#);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    // The straggler holding the pipe was ended with the answer.
+    assert_gone(&pid_file).await;
+}
+
+#[tokio::test]
+async fn cli_output_past_the_cap_is_refused_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3 MB on stdout, above the 1 MiB longest reply.
+    let program = fake_claude(
+        dir.path(),
+        "cat >/dev/null\nhead -c 3000000 /dev/zero | tr '\\0' x",
+    );
+    let provider = ClaudeCliProvider::new(program, Duration::from_secs(20));
+    let err = provider.complete(&request("hi")).await.unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, ProviderError::Cli(_)), "{err:?}");
+    assert!(text.contains("more than 1048576 bytes"), "{text}");
 }
 
 #[tokio::test]
@@ -195,4 +256,77 @@ async fn version_is_read_for_doctor() {
         claude_cli::find_in_path("claude", std::ffi::OsStr::new("/nonexistent-dir")),
         None
     );
+}
+
+/// The `claude` child runs in a process group of its own, which a Ctrl-C at the terminal
+/// no longer reaches: an interrupted run ends the group itself, leaving nothing behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_run_ends_the_cli_and_what_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    fake_claude(
+        dir.path(),
+        &format!(
+            "cat >/dev/null\nsleep 3600 &\necho $! >> '{}'\nwait",
+            pids.display()
+        ),
+    );
+    let mut path = std::ffi::OsString::from(dir.path());
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let mut run = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args(["run", "judges.d/trivy", "--provider", "claude-cli"])
+        .args(["--timeout", "600", "--cache", "off", "--out"])
+        .arg(dir.path().join("result.json"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until every judge's `claude` has started its background process.
+    while std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 7
+    {
+        assert!(run.try_wait().unwrap().is_none(), "the run ended early");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let interrupt = std::process::Command::new("kill")
+        .args(["-INT", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupt.success());
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+        let one = dir.path().join(format!("pid-{pid}"));
+        std::fs::write(&one, pid).unwrap();
+        assert_gone(&one).await;
+    }
+}
+
+/// `claude --version` for `doctor` is read as an answer is: at the exit, not at the end
+/// of a stdout a background process holds, and without what that process started.
+#[tokio::test]
+async fn version_is_read_at_the_exit_though_a_grandchild_holds_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let program = fake_claude(
+        dir.path(),
+        &format!(
+            "sleep 3600 &\necho $! > '{}'\necho '9.9.9 (Claude Code)'",
+            pid_file.display()
+        ),
+    );
+    let v = claude_cli::version(&program, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(v, "9.9.9 (Claude Code)");
+    assert_gone(&pid_file).await;
 }

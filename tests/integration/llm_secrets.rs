@@ -13,6 +13,17 @@ const KEY: &str = "sk-test-secret-0123456789";
 
 /// Runs the trivy suite against `base` with `provider`; returns (exit code, result).
 fn run(provider: &str, base: &str, dir: &Path) -> (Option<i32>, serde_json::Value) {
+    let (code, result, _) = run_with(provider, base, dir, &[]);
+    (code, result)
+}
+
+/// [`run`] with `extra` arguments; also returns what it printed (stdout, then stderr).
+fn run_with(
+    provider: &str,
+    base: &str,
+    dir: &Path,
+    extra: &[&str],
+) -> (Option<i32>, serde_json::Value, String) {
     let out = dir.join("result.json");
     let mut cmd = Command::new(get_cargo_bin("caldera"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -31,7 +42,8 @@ fn run(provider: &str, base: &str, dir: &Path) -> (Option<i32>, serde_json::Valu
         .arg("--out")
         .arg(&out)
         .arg("--cache-dir")
-        .arg(dir.join("cache"));
+        .arg(dir.join("cache"))
+        .args(extra);
     if provider == "anthropic" {
         cmd.env("ANTHROPIC_API_KEY", KEY)
             .env("ANTHROPIC_BASE_URL", base);
@@ -43,7 +55,12 @@ fn run(provider: &str, base: &str, dir: &Path) -> (Option<i32>, serde_json::Valu
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(serde_json::Value::Null);
-    (output.status.code(), result)
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code(), result, printed)
 }
 
 /// Every file under `dir`, as text.
@@ -165,4 +182,117 @@ async fn an_oversized_reply_is_not_read() {
         dims[0]["unscored_reason"]
     );
     assert_eq!(code, Some(1));
+}
+
+/// Asserts no part of [`KEY`] longer than its `sk-` start is in `text`.
+fn assert_no_key_part(text: &str, what: &str) {
+    for end in 6..=KEY.len() {
+        assert!(
+            !text.contains(&KEY[..end]),
+            "{what}: `{}` of the key is in it:\n{text}",
+            &KEY[..end]
+        );
+    }
+}
+
+/// A server that redirects to an address holding the key (verbatim, and
+/// percent-encoded): the reason of the unscored judge names the address, redacted, in
+/// the result, the Markdown report, the log, and `plan --count-tokens`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_a_redirect_location_is_written_nowhere() {
+    let encoded: String = KEY.bytes().map(|b| format!("%{b:02X}")).collect();
+    let location = format!("http://127.0.0.1:9/v1/messages?key={KEY}&again={encoded}");
+    let server = MockServer::start(move |_, _| Step::Reply {
+        status: 307,
+        headers: vec![("location", location.clone())],
+        body: String::new(),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, path) = (server.base.clone(), dir.path().to_path_buf());
+    let (_, result, printed) = tokio::task::spawn_blocking(move || {
+        run_with("anthropic", &base, &path, &["--format", "md"])
+    })
+    .await
+    .unwrap();
+    let reason = result["dimensions"][0]["unscored_reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains("?key=[redacted]&again=[redacted]"),
+        "{reason}"
+    );
+    assert_no_key_part(&printed, "the run's output");
+    assert_no_key_part(&all_text(dir.path()), "the files written");
+    let base = server.base.clone();
+    let plan = tokio::task::spawn_blocking(move || {
+        Command::new(get_cargo_bin("caldera"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("NO_COLOR", "1")
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", base)
+            .args(["plan", "judges.d/trivy", "--count-tokens"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&plan.stdout),
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    assert!(printed.contains("[redacted]"), "{printed}");
+    assert_no_key_part(&printed, "plan --count-tokens");
+}
+
+/// The key `\u`-escaped inside the verdict's JSON: reading the verdict would decode it
+/// into the reasoning; it is redacted before that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_escaped_inside_the_verdict_is_written_nowhere() {
+    let escaped: String = KEY
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    let reply = format!(
+        r#"{{"score": 4, "confidence": 0.9, "reasoning": "you sent {escaped}", "evidence_cited": [], "recommendations": [], "sub_scores": {{}}}}"#
+    );
+    let server = MockServer::start(move |_, _| anthropic_text(&reply, "end_turn")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, path) = (server.base.clone(), dir.path().to_path_buf());
+    let (_, result, printed) = tokio::task::spawn_blocking(move || {
+        run_with("anthropic", &base, &path, &["--format", "md"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(result["dimensions"][0]["status"], "scored", "{result:#}");
+    let written = all_text(dir.path());
+    assert!(written.contains("[redacted]"), "the echo is kept, redacted");
+    assert_no_key_part(&written, "the files written");
+    assert_no_key_part(&printed, "the run's output");
+}
+
+/// An error body that is not JSON is shown by its start; the cut falling inside the
+/// key leaves no part of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_body_cut_inside_the_key_keeps_no_part_of_it() {
+    let body = format!("{}{KEY} was refused", "x".repeat(290));
+    let server = MockServer::start(move |_, _| Step::Reply {
+        status: 400,
+        headers: vec![],
+        body: body.clone(),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, path) = (server.base.clone(), dir.path().to_path_buf());
+    let (_, result, printed) =
+        tokio::task::spawn_blocking(move || run_with("anthropic", &base, &path, &[]))
+            .await
+            .unwrap();
+    let reason = result["dimensions"][0]["unscored_reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("HTTP 400"), "{reason}");
+    assert_no_key_part(&printed, "the run's output");
+    assert_no_key_part(&all_text(dir.path()), "the files written");
 }

@@ -136,8 +136,12 @@ fn verdict(out: &mut String, r: &Report) {
     if let Some(u) = &r.usage {
         let _ = writeln!(
             out,
-            "<div class=\"meta\">{} verdicts ({} cached), {} input + {} output tokens, ${:.4}.</div>",
-            u.calls, u.cached, u.input_tokens, u.output_tokens, u.cost_usd
+            "<div class=\"meta\">{} verdicts ({} cached), {} input + {} output tokens, {}.</div>",
+            u.calls,
+            u.cached,
+            u.input_tokens,
+            u.output_tokens,
+            esc(&u.cost_text())
         );
     }
     out.push_str("</div>\n</section>\n");
