@@ -11,8 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
+use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use super::bounded::read_regular_file;
 
@@ -94,45 +95,31 @@ impl StateKey {
 
     /// The seal of `message`, in hex.
     pub fn seal(&self, message: &[u8]) -> String {
-        hex::encode(hmac_sha256(&self.0, message))
+        hex::encode(mac(&self.0, message).finalize().into_bytes())
     }
 
     /// Whether `seal` is the seal of `message`, compared in constant time.
     pub fn verify(&self, message: &[u8], seal: &str) -> bool {
-        let expected = self.seal(message);
-        expected.len() == seal.len()
-            && expected
-                .bytes()
-                .zip(seal.bytes())
-                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-                == 0
+        hex::decode(seal).is_ok_and(|tag| mac(&self.0, message).verify_slice(&tag).is_ok())
     }
 }
 
-/// HMAC-SHA256 (RFC 2104) of `message` under a key of at most one block (64 bytes).
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    const BLOCK: usize = 64;
-    debug_assert!(key.len() <= BLOCK);
-    let mut inner_pad = [0x36u8; BLOCK];
-    let mut outer_pad = [0x5cu8; BLOCK];
-    for (i, byte) in key.iter().enumerate().take(BLOCK) {
-        inner_pad[i] ^= byte;
-        outer_pad[i] ^= byte;
-    }
-    let inner = Sha256::new()
-        .chain_update(inner_pad)
-        .chain_update(message)
-        .finalize();
-    Sha256::new()
-        .chain_update(outer_pad)
-        .chain_update(inner)
-        .finalize()
-        .into()
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`, ready to finalise or verify.
+fn mac(key: &[u8], message: &[u8]) -> Hmac<Sha256> {
+    // Any key length is valid for HMAC; the error case cannot happen.
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+        .unwrap_or_else(|_| <Hmac<Sha256> as KeyInit>::new(&Default::default()));
+    mac.update(message);
+    mac
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+        mac(key, message).finalize().into_bytes().into()
+    }
 
     #[test]
     fn hmac_matches_rfc_4231_test_case_2() {
