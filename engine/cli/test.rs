@@ -71,7 +71,7 @@ pub fn execute(args: TestArgs) -> Exit {
     let text = matches!(args.format, TestFormat::Text);
     let mut cases = Vec::new();
     for dir in &dirs {
-        match load_case(dir) {
+        match load_case(dir, &suite.confinement) {
             Ok(case) if selected(&case, args.filter.as_deref()) => cases.push(case),
             Ok(_) => {}
             Err(diags) => broken.push((case_name(dir), report(&diags))),
@@ -166,7 +166,7 @@ fn test_case(
         })?;
         eprintln!("updated {}", crate::diag::display_path(&path));
     }
-    let case = load_case(&case.dir)?;
+    let case = load_case(&case.dir, &suite.confinement)?;
     let options = TestOptions {
         record: None,
         ..options

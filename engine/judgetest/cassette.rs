@@ -118,6 +118,17 @@ pub fn load(path: &Path) -> Result<Option<CassetteFile>, String> {
     }
 }
 
+/// [`load`], for a cassette that resolves inside the suite's project (links followed).
+fn load_confined(path: &Path, suite: &Suite) -> Result<Option<CassetteFile>, String> {
+    if std::fs::symlink_metadata(path).is_ok() && !suite.confinement.permits(path) {
+        return Err(format!(
+            "cassette {} resolves outside the project; it was not read",
+            crate::diag::display_path(path)
+        ));
+    }
+    load(path)
+}
+
 /// Places every recorded reply that answers the prompt the run would send now into the
 /// cache at `cache_dir`. Returns the problems per judge index: a missing cassette, a
 /// stale one (the prompt changed since it was recorded), a reply that cannot be read.
@@ -141,7 +152,7 @@ pub fn seed(
         let dimension = &suite.judges[call.judge].spec.dimension;
         let file = files
             .entry(call.judge)
-            .or_insert_with(|| load(&file_of(case_dir, dimension)));
+            .or_insert_with(|| load_confined(&file_of(case_dir, dimension), suite));
         let found = match file {
             Err(e) => Err(e.clone()),
             Ok(file) => find(file.as_ref(), call),

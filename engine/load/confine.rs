@@ -6,6 +6,11 @@
 //! The root is, in order: `--root DIR`; the folder holding the nearest `judges.d` above
 //! the suite; the suite folder itself. Paths given on the command line (`--results`,
 //! `--ground-truth`, `--input`) are the user's own choice and are not confined.
+//!
+//! Confined means every file read, not only the folder named: each document of a
+//! suite's input folder, each judge file, and a test case's folders, files, cassettes and
+//! `case.yaml`/`expect.yaml` are checked with links resolved, so a link planted inside
+//! the project cannot lead out. A `run_file` must be a plain relative name.
 
 use std::path::{Component, Path, PathBuf};
 

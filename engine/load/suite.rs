@@ -163,11 +163,16 @@ pub fn load_suite_with(
     };
     check_decision(&parsed.value, &parsed.index, &file, &mut diags);
 
-    let judge_files = match judge_files(dir, &parsed.value, &parsed.index, &file, &mut diags) {
+    let confinement = Confinement::for_suite(dir, root);
+    let listed = Listed {
+        spec: &parsed.value,
+        index: &parsed.index,
+        file: &file,
+    };
+    let judge_files = match judge_files(dir, &listed, &confinement, &mut diags) {
         Some(f) => f,
         None => return (None, diags),
     };
-    let confinement = Confinement::for_suite(dir, root);
     check_confined(
         &parsed.value,
         &parsed.index,
@@ -288,6 +293,7 @@ fn check_confined(
             named.push((format!("inputs.files.{name}.newest"), g, glob_base(g)));
         }
     }
+    check_run_files(inputs, index, file, diags);
     for (key, rel, fixed) in named {
         let path = dir.join(fixed);
         if confinement.permits(&path) {
@@ -313,19 +319,74 @@ fn check_confined(
     }
 }
 
-fn judge_files(
-    dir: &Path,
-    spec: &SuiteSpec,
+/// A `run_file` names a file inside each run folder: a plain relative path. With `..` or
+/// an absolute path it would read one file anywhere, whatever folder holds the runs
+/// (the suite's, or one named on the command line).
+fn check_run_files(
+    inputs: &crate::spec::suite::InputsSpec,
     index: &KeyIndex,
     file: &Path,
     diags: &mut Vec<Diagnostic>,
+) {
+    let folders = [("inputs.results", Some(&inputs.results))]
+        .into_iter()
+        .chain([("inputs.ground_truth", inputs.ground_truth.as_ref())]);
+    for (key, input) in folders {
+        let Some(run_file) = input.and_then(|i| i.run_file.as_deref()) else {
+            continue;
+        };
+        let plain = !run_file.is_empty()
+            && Path::new(run_file)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if plain {
+            continue;
+        }
+        let key = format!("{key}.run_file");
+        diags.push(
+            Diagnostic::error(
+                Code::InputOutsideProject,
+                format!(
+                    "run_file `{run_file}` leaves its run folder: it must be a relative path without `..`"
+                ),
+            )
+            .in_file(file)
+            .at(index.value_span(&key))
+            .key(key)
+            .help("name the file as it lies in each run folder, e.g. `output.json`"),
+        );
+    }
+}
+
+/// What `suite.yaml` says and where, for diagnostics about the files it lists.
+struct Listed<'a> {
+    spec: &'a SuiteSpec,
+    index: &'a KeyIndex,
+    file: &'a Path,
+}
+
+/// The judge files: those `judges:` lists, else every YAML file of the folder. Each must
+/// resolve inside the project, links followed: a judge file is read and, when it does not
+/// parse, quoted in the error.
+fn judge_files(
+    dir: &Path,
+    listed: &Listed<'_>,
+    confinement: &Confinement,
+    diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<PathBuf>> {
+    let Listed { spec, index, file } = *listed;
     let files: Vec<PathBuf> = match &spec.judges {
         Some(list) => {
             let mut out = Vec::new();
             for (i, name) in list.iter().enumerate() {
                 let p = dir.join(name);
-                if p.exists() {
+                if p.exists() && !confinement.permits(&p) {
+                    diags.push(
+                        judge_outside(name, confinement, file)
+                            .at(index.value_span(&format!("judges[{i}]")))
+                            .key(format!("judges[{i}]")),
+                    );
+                } else if p.exists() {
                     out.push(p);
                 } else {
                     diags.push(
@@ -359,7 +420,13 @@ fn judge_files(
                 })
                 .unwrap_or_default();
             out.sort();
-            out
+            let (inside, outside): (Vec<PathBuf>, Vec<PathBuf>) =
+                out.into_iter().partition(|p| confinement.permits(p));
+            for p in outside {
+                let name = p.file_name().unwrap_or_default().to_string_lossy();
+                diags.push(judge_outside(&name, confinement, file).in_file(&p));
+            }
+            inside
         }
     };
     if files.is_empty() && diags.is_empty() {
@@ -373,6 +440,20 @@ fn judge_files(
         return None;
     }
     Some(files)
+}
+
+/// A judge file that resolves outside the project.
+fn judge_outside(name: &str, confinement: &Confinement, file: &Path) -> Diagnostic {
+    Diagnostic::error(
+        Code::InputOutsideProject,
+        format!("judge file `{name}` resolves outside the project; it was not read"),
+    )
+    .in_file(file)
+    .note(format!(
+        "project root: {}",
+        crate::diag::display_path(&confinement.root)
+    ))
+    .help("keep judge files inside the project, or pass --root / --allow-outside-root")
 }
 
 fn check_decision(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut Vec<Diagnostic>) {
