@@ -158,7 +158,8 @@ fn test_case(
     })?;
     let path = case.expect_file();
     if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-        std::fs::write(&path, &text).map_err(|e| {
+        // The atomic writer refuses a link planted as expect.yaml rather than follow it.
+        crate::outfile::write_atomic(&path, text.as_bytes()).map_err(|e| {
             vec![
                 Diagnostic::error(crate::diag::Code::Io, format!("cannot write: {e}"))
                     .in_file(&path),

@@ -299,11 +299,10 @@ pub fn record(
     Ok(())
 }
 
+/// Writes a cassette through the atomic writer: a link planted where the cassette goes is
+/// refused, never followed.
 fn write(path: &Path, file: &CassetteFile) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let mut text = serde_json::to_string_pretty(file).map_err(std::io::Error::other)?;
     text.push('\n');
-    std::fs::write(path, text)
+    crate::outfile::write_atomic(path, text.as_bytes())
 }

@@ -162,6 +162,7 @@ pub fn load_suite_with(
         Err(d) => return (None, d),
     };
     check_decision(&parsed.value, &parsed.index, &file, &mut diags);
+    check_suite_name(&parsed.value, &parsed.index, &file, &mut diags);
 
     let confinement = Confinement::for_suite(dir, root);
     let listed = Listed {
@@ -440,6 +441,26 @@ fn judge_files(
         return None;
     }
     Some(files)
+}
+
+/// The suite's name becomes a file name (`results/<suite>/<run>.json`,
+/// `<out-dir>/<suite>.<ext>`): one plain component, or results land anywhere.
+fn check_suite_name(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut Vec<Diagnostic>) {
+    if let Some(why) = crate::load::confine::file_name_problem(&spec.suite) {
+        diags.push(
+            Diagnostic::error(
+                Code::WrongType,
+                format!(
+                    "suite name `{}` cannot be used as a file name: {why}",
+                    crate::diag::printable_line(&spec.suite)
+                ),
+            )
+            .in_file(file)
+            .at(index.value_span("suite"))
+            .key("suite")
+            .help("name the suite with letters, digits, `_` and `-`, e.g. `semgrep`"),
+        );
+    }
 }
 
 /// A judge file that resolves outside the project.

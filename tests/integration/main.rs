@@ -30,6 +30,7 @@ mod llm_secrets;
 mod llm_server;
 mod numbers;
 mod outputs;
+mod outside_writes;
 mod panel_mock;
 mod parity;
 mod pipeline_pin;
