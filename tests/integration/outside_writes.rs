@@ -1,6 +1,8 @@
 //! caldera writes the files it was asked for and nothing else: `caldera test --record` and
-//! `--update` never write through a link, and a judge or suite name never becomes a path
-//! outside its folder. Real binary, real files, and a loopback server for `--record`.
+//! `--update` never write through a link, a judge or suite name never becomes a path
+//! outside its folder, `--out-dir` never writes into an input folder, `init` never
+//! follows a dangling link. Real binary, real files, and a loopback server for
+//! `--record`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -194,4 +196,74 @@ fn a_suite_name_that_is_not_a_file_name_is_refused_before_anything_is_written() 
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert_eq!(files_named(tmp.path(), "escaped"), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn out_dir_into_an_input_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = project(tmp.path());
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(project.join("judges.d/s/data"), project.join("to-data")).unwrap();
+    for dir in ["judges.d/s/data", "judges.d/s/data/sub", "to-data"] {
+        if dir == "to-data" && !cfg!(unix) {
+            continue;
+        }
+        let out = caldera(
+            &project,
+            &[
+                "run",
+                "judges.d/s",
+                "--heuristic",
+                "-f",
+                "md,json",
+                "--out-dir",
+                dir,
+                "--out",
+                "r.json",
+            ],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(2), "{dir}: {}", text(&out));
+        assert!(text(&out).contains("--out-dir"), "{dir}: {}", text(&out));
+        let names: Vec<_> = std::fs::read_dir(project.join("judges.d/s/data"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["r.json"], "{dir}: a report joined the inputs");
+    }
+    // Beside the inputs is fine.
+    let out = caldera(
+        &project,
+        &[
+            "run",
+            "judges.d/s",
+            "--heuristic",
+            "-f",
+            "md,json",
+            "--out-dir",
+            "reports",
+            "--out",
+            "r.json",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(project.join("reports/s.md").is_file());
+}
+
+#[cfg(unix)]
+#[test]
+fn init_never_follows_a_dangling_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(project.join("judges.d/tool")).unwrap();
+    let victim = tmp.path().join("victim.yaml");
+    std::os::unix::fs::symlink(&victim, project.join("judges.d/tool/suite.yaml")).unwrap();
+    let out = caldera(&project, &["init", "tool"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(!victim.exists(), "init wrote through the link");
+    assert!(
+        !project.join("prompts/tool").exists(),
+        "nothing is written when one file is refused"
+    );
 }
