@@ -1,8 +1,8 @@
 //! caldera writes the files it was asked for and nothing else: `caldera test --record` and
 //! `--update` never write through a link, a judge or suite name never becomes a path
 //! outside its folder, `--out-dir` never writes into an input folder, `init` never
-//! follows a dangling link. Real binary, real files, and a loopback server for
-//! `--record`.
+//! follows a dangling link, and what is written is readable as the umask says. Real
+//! binary, real files, and a loopback server for `--record`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -266,4 +266,59 @@ fn init_never_follows_a_dangling_link() {
         !project.join("prompts/tool").exists(),
         "nothing is written when one file is refused"
     );
+}
+
+/// Runs caldera under a shell that sets `umask` first.
+#[cfg(unix)]
+fn caldera_with_umask(dir: &Path, umask: &str, args: &str) -> Output {
+    Command::new("sh")
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .arg("-c")
+        .arg(format!(
+            "umask {umask} && exec '{}' {args}",
+            get_cargo_bin("caldera").display()
+        ))
+        .output()
+        .expect("runs")
+}
+
+#[cfg(unix)]
+#[test]
+fn results_and_reports_are_written_with_the_umask_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let project = project(tmp.path());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for (umask, want) in [("022", 0o644), ("027", 0o640)] {
+        let out = caldera_with_umask(
+            &project,
+            umask,
+            &format!(
+                "run judges.d/s --heuristic -f md,junit --out-dir r{umask} --out r{umask}.json"
+            ),
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        for file in [
+            format!("r{umask}.json"),
+            format!("r{umask}/s.md"),
+            format!("r{umask}/s.junit.xml"),
+        ] {
+            let got = mode(&project.join(&file));
+            assert_eq!(got, want, "{file} under umask {umask}: {got:o}");
+        }
+    }
+    // Replacing an existing result keeps to the umask too.
+    std::fs::set_permissions(
+        project.join("r022.json"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let out = caldera_with_umask(
+        &project,
+        "022",
+        "run judges.d/s --heuristic --out r022.json",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(mode(&project.join("r022.json")), 0o644);
 }
