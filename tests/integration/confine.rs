@@ -310,3 +310,21 @@ fn an_input_that_is_not_json_is_described_not_quoted() {
     );
     assert!(err.contains("env.json:1:1"), "the place is said: {err}");
 }
+
+#[test]
+fn a_saved_result_that_is_not_json_is_described_not_quoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("environ"), SECRET).unwrap();
+    for args in [&["report", "environ"][..], &["diff", "environ", "environ"]] {
+        let (code, out, err) = caldera(tmp.path(), args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("environ:1:1"),
+            "{args:?}: the place is said: {err}"
+        );
+        assert!(
+            !out.contains("TOP-SECRET") && !err.contains("TOP-SECRET"),
+            "{args:?} printed the file: {err}"
+        );
+    }
+}
