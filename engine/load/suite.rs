@@ -294,7 +294,9 @@ fn check_confined(
             named.push((format!("inputs.files.{name}.newest"), g, glob_base(g)));
         }
     }
-    check_run_files(inputs, index, file, diags);
+    if !confinement.allow_outside {
+        check_run_files(inputs, index, file, diags);
+    }
     for (key, rel, fixed) in named {
         let path = dir.join(fixed);
         if confinement.permits(&path) {
@@ -322,7 +324,7 @@ fn check_confined(
 
 /// A `run_file` names a file inside each run folder: a plain relative path. With `..` or
 /// an absolute path it would read one file anywhere, whatever folder holds the runs
-/// (the suite's, or one named on the command line).
+/// (the suite's, or one named on the command line), unless `--allow-outside-root`.
 fn check_run_files(
     inputs: &crate::spec::suite::InputsSpec,
     index: &KeyIndex,
