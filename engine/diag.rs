@@ -248,6 +248,10 @@ pub struct Diagnostic {
     /// Further context.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The file is named and located but never quoted: it is an input, which may hold
+    /// anything (a link to the process's environment, a key file).
+    #[serde(skip)]
+    pub unquoted: bool,
 }
 
 impl Diagnostic {
@@ -262,6 +266,7 @@ impl Diagnostic {
             message: message.into(),
             help: None,
             notes: Vec::new(),
+            unquoted: false,
         }
     }
 
@@ -312,6 +317,12 @@ impl Diagnostic {
         self
     }
 
+    /// Marks the file as not to be quoted: the place is given, never a snippet.
+    pub fn unquoted(mut self) -> Self {
+        self.unquoted = true;
+        self
+    }
+
     /// Whether this is an error.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
@@ -343,14 +354,17 @@ pub fn did_you_mean_help<'a>(
 }
 
 /// Renders diagnostics as text with source snippets (colour when `color` is set).
-/// Sources are re-read from disk; a file that cannot be read is shown without snippet.
+/// Sources are re-read from disk, only for a diagnostic with a span that may be quoted
+/// (the file may be large, or not a file at all); a file that cannot be read is shown
+/// without snippet.
 pub fn render_text(diags: &[Diagnostic], color: bool) -> String {
     let mut files = SimpleFiles::new();
     let mut ids: Vec<(PathBuf, usize)> = Vec::new();
     let mut out = String::new();
     let config = Config::default();
     for d in diags {
-        let file_id = d.file.as_ref().and_then(|path| {
+        let quoted = d.span.is_some() && !d.unquoted;
+        let file_id = d.file.as_ref().filter(|_| quoted).and_then(|path| {
             if let Some((_, id)) = ids.iter().find(|(p, _)| p == path) {
                 return Some(*id);
             }

@@ -4,6 +4,10 @@
 //! result is written to a fresh temporary file beside it (unique name, created
 //! exclusively, never through a link) and renamed into place, so an interrupted write
 //! never leaves half a file, and only a regular file (or nothing) is ever replaced.
+//!
+//! The file gets the mode any new file gets under the process's umask (0666 & !umask,
+//! 0644 usually), not the 0600 of a temporary file: results and reports are read by
+//! other steps of a CI job, by other users, by a web server.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -40,10 +44,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".caldera-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".caldera-").suffix(".tmp");
+    // Created with 0666, which the kernel narrows by the umask, as for any new file.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -88,6 +94,29 @@ mod tests {
             );
             assert!(refuse_target(Path::new("/dev/null")).is_some());
         }
+    }
+
+    /// The mode of a fresh file under this process's umask, found the way any program
+    /// creates one (reading the umask would need `unsafe`).
+    #[cfg(unix)]
+    fn usual_mode(dir: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        let probe = dir.join("probe");
+        std::fs::write(&probe, "").unwrap();
+        let mode = std::fs::metadata(&probe).unwrap().permissions().mode() & 0o777;
+        std::fs::remove_file(probe).unwrap();
+        mode
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_written_file_has_the_mode_of_a_new_file_under_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("result.json");
+        write_atomic(&out, b"{}").unwrap();
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, usual_mode(tmp.path()), "{mode:o}");
     }
 
     #[test]

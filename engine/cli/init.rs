@@ -34,10 +34,11 @@ pub fn execute(args: &InitArgs) -> Exit {
         return Exit::Error;
     }
     let files = starter(tool);
+    // Anything at the path counts, a dangling link included: it would be followed.
     let existing: Vec<PathBuf> = files
         .iter()
         .map(|(p, _)| args.dir.join(p))
-        .filter(|p| p.exists())
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
         .collect();
     if !existing.is_empty() {
         eprintln!(
@@ -72,11 +73,18 @@ pub fn execute(args: &InitArgs) -> Exit {
     Exit::Pass
 }
 
+/// Creates `path` new (`create_new`: never through a link, never over a file that
+/// appeared since the check), with the mode of any new file under the umask.
 fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(path, text)
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 /// The starter files, relative to the project folder.

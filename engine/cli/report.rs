@@ -176,11 +176,7 @@ pub fn write_all(
     for f in formats {
         let text = f.reporter().render(input);
         let dest = match out_dir {
-            Some(dir) => Dest::File(dir.join(format!(
-                "{}.{}",
-                file_stem(&input.report.suite),
-                f.extension()
-            ))),
+            Some(dir) => Dest::File(out_dir_file(dir, &input.report.suite, *f)),
             None => single.clone(),
         };
         output::emit(&dest, &text)?;
@@ -196,6 +192,11 @@ pub fn write_all(
         }
     }
     Ok(written)
+}
+
+/// Where `--out-dir DIR` puts the report of `format`: `DIR/<suite>.<ext>`.
+pub fn out_dir_file(dir: &Path, suite: &str, format: Format) -> PathBuf {
+    dir.join(format!("{}.{}", file_stem(suite), format.extension()))
 }
 
 /// A suite name safe as a file name.

@@ -390,6 +390,7 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
             }
         }
     }
+    check_out_dir(args, suite, &inputs)?;
     if let (Some(out), Some(log)) = (&args.out, &args.log)
         && !args.heuristic
         && crate::outfile::same_or_inside(out, log)
@@ -398,6 +399,33 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
             "--out and --log name the same file ({})",
             out.display()
         ));
+    }
+    Ok(())
+}
+
+/// `--out-dir`: no report may land on or inside an input (the folder, or a link to it,
+/// inside the results folder would have the next run read the reports as tool output).
+fn check_out_dir(
+    args: &RunArgs,
+    suite: &Suite,
+    inputs: &[(String, PathBuf)],
+) -> Result<(), String> {
+    let Some(dir) = &args.report.out_dir else {
+        return Ok(());
+    };
+    for format in args.report.formats(Format::Table) {
+        let file = crate::cli::report::out_dir_file(dir, &suite.spec.suite, format);
+        if let Some((what, input)) = inputs
+            .iter()
+            .find(|(_, input)| crate::outfile::same_or_inside(&file, input))
+        {
+            return Err(format!(
+                "--out-dir {} would write {} over or into {what} ({})",
+                dir.display(),
+                file.display(),
+                input.display()
+            ));
+        }
     }
     Ok(())
 }

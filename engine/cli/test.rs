@@ -71,7 +71,7 @@ pub fn execute(args: TestArgs) -> Exit {
     let text = matches!(args.format, TestFormat::Text);
     let mut cases = Vec::new();
     for dir in &dirs {
-        match load_case(dir) {
+        match load_case(dir, &suite.confinement) {
             Ok(case) if selected(&case, args.filter.as_deref()) => cases.push(case),
             Ok(_) => {}
             Err(diags) => broken.push((case_name(dir), report(&diags))),
@@ -158,7 +158,8 @@ fn test_case(
     })?;
     let path = case.expect_file();
     if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-        std::fs::write(&path, &text).map_err(|e| {
+        // The atomic writer refuses a link planted as expect.yaml rather than follow it.
+        crate::outfile::write_atomic(&path, text.as_bytes()).map_err(|e| {
             vec![
                 Diagnostic::error(crate::diag::Code::Io, format!("cannot write: {e}"))
                     .in_file(&path),
@@ -166,7 +167,7 @@ fn test_case(
         })?;
         eprintln!("updated {}", crate::diag::display_path(&path));
     }
-    let case = load_case(&case.dir)?;
+    let case = load_case(&case.dir, &suite.confinement)?;
     let options = TestOptions {
         record: None,
         ..options

@@ -9,7 +9,6 @@
 //! executor computes, and the case runs through the same path as `caldera run --replay`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use minijinja::Environment;
 use serde::{Deserialize, Serialize};
@@ -61,34 +60,27 @@ pub struct RecordOptions {
     pub timeout: std::time::Duration,
 }
 
-/// A folder under the system temp directory, removed when dropped.
+/// A private folder under the system temp directory, removed when dropped. Its name is
+/// random and it is created new (never an existing folder) with mode 0700: a folder
+/// someone else made at a predictable name beforehand is never used.
 #[derive(Debug)]
-pub struct ScratchDir(PathBuf);
-
-static SCRATCH: AtomicU64 = AtomicU64::new(0);
+pub struct ScratchDir(tempfile::TempDir);
 
 impl ScratchDir {
-    /// A fresh, empty folder.
+    /// A fresh, empty folder of this user's only.
     pub fn new(what: &str) -> std::io::Result<ScratchDir> {
-        let dir = std::env::temp_dir().join(format!(
-            "caldera-{what}-{}-{}",
-            std::process::id(),
-            SCRATCH.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)?;
-        Ok(ScratchDir(dir))
+        let prefix = format!("caldera-{what}-");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix);
+        // Only this user may list or plant files in it (it holds the replies replayed).
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        builder.tempdir().map(ScratchDir)
     }
 
     /// The folder.
     pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 
@@ -118,6 +110,17 @@ pub fn load(path: &Path) -> Result<Option<CassetteFile>, String> {
     }
 }
 
+/// [`load`], for a cassette that resolves inside the suite's project (links followed).
+fn load_confined(path: &Path, suite: &Suite) -> Result<Option<CassetteFile>, String> {
+    if std::fs::symlink_metadata(path).is_ok() && !suite.confinement.permits(path) {
+        return Err(format!(
+            "cassette {} resolves outside the project; it was not read",
+            crate::diag::display_path(path)
+        ));
+    }
+    load(path)
+}
+
 /// Places every recorded reply that answers the prompt the run would send now into the
 /// cache at `cache_dir`. Returns the problems per judge index: a missing cassette, a
 /// stale one (the prompt changed since it was recorded), a reply that cannot be read.
@@ -141,7 +144,7 @@ pub fn seed(
         let dimension = &suite.judges[call.judge].spec.dimension;
         let file = files
             .entry(call.judge)
-            .or_insert_with(|| load(&file_of(case_dir, dimension)));
+            .or_insert_with(|| load_confined(&file_of(case_dir, dimension), suite));
         let found = match file {
             Err(e) => Err(e.clone()),
             Ok(file) => find(file.as_ref(), call),
@@ -288,11 +291,32 @@ pub fn record(
     Ok(())
 }
 
+/// Writes a cassette through the atomic writer: a link planted where the cassette goes is
+/// refused, never followed.
 fn write(path: &Path, file: &CassetteFile) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let mut text = serde_json::to_string_pretty(file).map_err(std::io::Error::other)?;
     text.push('\n');
-    std::fs::write(path, text)
+    crate::outfile::write_atomic(path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn scratch_folders_are_private_and_fresh() {
+        use std::os::unix::fs::PermissionsExt;
+        let a = ScratchDir::new("replay").unwrap();
+        let b = ScratchDir::new("replay").unwrap();
+        assert_ne!(a.path(), b.path());
+        for dir in [&a, &b] {
+            let mode = std::fs::metadata(dir.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", dir.path().display());
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
+        let gone = a.path().to_path_buf();
+        drop(a);
+        assert!(!gone.exists(), "removed when dropped");
+    }
 }

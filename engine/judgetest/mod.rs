@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use minijinja::Environment;
 
 use crate::diag::{Code, Diagnostic};
-use crate::load::inputs::{Inputs, Overrides, load_inputs};
+use crate::load::confine::Confinement;
+use crate::load::inputs::{Inputs, Overrides, load_case_inputs};
 use crate::load::suite::Suite;
 use crate::load::yaml;
 use crate::run::llm::{LlmOptions, run_llm_on};
@@ -136,12 +137,24 @@ pub fn discover(suite_dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Reads `case.yaml` and `expect.yaml` of a case folder, with located diagnostics.
-pub fn load_case(dir: &Path) -> Result<Case, Vec<Diagnostic>> {
+/// Reads `case.yaml` and `expect.yaml` of a case folder, with located diagnostics. Both
+/// must resolve inside the suite's project (`confinement`), links followed: a case file
+/// that does not parse is quoted in the error, and `expect.yaml` is rewritten by
+/// `--update`.
+pub fn load_case(dir: &Path, confinement: &Confinement) -> Result<Case, Vec<Diagnostic>> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let outside: Vec<Diagnostic> = ["case.yaml", "expect.yaml"]
+        .iter()
+        .map(|f| dir.join(f))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok() && !confinement.permits(p))
+        .map(|p| crate::load::documents::outside_project(&p, confinement))
+        .collect();
+    if !outside.is_empty() {
+        return Err(outside);
+    }
     let spec = parse_file::<CaseSpec>(&dir.join("case.yaml"))?.unwrap_or_default();
     let expect = parse_file::<ExpectSpec>(&dir.join("expect.yaml"))?.unwrap_or_default();
     Ok(Case {
@@ -196,7 +209,7 @@ pub fn case_inputs(suite: &Suite, case: &Case) -> Result<Inputs, Vec<Diagnostic>
             .collect(),
         ..Overrides::default()
     };
-    let mut inputs = load_inputs(suite, &overrides)?;
+    let mut inputs = load_case_inputs(suite, &overrides)?;
     if without_truth {
         inputs.truth.clear();
         inputs.truth_dir = None;

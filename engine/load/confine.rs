@@ -6,6 +6,11 @@
 //! The root is, in order: `--root DIR`; the folder holding the nearest `judges.d` above
 //! the suite; the suite folder itself. Paths given on the command line (`--results`,
 //! `--ground-truth`, `--input`) are the user's own choice and are not confined.
+//!
+//! Confined means every file read, not only the folder named: each document of a
+//! suite's input folder, each judge file, and a test case's folders, files, cassettes and
+//! `case.yaml`/`expect.yaml` are checked with links resolved, so a link planted inside
+//! the project cannot lead out. A `run_file` must be a plain relative name.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -109,6 +114,30 @@ fn push_lexical(out: &mut PathBuf, path: &Path) {
     }
 }
 
+/// Why `name` (a suite name, a judge's dimension) cannot be used as one file-name
+/// component, or `None` when it can. Such names become files (`results/<suite>/`,
+/// `<out-dir>/<suite>.md`, `cassettes/<dimension>.json`): a separator, `..` or a leading
+/// dot would put the file elsewhere or hide it.
+pub fn file_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.contains(['/', '\\']) {
+        Some("it holds a path separator (`/` or `\\`)")
+    } else if name.starts_with('.') {
+        Some("it starts with `.` (`..` is the parent folder; a leading dot hides a file)")
+    } else if name.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else if name.len() > MAX_NAME_BYTES {
+        Some("it is longer than 200 bytes")
+    } else {
+        None
+    }
+}
+
+/// The longest name [`file_name_problem`] accepts: a file name (255 bytes on most file
+/// systems) with room for an extension.
+const MAX_NAME_BYTES: usize = 200;
+
 /// The part of a glob pattern before its first wildcard: what must be inside the root.
 pub fn glob_base(pattern: &str) -> &str {
     let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
@@ -151,6 +180,32 @@ mod tests {
         let c = Confinement::for_suite(&suite, &RootOptions::default());
         assert_eq!(c.root, suite.canonicalize().unwrap());
         assert!(!c.contains(&suite.join("../other")));
+    }
+
+    #[test]
+    fn only_plain_names_can_be_file_names() {
+        for good in [
+            "trivy",
+            "vulnerability_accuracy",
+            "Fix Rate",
+            "a.b",
+            "ümlaut",
+        ] {
+            assert_eq!(file_name_problem(good), None, "{good}");
+        }
+        for bad in [
+            "",
+            "..",
+            ".",
+            ".hidden",
+            "../../ESCAPED",
+            "a/b",
+            "a\\b",
+            "a\nb",
+        ] {
+            assert!(file_name_problem(bad).is_some(), "{bad:?}");
+        }
+        assert!(file_name_problem(&"x".repeat(201)).is_some());
     }
 
     #[test]

@@ -5,6 +5,11 @@
 //! error naming file, line and column (skipped only when the input says
 //! `skip_unreadable`, and then listed), and two files naming the same repo is an error
 //! naming both. Run folders (`<run>/output.json`) are read when the input names the file.
+//!
+//! An input may be anything: a file a suite names could be a link to the process's
+//! environment or a key file. So a diagnostic about an input says what the file is (its
+//! path, its size, where parsing stopped and what was expected there) and never quotes
+//! what it holds (see [`Diagnostic::unquoted`]).
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +17,7 @@ use indexmap::IndexMap;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::doc::Doc;
+use crate::load::confine::Confinement;
 use crate::spec::suite::JsonMode;
 
 /// One loaded document.
@@ -43,6 +49,9 @@ pub struct ReadRules<'a> {
     /// The file read in each run folder (`<dir>/<run>/<run_file>`), when run folders
     /// are read.
     pub run_file: Option<&'a str>,
+    /// When the folder was named by a suite or a test case (not on the command line):
+    /// every file read, links resolved, must be inside this project.
+    pub confine: Option<&'a Confinement>,
 }
 
 /// A file that was skipped because it could not be read, and why.
@@ -177,7 +186,18 @@ fn read_into(path: &Path, bytes: &mut Vec<u8>) -> Result<(), Diagnostic> {
         .map_err(|e| Diagnostic::error(Code::Io, format!("cannot read file: {e}")).in_file(path))
 }
 
+/// Parses `bytes`, read from `path`. A diagnostic locates the problem and gives the
+/// file's size, and never quotes the file.
 fn parse_bytes(path: &Path, bytes: &[u8], mode: JsonMode) -> Result<(Doc, u64), Diagnostic> {
+    parse_bytes_quoted(path, bytes, mode).map_err(|d| {
+        d.unquoted().note(format!(
+            "the file holds {} bytes; its content is not shown",
+            bytes.len()
+        ))
+    })
+}
+
+fn parse_bytes_quoted(path: &Path, bytes: &[u8], mode: JsonMode) -> Result<(Doc, u64), Diagnostic> {
     let size = bytes.len() as u64;
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         let text = String::from_utf8_lossy(bytes);
@@ -256,6 +276,16 @@ fn json_error(path: &Path, bytes: &[u8], e: &serde_json::Error) -> Diagnostic {
 /// skipped instead.
 pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diagnostic>> {
     let files = list_documents(dir, rules.run_file).map_err(|d| vec![d])?;
+    if let Some(confinement) = rules.confine {
+        let outside: Vec<Diagnostic> = files
+            .iter()
+            .filter(|(f, _)| !confinement.permits(f))
+            .map(|(f, _)| outside_project(f, confinement))
+            .collect();
+        if !outside.is_empty() {
+            return Err(outside);
+        }
+    }
     let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
     let parsed = parse_parallel(&paths, rules.json);
     let mut folder = Folder::default();
@@ -304,6 +334,23 @@ pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diag
     } else {
         Err(errors)
     }
+}
+
+/// A file of a suite's or case's input folder that resolves outside the project (a
+/// link pointing out, or a `run_file` that climbs out of its run folder).
+pub fn outside_project(file: &Path, confinement: &Confinement) -> Diagnostic {
+    Diagnostic::error(
+        Code::InputOutsideProject,
+        format!(
+            "{} resolves outside the project; it was not read",
+            crate::diag::display_path(file)
+        ),
+    )
+    .note(format!(
+        "project root: {}",
+        crate::diag::display_path(&confinement.root)
+    ))
+    .help("keep what a suite or its test cases name inside the project, or pass --root / --allow-outside-root (folders named on the command line, --results, --ground-truth, --input, may be anywhere)")
 }
 
 /// The first key field holding a non-empty string (or number).

@@ -9,7 +9,9 @@ use indexmap::IndexMap;
 
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
-use crate::load::documents::{Document, ReadRules, Skipped, parse_json_file_as, read_folder};
+use crate::load::documents::{
+    Document, ReadRules, Skipped, outside_project, parse_json_file_as, read_folder,
+};
 use crate::load::suite::Suite;
 use crate::spec::suite::{FolderInput, JsonMode};
 
@@ -67,8 +69,25 @@ impl Inputs {
     }
 }
 
-/// Reads the suite's inputs; every problem is returned, not only the first.
+/// Reads the suite's inputs; every problem is returned, not only the first. The folders
+/// and files of `overrides` are the user's choice (command-line flags) and may be
+/// anywhere; what the suite names must be inside its project.
 pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
+    load(suite, overrides, false)
+}
+
+/// Reads the suite's inputs as a test case names them: the folders and files of
+/// `overrides` come from `case.yaml`, written by whoever wrote the suite, so they are
+/// confined to the project as the suite's own are.
+pub fn load_case_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
+    load(suite, overrides, true)
+}
+
+fn load(
+    suite: &Suite,
+    overrides: &Overrides,
+    confine_overrides: bool,
+) -> Result<Inputs, Vec<Diagnostic>> {
     let spec = &suite.spec.inputs;
     let results_dir = overrides
         .results
@@ -79,30 +98,40 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
             .as_ref()
             .map(|g| suite.dir.join(&g.folder))
     });
-    let mut read = Reading::default();
+    let mut read = Reading {
+        confine_overrides,
+        ..Reading::default()
+    };
     let results = read.folder(
         suite,
         &results_dir,
         &spec.results,
         &spec.unwrap,
-        "inputs.results",
+        ("inputs.results", overrides.results.is_some()),
     );
+    let truth_overridden = overrides.ground_truth.is_some();
     let truth = match (&truth_dir, &spec.ground_truth) {
-        (Some(dir), Some(input)) => {
-            read.folder(suite, dir, input, &spec.unwrap_truth, "inputs.ground_truth")
-        }
+        (Some(dir), Some(input)) => read.folder(
+            suite,
+            dir,
+            input,
+            &spec.unwrap_truth,
+            ("inputs.ground_truth", truth_overridden),
+        ),
         (Some(dir), None) => read.folder(
             suite,
             dir,
             &FolderInput::plain(""),
             &spec.unwrap_truth,
-            "inputs.ground_truth",
+            ("inputs.ground_truth", truth_overridden),
         ),
         (None, _) => Vec::new(),
     };
     read.unknown_overrides(suite, overrides);
     let named = read.named(suite, overrides);
-    let Reading { errors, skipped } = read;
+    let Reading {
+        errors, skipped, ..
+    } = read;
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -128,24 +157,41 @@ pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<D
 struct Reading {
     errors: Vec<Diagnostic>,
     skipped: Vec<(String, Skipped)>,
+    /// The overrides were named by a test case: confined as the suite's own paths.
+    confine_overrides: bool,
 }
 
 impl Reading {
-    /// The documents of one folder input (none when it cannot be read).
+    /// Whether a path read for an input is held to the project: always when the suite
+    /// names it, and for an override when a test case named it.
+    fn confined(&self, overridden: bool) -> bool {
+        !overridden || self.confine_overrides
+    }
+
+    /// The documents of one folder input (none when it cannot be read); `key` is the
+    /// input's key in suite.yaml and whether an override replaced its folder.
     fn folder(
         &mut self,
         suite: &Suite,
         dir: &Path,
         input: &FolderInput,
         unwrap: &[String],
-        key: &str,
+        (key, overridden): (&str, bool),
     ) -> Vec<Document> {
+        let confine = self.confined(overridden).then_some(&suite.confinement);
+        if let Some(c) = confine
+            && !c.permits(dir)
+        {
+            self.errors.push(outside_project(dir, c).key(key));
+            return Vec::new();
+        }
         let rules = ReadRules {
             key: &suite.spec.inputs.key,
             unwrap,
             json: input.json,
             skip_unreadable: input.skip_unreadable,
             run_file: input.run_file.as_deref(),
+            confine,
         };
         match read_folder(dir, &rules) {
             Ok(folder) => {
@@ -186,6 +232,9 @@ impl Reading {
         let mut named = IndexMap::new();
         for (name, input) in &suite.spec.inputs.files {
             let read = match overrides.inputs.get(name) {
+                Some(Some(path)) if self.confine_overrides && !suite.confinement.permits(path) => {
+                    Err(outside_project(path, &suite.confinement))
+                }
                 Some(Some(path)) => read_override(name, path, input.json),
                 Some(None) => Ok(Doc::Null),
                 None => read_named(suite, name, input),

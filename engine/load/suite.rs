@@ -165,12 +165,18 @@ pub fn load_suite_with(
         Err(d) => return (None, d),
     };
     check_decision(&parsed.value, &parsed.index, &file, &mut diags);
+    check_suite_name(&parsed.value, &parsed.index, &file, &mut diags);
 
-    let judge_files = match judge_files(dir, &parsed.value, &parsed.index, &file, &mut diags) {
+    let confinement = Confinement::for_suite(dir, root);
+    let listed = Listed {
+        spec: &parsed.value,
+        index: &parsed.index,
+        file: &file,
+    };
+    let judge_files = match judge_files(dir, &listed, &confinement, &mut diags) {
         Some(f) => f,
         None => return (None, diags),
     };
-    let confinement = Confinement::for_suite(dir, root);
     check_confined(
         &parsed.value,
         &parsed.index,
@@ -311,6 +317,9 @@ fn check_confined(
             named.push((format!("inputs.files.{name}.newest"), g, glob_base(g)));
         }
     }
+    if !confinement.allow_outside {
+        check_run_files(inputs, index, file, diags);
+    }
     for (key, rel, fixed) in named {
         let path = dir.join(fixed);
         if confinement.permits(&path) {
@@ -336,19 +345,74 @@ fn check_confined(
     }
 }
 
-fn judge_files(
-    dir: &Path,
-    spec: &SuiteSpec,
+/// A `run_file` names a file inside each run folder: a plain relative path. With `..` or
+/// an absolute path it would read one file anywhere, whatever folder holds the runs
+/// (the suite's, or one named on the command line), unless `--allow-outside-root`.
+fn check_run_files(
+    inputs: &crate::spec::suite::InputsSpec,
     index: &KeyIndex,
     file: &Path,
     diags: &mut Vec<Diagnostic>,
+) {
+    let folders = [("inputs.results", Some(&inputs.results))]
+        .into_iter()
+        .chain([("inputs.ground_truth", inputs.ground_truth.as_ref())]);
+    for (key, input) in folders {
+        let Some(run_file) = input.and_then(|i| i.run_file.as_deref()) else {
+            continue;
+        };
+        let plain = !run_file.is_empty()
+            && Path::new(run_file)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if plain {
+            continue;
+        }
+        let key = format!("{key}.run_file");
+        diags.push(
+            Diagnostic::error(
+                Code::InputOutsideProject,
+                format!(
+                    "run_file `{run_file}` leaves its run folder: it must be a relative path without `..`"
+                ),
+            )
+            .in_file(file)
+            .at(index.value_span(&key))
+            .key(key)
+            .help("name the file as it lies in each run folder, e.g. `output.json`"),
+        );
+    }
+}
+
+/// What `suite.yaml` says and where, for diagnostics about the files it lists.
+struct Listed<'a> {
+    spec: &'a SuiteSpec,
+    index: &'a KeyIndex,
+    file: &'a Path,
+}
+
+/// The judge files: those `judges:` lists, else every YAML file of the folder. Each must
+/// resolve inside the project, links followed: a judge file is read and, when it does not
+/// parse, quoted in the error.
+fn judge_files(
+    dir: &Path,
+    listed: &Listed<'_>,
+    confinement: &Confinement,
+    diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<PathBuf>> {
+    let Listed { spec, index, file } = *listed;
     let files: Vec<PathBuf> = match &spec.judges {
         Some(list) => {
             let mut out = Vec::new();
             for (i, name) in list.iter().enumerate() {
                 let p = dir.join(name);
-                if p.exists() {
+                if p.exists() && !confinement.permits(&p) {
+                    diags.push(
+                        judge_outside(name, confinement, file)
+                            .at(index.value_span(&format!("judges[{i}]")))
+                            .key(format!("judges[{i}]")),
+                    );
+                } else if p.exists() {
                     out.push(p);
                 } else {
                     diags.push(
@@ -382,7 +446,13 @@ fn judge_files(
                 })
                 .unwrap_or_default();
             out.sort();
-            out
+            let (inside, outside): (Vec<PathBuf>, Vec<PathBuf>) =
+                out.into_iter().partition(|p| confinement.permits(p));
+            for p in outside {
+                let name = p.file_name().unwrap_or_default().to_string_lossy();
+                diags.push(judge_outside(&name, confinement, file).in_file(&p));
+            }
+            inside
         }
     };
     if files.is_empty() && diags.is_empty() {
@@ -396,6 +466,40 @@ fn judge_files(
         return None;
     }
     Some(files)
+}
+
+/// The suite's name becomes a file name (`results/<suite>/<run>.json`,
+/// `<out-dir>/<suite>.<ext>`): one plain component, or results land anywhere.
+fn check_suite_name(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut Vec<Diagnostic>) {
+    if let Some(why) = crate::load::confine::file_name_problem(&spec.suite) {
+        diags.push(
+            Diagnostic::error(
+                Code::WrongType,
+                format!(
+                    "suite name `{}` cannot be used as a file name: {why}",
+                    crate::diag::printable_line(&spec.suite)
+                ),
+            )
+            .in_file(file)
+            .at(index.value_span("suite"))
+            .key("suite")
+            .help("name the suite with letters, digits, `_` and `-`, e.g. `semgrep`"),
+        );
+    }
+}
+
+/// A judge file that resolves outside the project.
+fn judge_outside(name: &str, confinement: &Confinement, file: &Path) -> Diagnostic {
+    Diagnostic::error(
+        Code::InputOutsideProject,
+        format!("judge file `{name}` resolves outside the project; it was not read"),
+    )
+    .in_file(file)
+    .note(format!(
+        "project root: {}",
+        crate::diag::display_path(&confinement.root)
+    ))
+    .help("keep judge files inside the project, or pass --root / --allow-outside-root")
 }
 
 fn check_decision(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut Vec<Diagnostic>) {

@@ -488,10 +488,17 @@ impl Report {
                     .then(|| Span::at_line_col(&text, inner.line(), inner.column().max(1), 1));
                 let msg = inner.to_string();
                 let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
+                // Located, never quoted: the file may be anything (a link to the
+                // process's environment).
                 return Err(
                     Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
                         .in_file(path)
-                        .at(span),
+                        .at(span)
+                        .unquoted()
+                        .note(format!(
+                            "the file holds {} bytes; its content is not shown",
+                            bytes.len()
+                        )),
                 );
             }
         };

@@ -33,6 +33,7 @@ mod llm_server;
 mod model_catalogue;
 mod numbers;
 mod outputs;
+mod outside_writes;
 mod panel_mock;
 mod parity;
 mod pipeline_pin;

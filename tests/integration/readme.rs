@@ -128,3 +128,39 @@ fn fix_availability(root: &Path) -> serde_json::Value {
         .expect("the new dimension is in the result");
     serde_json::to_value(d).unwrap()
 }
+
+/// Every dependency with its features (`name vX [f,g]`), over the given edge kinds, as
+/// `cargo tree` resolves them (offline, from Cargo.lock).
+fn resolved(edges: &str) -> std::collections::BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "--locked", "--prefix", "none"])
+        .args(["-e", edges, "-f", "{p} [{f}]"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim_end_matches(" (*)").to_owned())
+        .collect()
+}
+
+/// "`cargo test` reuses everything the first command compiled": every dependency of
+/// `cargo build` is resolved with the same features when the test-only crates join, so
+/// `cargo test` compiles only those crates, never an engine dependency a second time.
+#[test]
+fn cargo_test_compiles_no_engine_dependency_twice() {
+    let build = resolved("normal,build");
+    let test = resolved("normal,build,dev");
+    let differ: Vec<&String> = build.difference(&test).collect();
+    assert!(
+        differ.is_empty(),
+        "resolved with other features once the dev-dependencies join (add them to the \
+         feature-unification list of Cargo.toml): {differ:#?}"
+    );
+}

@@ -323,6 +323,19 @@ impl<'a> JudgeCx<'a> {
     }
 
     fn check_basics(&mut self, spec: &JudgeSpec) {
+        if let Some(why) = crate::load::confine::file_name_problem(&spec.dimension) {
+            // `caldera test --record` writes `cassettes/<dimension>.json`.
+            let d = Diagnostic::error(
+                Code::WrongType,
+                format!(
+                    "dimension `{}` cannot be used as a file name: {why}",
+                    crate::diag::printable_line(&spec.dimension)
+                ),
+            )
+            .help("name the dimension with letters, digits, `_` and `-`, e.g. `fix_availability`");
+            let d = self.diag(d, "dimension");
+            self.push(d);
+        }
         if !spec.weight.is_finite() {
             // An infinite weight turns the weighted mean into inf / inf = NaN.
             let d = Diagnostic::error(
