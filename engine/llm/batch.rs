@@ -755,9 +755,10 @@ impl BatchRun<'_> {
                 return self.finish(key, outcome);
             }
         };
-        let cost = inner.options.models.price(&item.resolved).map(|p| {
-            crate::provider::models::cost(&p, reply.usage.input_tokens, reply.usage.output_tokens)
-                * inner.options.models.batch_factor(&item.resolved)
+        let models = &inner.options.models;
+        let cost = models.price(&item.resolved).map(|p| {
+            crate::provider::models::usage_cost(&p, models.info(&item.resolved), &reply.usage)
+                * models.batch_factor(&item.resolved)
         });
         item.tally.add(&Ask {
             reply: Some(reply.clone()),

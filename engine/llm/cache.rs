@@ -501,6 +501,8 @@ mod tests {
                 input_tokens: 10,
                 output_tokens: 5,
                 reasoning_tokens: 0,
+                cache_write_tokens: 0,
+                cache_read_tokens: 0,
             },
             reasked: false,
             created: "2024-01-01T00:00:00Z".to_owned(),

@@ -50,8 +50,12 @@ pub fn estimate_cost(price: &Price, prompt_texts: &[&str], max_tokens: u32) -> f
 }
 
 /// The cost of a finished call, when the model's price is known.
-pub fn call_cost(price: Option<Price>, usage: &Usage) -> Option<f64> {
-    price.map(|p| crate::provider::models::cost(&p, usage.input_tokens, usage.output_tokens))
+pub fn call_cost(
+    price: Option<Price>,
+    info: Option<&crate::provider::models::ModelInfo>,
+    usage: &Usage,
+) -> Option<f64> {
+    price.map(|p| crate::provider::models::usage_cost(&p, info, usage))
 }
 
 #[derive(Debug, Default)]

@@ -20,7 +20,8 @@ use crate::provider::limiter::{Limiter, LimiterStats};
 use crate::provider::models::ModelTable;
 use crate::provider::retry::{RetryPolicy, complete_with_retry};
 use crate::provider::{
-    Message, Provider, ProviderKind, ProviderReply, ProviderRequest, Reasoning, Role, Usage,
+    CacheHint, Message, Provider, ProviderKind, ProviderReply, ProviderRequest, Reasoning, Role,
+    Usage,
 };
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::reply::{FormatError, ParsedVerdict, ReplyError, SharedFormat};
@@ -44,6 +45,10 @@ pub struct LlmRequest {
     /// Thinking before the verdict (a judge's `reasoning:`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Reasoning>,
+    /// The prompt prefix the provider may cache (not part of the cache key: it changes
+    /// what a call costs, not what it answers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheHint>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -61,6 +66,7 @@ impl LlmRequest {
             temperature: 0.0,
             repeat: 0,
             reasoning: None,
+            cache: None,
         }
     }
 }
@@ -262,6 +268,8 @@ pub(super) struct Inner {
     pub(super) endpoint: String,
     pub(super) options: ExecutorOptions,
     pub(super) budget: Option<Budget>,
+    /// Jobs that share a cacheable prompt prefix go out leader first.
+    pub(super) gates: super::prefix::PrefixGates,
 }
 
 /// Runs jobs. Cheap to clone; clones share the budget and log.
@@ -306,6 +314,7 @@ impl Executor {
                 endpoint,
                 options,
                 budget,
+                gates: super::prefix::PrefixGates::default(),
             }),
         }
     }
@@ -617,6 +626,8 @@ impl Tally {
             self.usage.input_tokens += reply.usage.input_tokens;
             self.usage.output_tokens += reply.usage.output_tokens;
             self.usage.reasoning_tokens += reply.usage.reasoning_tokens;
+            self.usage.cache_write_tokens += reply.usage.cache_write_tokens;
+            self.usage.cache_read_tokens += reply.usage.cache_read_tokens;
         }
         self.cost = match (self.cost, ask.cost) {
             (Some(a), Some(b)) => Some(a + b),
@@ -661,6 +672,15 @@ impl Inner {
         })
     }
 
+    /// Waits until a job whose prompt prefix another job is already asking may go (see
+    /// [`super::prefix`]); the first job of a prefix gets the guard to drop once asked.
+    async fn wait_for_prefix(&self, request: &ProviderRequest) -> Option<super::prefix::Leader> {
+        let (hint, first) = request.cache.zip(request.messages.first())?;
+        let (prefix, _) = hint.split(&first.content)?;
+        let key = super::prefix::prefix_key(&request.model, request.system.as_deref(), prefix);
+        self.gates.turn(key).await
+    }
+
     /// The request a job sends first: its prompt to its model (the alias itself for a
     /// provider that takes aliases).
     pub(super) fn first_request(&self, job: &Job, resolved: &str) -> ProviderRequest {
@@ -686,6 +706,10 @@ impl Inner {
                 Some(Provider::Openai(_)) if self.options.models.is_reasoning(resolved) => {
                     job.request.reasoning
                 }
+                _ => None,
+            },
+            cache: match &self.provider {
+                Some(Provider::Anthropic(_) | Provider::Openai(_)) => job.request.cache,
                 _ => None,
             },
         }
@@ -777,6 +801,7 @@ impl Inner {
             return tally.unscored(UnscoredKind::Provider, "no provider configured".into());
         };
         let mut request = self.first_request(job, &resolved);
+        let mut leader = self.wait_for_prefix(&request).await;
         let mut first_error: Option<ReplyError> = None;
         for ask in 1..=2u32 {
             let started = chrono::Utc::now();
@@ -787,6 +812,8 @@ impl Inner {
                 .map(|m| m.content.clone())
                 .unwrap_or_default();
             let result = self.ask(provider, &request, &resolved).await;
+            // The provider has answered (or given up): its cache entry, if any, exists.
+            drop(leader.take());
             let (ask_result, error) = match result {
                 Ok(a) => (a, None),
                 Err((a, e)) => (a, Some(e)),
@@ -943,7 +970,9 @@ impl Inner {
         )
         .await;
         let cost = match &attempted.result {
-            Ok(reply) if metered => call_cost(price, &reply.usage),
+            Ok(reply) if metered => {
+                call_cost(price, self.options.models.info(model_id), &reply.usage)
+            }
             Ok(_) => None,
             Err(_) => Some(0.0),
         };

@@ -6,5 +6,6 @@ pub mod cache;
 pub mod cost;
 pub mod executor;
 pub mod log;
+mod prefix;
 pub mod seal;
 pub mod writer;

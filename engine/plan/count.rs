@@ -80,6 +80,7 @@ pub fn count_all(
                     .cloned()
                     .map(std::sync::Arc::new),
                 reasoning: call.job.request.reasoning,
+                cache: None,
             });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()

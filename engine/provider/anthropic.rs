@@ -60,6 +60,10 @@ struct ApiUsage {
     input_tokens: u64,
     #[serde(default)]
     output_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
 }
 
 impl AnthropicProvider {
@@ -143,7 +147,7 @@ pub fn body(request: &ProviderRequest) -> serde_json::Value {
     let mut body = json!({
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": request.messages,
+        "messages": messages(request),
     });
     if let Some(system) = &request.system {
         body["system"] = json!(system);
@@ -164,6 +168,29 @@ pub fn body(request: &ProviderRequest) -> serde_json::Value {
         }
     }
     body
+}
+
+/// The conversation, with the first message split into a cached prefix (its block
+/// carries `cache_control`, so the system prompt and the prefix are cached together)
+/// and the rest, when the request allows caching.
+fn messages(request: &ProviderRequest) -> serde_json::Value {
+    let mut out: Vec<serde_json::Value> = request.messages.iter().map(|m| json!(m)).collect();
+    let (Some(hint), Some(first)) = (request.cache, request.messages.first()) else {
+        return json!(out);
+    };
+    let Some((prefix, rest)) = hint.split(&first.content) else {
+        return json!(out);
+    };
+    let mut blocks = vec![json!({
+        "type": "text",
+        "text": prefix,
+        "cache_control": {"type": "ephemeral"},
+    })];
+    if !rest.is_empty() {
+        blocks.push(json!({"type": "text", "text": rest}));
+    }
+    out[0]["content"] = json!(blocks);
+    json!(out)
 }
 
 /// Reads a Messages API response from its text.
@@ -197,6 +224,8 @@ fn reply_from(parsed: MessagesResponse) -> ProviderReply {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
         reasoning_tokens: 0,
+        cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+        cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
     });
     let thinking: Vec<&str> = parsed
         .content

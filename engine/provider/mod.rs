@@ -66,6 +66,28 @@ pub struct ProviderRequest {
     /// it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Reasoning>,
+    /// The prompt prefix the provider may cache, for a prompt asked again within the
+    /// cache's lifetime (`--repeat`, a re-ask).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheHint>,
+}
+
+/// What of a request a provider may keep in its prompt cache: the system prompt and
+/// the first `prefix_bytes` bytes of the first message (the whole prompt, when the same
+/// prompt is asked again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheHint {
+    /// Where the cacheable part of the first message ends (a character boundary).
+    pub prefix_bytes: usize,
+}
+
+impl CacheHint {
+    /// The first message split at the hint: the cacheable prefix and the rest (empty
+    /// when the whole prompt is cached). `None` when the hint does not fall inside it.
+    pub fn split<'t>(&self, text: &'t str) -> Option<(&'t str, &'t str)> {
+        (self.prefix_bytes > 0 && text.is_char_boundary(self.prefix_bytes))
+            .then(|| text.split_at(self.prefix_bytes))
+    }
 }
 
 /// Thinking asked of a model: an effort level, or (Anthropic) a token budget.
@@ -91,6 +113,14 @@ pub struct Usage {
     /// thinking).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
+    /// Input tokens written to the provider's prompt cache (billed above the input price;
+    /// not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// Input tokens read from the provider's prompt cache (billed at a fraction of the
+    /// input price; not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -16,12 +16,32 @@ pub fn cost(price: &Price, input_tokens: u64, output_tokens: u64) -> f64 {
         / 1_000_000.0
 }
 
+/// The cost in dollars of a call's `usage` at `price`, its prompt-cache writes and reads
+/// at the model's cache factors (thinking and reasoning tokens are in the output).
+pub fn usage_cost(price: &Price, info: Option<&ModelInfo>, usage: &crate::provider::Usage) -> f64 {
+    let (write, read) = info.map_or((DEFAULT_CACHE_WRITE, DEFAULT_CACHE_READ), |i| {
+        (i.cache_write_factor, i.cache_read_factor)
+    });
+    let cached = usage.cache_write_tokens as f64 * write + usage.cache_read_tokens as f64 * read;
+    cost(price, usage.input_tokens, usage.output_tokens)
+        + cached * price.input_per_mtok / 1_000_000.0
+}
+
+/// Anthropic's five-minute cache write price, as a share of the input price.
+pub const DEFAULT_CACHE_WRITE: f64 = 1.25;
+/// Anthropic's cache read price, as a share of the input price.
+pub const DEFAULT_CACHE_READ: f64 = 0.1;
+
 /// What the catalogue says of a model beyond its price: how to ask it and how long it is
 /// served.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelInfo {
     /// The share of the list price a batch request pays.
     pub batch_factor: f64,
+    /// The share of the input price a prompt-cache write costs.
+    pub cache_write_factor: f64,
+    /// The share of the input price a prompt-cache read costs.
+    pub cache_read_factor: f64,
     /// An OpenAI reasoning model (`max_completion_tokens`, no `temperature`).
     pub reasoning: bool,
     /// When the provider marked it deprecated.
@@ -220,6 +240,8 @@ fn info_of(model: &ModelSpec) -> ModelInfo {
     };
     ModelInfo {
         batch_factor: model.batch_factor.unwrap_or(DEFAULT_BATCH_FACTOR),
+        cache_write_factor: model.cache_write_factor.unwrap_or(DEFAULT_CACHE_WRITE),
+        cache_read_factor: model.cache_read_factor.unwrap_or(DEFAULT_CACHE_READ),
         reasoning: model.reasoning,
         deprecated: day(&model.deprecated),
         end_of_life: day(&model.end_of_life),

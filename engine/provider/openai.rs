@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
 use super::{ProviderError, ProviderReply, ProviderRequest, Secret, Usage, http_client};
 
@@ -62,6 +63,14 @@ struct ApiUsage {
     completion_tokens: u64,
     #[serde(default)]
     completion_tokens_details: Option<CompletionDetails>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +123,18 @@ impl OpenAiProvider {
                 "json_schema": {"name": "verdict", "strict": true, "schema": schema},
             });
         }
+        if let Some(prefix) = request
+            .cache
+            .zip(request.messages.first())
+            .and_then(|(hint, first)| hint.split(&first.content))
+            .map(|(prefix, _)| prefix)
+        {
+            // OpenAI caches prefixes by itself; the key routes requests that share this
+            // prefix to the same cache.
+            let system = request.system.as_deref().unwrap_or_default();
+            let digest = Sha256::digest(format!("{system}\u{0}{prefix}").as_bytes());
+            body["prompt_cache_key"] = json!(format!("caldera-{}", &hex::encode(digest)[..32]));
+        }
         if let Some(effort) = request.reasoning.and_then(|r| r.effort) {
             body["reasoning_effort"] = json!(effort.as_str());
         }
@@ -157,12 +178,19 @@ impl OpenAiProvider {
                     provider: NAME,
                     message: "no choices in the response".into(),
                 })?;
-        let usage = parsed.usage.map_or(Usage::default(), |u| Usage {
-            input_tokens: u.prompt_tokens,
-            output_tokens: u.completion_tokens,
-            reasoning_tokens: u
-                .completion_tokens_details
-                .map_or(0, |d| d.reasoning_tokens),
+        let usage = parsed.usage.map_or(Usage::default(), |u| {
+            // `prompt_tokens` counts the cached part too; caldera's input tokens are the
+            // uncached ones, as Anthropic reports them.
+            let cached = u.prompt_tokens_details.map_or(0, |d| d.cached_tokens);
+            Usage {
+                input_tokens: u.prompt_tokens.saturating_sub(cached),
+                output_tokens: u.completion_tokens,
+                reasoning_tokens: u
+                    .completion_tokens_details
+                    .map_or(0, |d| d.reasoning_tokens),
+                cache_write_tokens: 0,
+                cache_read_tokens: cached,
+            }
         });
         let text = choice.message.content.unwrap_or_default();
         Ok(ProviderReply {

@@ -18,11 +18,12 @@ use crate::load::judge::JudgePlan;
 use crate::load::suite::Suite;
 use crate::provider::models::ModelTable;
 use crate::provider::retry::RetryPolicy;
-use crate::provider::{Provider, ProviderKind};
+use crate::provider::{CacheHint, Provider, ProviderKind};
 use crate::render::{fence_for, render_prompt_with};
 use crate::run::result::RunResult;
 use crate::run::{RunError, RunOptions, ScoreSource};
 use crate::spec::judge::LlmUse;
+use crate::spec::suite::PromptCache;
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::combine::Unit;
 use crate::verdict::reply::{ParsedVerdict, SharedFormat};
@@ -417,9 +418,24 @@ fn job(plan: &JudgePlan, unit: &Unit, prompt: &str, format: &SharedFormat, ask: 
             temperature: 0.0,
             repeat,
             reasoning: plan.reasoning,
+            cache: cache_hint(plan.prompt_cache, prompt, repeats),
         },
         format: format.clone(),
     }
+}
+
+/// What of a prompt the provider may cache: the whole prompt when it will be asked again
+/// (`--repeat`, or always with `prompt_cache: on`); nothing with `off`, or for a prompt
+/// asked once under `auto` (it would only pay the write premium).
+fn cache_hint(mode: PromptCache, prompt: &str, repeats: u32) -> Option<CacheHint> {
+    let reused = match mode {
+        PromptCache::Off => false,
+        PromptCache::On => true,
+        PromptCache::Auto => repeats > 1,
+    };
+    (reused && !prompt.is_empty()).then_some(CacheHint {
+        prefix_bytes: prompt.len(),
+    })
 }
 
 /// The cache key of `job` when a provider of `kind` answers it: the same inputs the

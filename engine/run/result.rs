@@ -252,6 +252,12 @@ pub struct RunUsage {
     /// Of the reply tokens, those spent reasoning, where the provider itemises them.
     #[serde(skip_serializing_if = "is_zero_tokens")]
     pub reasoning_tokens: u64,
+    /// Prompt tokens written to the providers' prompt caches (not in `input_tokens`).
+    #[serde(skip_serializing_if = "is_zero_tokens")]
+    pub cache_write_tokens: u64,
+    /// Prompt tokens read from the providers' prompt caches (not in `input_tokens`).
+    #[serde(skip_serializing_if = "is_zero_tokens")]
+    pub cache_read_tokens: u64,
     /// Cost in USD of calls made in this run (cached answers cost nothing); `None`
     /// (null) when a call's cost is unknown (a model without a price, the `claude`
     /// CLI): a partial sum would pass for the whole.
@@ -301,6 +307,8 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
             u.input_tokens += c.input_tokens;
             u.output_tokens += c.output_tokens;
             u.reasoning_tokens += c.reasoning_tokens;
+            u.cache_write_tokens += c.cache_write_tokens;
+            u.cache_read_tokens += c.cache_read_tokens;
         }
         u.cost_by_dimension.insert(
             d.name.clone(),
@@ -907,6 +915,8 @@ mod tests {
                     input_tokens: tokens.0,
                     output_tokens: tokens.1,
                     reasoning_tokens: 0,
+                    cache_write_tokens: 0,
+                    cache_read_tokens: 0,
                     cost_usd: cost,
                     cached,
                     attempts,

@@ -64,6 +64,18 @@ pub struct ModelSpec {
     #[schemars(range(min = 0.0, max = 1.0))]
     pub batch_factor: Option<f64>,
 
+    /// The share of the input price a prompt-cache write costs (Anthropic: 1.25 for the
+    /// default five-minute entries; OpenAI caches for free: 1.0).
+    #[serde(default, deserialize_with = "strict::opt_number")]
+    #[schemars(range(min = 0.0))]
+    pub cache_write_factor: Option<f64>,
+
+    /// The share of the input price a prompt-cache read costs (Anthropic: 0.1; OpenAI:
+    /// 0.25 or 0.5 by model).
+    #[serde(default, deserialize_with = "strict::opt_number")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub cache_read_factor: Option<f64>,
+
     /// A reasoning model of the OpenAI Chat Completions API: it takes
     /// `max_completion_tokens` and refuses any `temperature` but the default.
     #[serde(default, deserialize_with = "strict::flag")]

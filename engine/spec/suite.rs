@@ -70,6 +70,13 @@ pub struct SuiteSpec {
     #[serde(default)]
     pub reasoning: Option<crate::spec::reasoning::ReasoningSpec>,
 
+    /// Provider prompt caching in LLM mode: `auto` (the default) marks a prompt cacheable
+    /// when it will be asked again within the cache's lifetime (`--repeat`), `on` marks
+    /// every prompt (a re-ask or a re-run within minutes then reads it; a prompt asked
+    /// once pays the write premium), `off` never.
+    #[serde(default)]
+    pub prompt_cache: PromptCache,
+
     /// With a panel of models (`--models a,b,c`): the mean pairwise kappa below which the
     /// run carries a warning (default 0.70, the usual bar for publishable agreement).
     /// `caldera calibrate` flags a judge whose weighted kappa against people is below it.
@@ -396,4 +403,17 @@ pub struct Price {
     pub input_per_mtok: f64,
     /// Dollars per million output (completion) tokens.
     pub output_per_mtok: f64,
+}
+
+/// When prompts are marked for the provider's prompt cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptCache {
+    /// Where the prompt will be asked again (`--repeat`).
+    #[default]
+    Auto,
+    /// Every prompt.
+    On,
+    /// None.
+    Off,
 }

@@ -278,6 +278,12 @@ pub struct CallInfo {
     /// Of the reply tokens, those spent reasoning (when the provider itemises them).
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub reasoning_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cache_write_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache (not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub cache_read_tokens: u64,
     /// Cost in USD, when the price is known.
     pub cost_usd: Option<f64>,
     /// Served from the cache.

@@ -373,7 +373,7 @@ async fn models_judge_each_repo_alone_through_the_cache() {
     use crate::llm_server::{MockServer, anthropic_text};
     // Every model gives 4, except 2 to anything about the critical-cves scan.
     let server = MockServer::start(|_, seen| {
-        let prompt = seen.body["messages"][0]["content"].as_str().unwrap_or_default();
+        let prompt = crate::llm_server::content_text(&seen.body["messages"][0]["content"]);
         let score = if prompt.contains("critical-cves") { 2 } else { 4 };
         anthropic_text(
             &format!(r#"{{"score": {score}, "confidence": 0.8, "reasoning": "r", "evidence_cited": [], "recommendations": [], "sub_scores": {{}}}}"#),

@@ -214,10 +214,7 @@ fn a_bad_expectation_is_a_located_error_or_a_named_failure() {
 }
 
 fn prompt_of(seen: &Seen) -> String {
-    seen.body["messages"][0]["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    crate::llm_server::content_text(&seen.body["messages"][0]["content"])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

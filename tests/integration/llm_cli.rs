@@ -56,6 +56,7 @@ fn request(prompt: &str) -> ProviderRequest {
         temperature: Some(0.0),
         response_schema: None,
         reasoning: None,
+        cache: None,
     }
 }
 

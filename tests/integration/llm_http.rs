@@ -454,6 +454,7 @@ async fn keys_never_reach_errors_debug_or_the_log() {
             temperature: Some(0.0),
             response_schema: None,
             reasoning: None,
+            cache: None,
         })
         .await
         .unwrap_err();

@@ -16,9 +16,7 @@ fn verdict(score: u8) -> String {
 }
 
 fn is_freshness(seen: &Seen) -> bool {
-    seen.body["messages"][0]["content"]
-        .as_str()
-        .is_some_and(|p| p.contains("freshness"))
+    crate::llm_server::content_text(&seen.body["messages"][0]["content"]).contains("freshness")
 }
 
 fn run(base: &str, dir: &Path, repeat: &str) -> serde_json::Value {

@@ -16,7 +16,7 @@ pub fn prompt_of(seen: &crate::llm_server::Seen) -> String {
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|m| m["content"].as_str())
+        .map(|m| crate::llm_server::content_text(&m["content"]))
         .collect::<Vec<_>>()
         .join("\n")
 }

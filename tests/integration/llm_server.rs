@@ -238,3 +238,17 @@ pub fn error(status: u16, headers: Vec<(&'static str, String)>) -> Step {
 }
 
 pub const GOOD: &str = r#"{"score": 4, "confidence": 0.9, "reasoning": "fine", "evidence_cited": ["a"], "recommendations": [], "sub_scores": {}}"#;
+
+/// The text of a message's `content`: a string, or the text of its blocks (a prompt
+/// split for the provider's prompt cache arrives as blocks).
+pub fn content_text(content: &serde_json::Value) -> String {
+    match content {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}

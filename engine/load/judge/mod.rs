@@ -63,6 +63,8 @@ pub struct JudgePlan {
     /// The output token limit of its model calls (larger with reasoning, which thinks
     /// within it).
     pub max_tokens: u32,
+    /// The suite's `prompt_cache` (filled in when the suite is loaded).
+    pub prompt_cache: crate::spec::suite::PromptCache,
 }
 
 impl JudgePlan {
@@ -191,6 +193,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         free_names: cx.free_names,
         reasoning,
         max_tokens,
+        prompt_cache: crate::spec::suite::PromptCache::default(),
     };
     (Some(plan), cx.diags)
 }

@@ -1,0 +1,238 @@
+//! Provider prompt caching over loopback: a prompt asked again (`--repeat`) is marked
+//! cacheable, its repeats wait for the first answer (the entry exists only then), cache
+//! writes and reads are priced at the model's factors, and a prompt asked once is not
+//! marked under `prompt_cache: auto`.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use insta_cmd::get_cargo_bin;
+use serde_json::{Value, json};
+
+use super::llm_server::{MockServer, Seen, Step, content_text};
+use crate::llm_run::VERDICT;
+
+/// An Anthropic reply whose usage reports a cache write (first sight of a prompt) or a
+/// cache read (every later one) of 1,000 tokens, and 10 uncached input tokens.
+fn cached_reply(read: bool) -> Step {
+    let (write, hit) = if read { (0, 1000) } else { (1000, 0) };
+    let body = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": VERDICT}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 20,
+                  "cache_creation_input_tokens": write, "cache_read_input_tokens": hit}
+    });
+    Step::Reply {
+        status: 200,
+        headers: vec![],
+        body: body.to_string(),
+    }
+}
+
+fn project(lines: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    crate::gates::copy_trivy(dir.path());
+    let suite = dir.path().join("judges.d/trivy/suite.yaml");
+    let text = std::fs::read_to_string(&suite).unwrap();
+    std::fs::write(&suite, format!("{text}\n{lines}\n")).unwrap();
+    dir
+}
+
+fn run(root: &Path, base: &str, extra: &[&str]) -> Value {
+    let out = root.join("result.json");
+    let output = Command::new(get_cargo_bin("caldera"))
+        .current_dir(root)
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", base)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--timeout",
+            "10",
+            "--cache",
+            "off",
+            "--out",
+        ])
+        .arg(&out)
+        .args(extra)
+        .output()
+        .expect("runs");
+    std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&output.stderr).into()))
+}
+
+fn prompt(seen: &Seen) -> String {
+    content_text(&seen.body["messages"][0]["content"])
+}
+
+/// A server that answers each prompt's first request after `hold` (as a slow first
+/// answer would) and notes when each request arrived.
+async fn slow_first(hold: Duration) -> (MockServer, Arc<Mutex<Vec<(String, Instant)>>>) {
+    let arrivals: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let noted = arrivals.clone();
+    let server = MockServer::start(move |_, seen| {
+        let p = prompt(seen);
+        let first = {
+            let mut a = noted.lock().unwrap();
+            let first = !a.iter().any(|(q, _)| *q == p);
+            a.push((p, Instant::now()));
+            first
+        };
+        if first {
+            Step::Delay(hold, Box::new(cached_reply(false)))
+        } else {
+            cached_reply(true)
+        }
+    })
+    .await;
+    (server, arrivals)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn repeats_are_marked_cacheable_and_wait_for_the_first_answer() {
+    let hold = Duration::from_millis(300);
+    let (server, arrivals) = slow_first(hold).await;
+    let dir = project("");
+    let (root, base) = (dir.path().to_path_buf(), server.base.clone());
+    let result = tokio::task::spawn_blocking(move || run(&root, &base, &["--repeat", "3"]))
+        .await
+        .unwrap();
+    let seen = server.seen();
+    assert_eq!(seen.len(), 21, "seven judges, three asks each: {result}");
+    for s in &seen {
+        let blocks = &s.body["messages"][0]["content"];
+        assert_eq!(
+            blocks[0]["cache_control"],
+            json!({"type": "ephemeral"}),
+            "{}",
+            s.body
+        );
+    }
+    // Every repeat of a prompt arrived after its first ask had been answered.
+    let arrivals = arrivals.lock().unwrap().clone();
+    for (p, t) in &arrivals {
+        let first = arrivals.iter().find(|(q, _)| q == p).unwrap().1;
+        if *t != first {
+            assert!(
+                t.duration_since(first) >= hold,
+                "a repeat went out {:?} after its first ask, before the answer",
+                t.duration_since(first)
+            );
+        }
+    }
+    // Seven writes and fourteen reads of 1,000 tokens, 10 uncached input tokens and 20
+    // output tokens per call, at sonnet's $2/$10 with writes at 1.25x and reads at 0.1x.
+    let usage = &result["usage"];
+    assert_eq!(usage["cache_write_tokens"], 7000, "{usage}");
+    assert_eq!(usage["cache_read_tokens"], 14000, "{usage}");
+    let expected =
+        (21.0 * 10.0 * 2.0 + 7000.0 * 2.0 * 1.25 + 14000.0 * 2.0 * 0.1 + 21.0 * 20.0 * 10.0) / 1e6;
+    let cost = usage["cost_usd"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-9, "{cost} vs {expected}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_asked_once_is_not_marked_and_off_marks_nothing() {
+    let server = MockServer::start(|_, _| cached_reply(false)).await;
+    for (lines, extra) in [("", vec![]), ("prompt_cache: off", vec!["--repeat", "2"])] {
+        let before = server.seen().len();
+        let dir = project(lines);
+        let (root, base) = (dir.path().to_path_buf(), server.base.clone());
+        let extra: Vec<String> = extra.into_iter().map(str::to_owned).collect();
+        tokio::task::spawn_blocking(move || {
+            let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+            run(&root, &base, &extra)
+        })
+        .await
+        .unwrap();
+        for s in &server.seen()[before..] {
+            assert!(
+                s.body["messages"][0]["content"].is_string(),
+                "{lines}: {}",
+                s.body
+            );
+        }
+    }
+    // `on` marks a prompt asked once too.
+    let before = server.seen().len();
+    let dir = project("prompt_cache: on");
+    let (root, base) = (dir.path().to_path_buf(), server.base.clone());
+    tokio::task::spawn_blocking(move || run(&root, &base, &[]))
+        .await
+        .unwrap();
+    assert!(
+        server.seen()[before..]
+            .iter()
+            .all(|s| s.body["messages"][0]["content"][0]["cache_control"].is_object())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_cached_tokens_are_priced_at_the_models_read_factor() {
+    let server = MockServer::start(|_, _| {
+        let body = json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4.1",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": VERDICT}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1100, "completion_tokens": 20, "total_tokens": 1120,
+                      "prompt_tokens_details": {"cached_tokens": 1000}}
+        });
+        Step::Reply { status: 200, headers: vec![], body: body.to_string() }
+    })
+    .await;
+    let dir = project("");
+    let (root, base) = (dir.path().to_path_buf(), format!("{}/v1", server.base));
+    let result = tokio::task::spawn_blocking(move || {
+        let out = root.join("result.json");
+        Command::new(get_cargo_bin("caldera"))
+            .current_dir(&root)
+            .env("NO_COLOR", "1")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("OPENAI_BASE_URL", &base)
+            .args([
+                "run",
+                "judges.d/trivy",
+                "--cache",
+                "off",
+                "--provider",
+                "openai",
+            ])
+            .args(["--model", "gpt-4.1", "--repeat", "2", "--out"])
+            .arg(&out)
+            .output()
+            .expect("runs");
+        serde_json::from_str::<Value>(&std::fs::read_to_string(out).unwrap()).unwrap()
+    })
+    .await
+    .unwrap();
+    let seen = server.seen();
+    let key = seen[0].body["prompt_cache_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(key.starts_with("caldera-"), "{key}");
+    assert!(
+        seen.iter()
+            .filter(|s| s.body["prompt_cache_key"] == key.as_str())
+            .count()
+            >= 2
+    );
+    let usage = &result["usage"];
+    assert_eq!(
+        usage["input_tokens"],
+        14 * 100,
+        "uncached input only: {usage}"
+    );
+    assert_eq!(usage["cache_read_tokens"], 14 * 1000);
+    // gpt-4.1: $2 input, $8 output, cached input at 0.25x.
+    let expected = 14.0 * (100.0 * 2.0 + 1000.0 * 2.0 * 0.25 + 20.0 * 8.0) / 1e6;
+    let cost = usage["cost_usd"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-9, "{cost} vs {expected}");
+}
