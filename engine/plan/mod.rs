@@ -104,6 +104,17 @@ pub struct Row {
     pub output_tokens: u64,
     /// The cost of the calls to make; `None` when a model with calls to make has no price.
     pub cost: Option<CostRange>,
+    /// Of the input tokens, those expected to be written to the provider's prompt cache
+    /// (the first ask of a prompt asked again).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// Of the input tokens, those expected to be read from it (the asks after the first).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Row {
@@ -113,6 +124,8 @@ impl Row {
         self.calls += other.calls;
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
         self.cost = match (self.cost, other.cost) {
             (Some(a), Some(b)) => Some(CostRange {
                 low: a.low + b.low,
@@ -325,12 +338,37 @@ fn add_call(
     row.calls += 1;
     row.input_tokens += tokens;
     row.output_tokens += u64::from(request.max_tokens);
+    // A prompt marked for the provider's cache: its first ask writes the entry (at the
+    // write factor when the prompt is long enough to be cached, else at list price), the
+    // asks after it read it (at the read factor, or at list price if the entry is gone).
+    let (low_share, high_share) = match (request.cache, table.info(&request.model)) {
+        (Some(_), info) => {
+            let info = info.cloned().unwrap_or_default();
+            let (write, read) = if info.cache_write_factor > 0.0 || info.cache_read_factor > 0.0 {
+                (info.cache_write_factor, info.cache_read_factor)
+            } else {
+                (
+                    crate::provider::models::DEFAULT_CACHE_WRITE,
+                    crate::provider::models::DEFAULT_CACHE_READ,
+                )
+            };
+            if request.repeat == 0 {
+                row.cache_write_tokens += tokens.high;
+                (1.0, write.max(1.0))
+            } else {
+                row.cache_read_tokens += tokens.high;
+                (read, 1.0)
+            }
+        }
+        (None, _) => (1.0, 1.0),
+    };
     let price = table.price(&request.model).filter(|_| metered);
     row.cost = match (row.cost, price) {
         (Some(c), Some(p)) => Some(CostRange {
-            low: c.low + crate::provider::models::cost(&p, tokens.low, 0),
+            low: c.low + low_share * crate::provider::models::cost(&p, tokens.low, 0),
             high: c.high
-                + crate::provider::models::cost(&p, tokens.high, u64::from(request.max_tokens)),
+                + high_share * crate::provider::models::cost(&p, tokens.high, 0)
+                + crate::provider::models::cost(&p, 0, u64::from(request.max_tokens)),
         }),
         _ => None,
     };

@@ -92,6 +92,14 @@ fn footnotes(plan: &Plan) -> Vec<String> {
          (max_tokens); an unreadable reply is asked again once, which a plan cannot foresee"
             .into(),
     );
+    if plan.total.cache_write_tokens + plan.total.cache_read_tokens > 0 {
+        out.push(format!(
+            "prompt cache: about {} input tokens written by the first ask of each repeated \
+             prompt and {} read by the asks after it (low cost: every read hits; high: none \
+             does and every write pays the premium)",
+            plan.total.cache_write_tokens, plan.total.cache_read_tokens
+        ));
+    }
     for model in &plan.unpriced {
         out.push(format!(
             "no price is known for `{model}`: its cost is unknown (add it under `prices:` in \

@@ -236,3 +236,38 @@ async fn openai_cached_tokens_are_priced_at_the_models_read_factor() {
     let cost = usage["cost_usd"].as_f64().unwrap();
     assert!((cost - expected).abs() < 1e-9, "{cost} vs {expected}");
 }
+
+#[test]
+fn plan_predicts_cache_writes_and_reads_and_prices_them_in_its_range() {
+    let dir = project("");
+    let plan = |extra: &[&str]| -> Value {
+        let out = Command::new(get_cargo_bin("caldera"))
+            .current_dir(dir.path())
+            .env("ANTHROPIC_API_KEY", "k")
+            .args(["plan", "judges.d/trivy", "--no-cache", "--format", "json"])
+            .args(extra)
+            .output()
+            .expect("runs");
+        serde_json::from_slice(&out.stdout).expect("JSON plan")
+    };
+    let once = plan(&[]);
+    assert!(
+        once["total"].get("cache_read_tokens").is_none(),
+        "{}",
+        once["total"]
+    );
+    let repeated = plan(&["--repeat", "5"]);
+    let total = &repeated["total"];
+    let high = total["input_tokens"]["high"].as_u64().unwrap();
+    let (write, read) = (
+        total["cache_write_tokens"].as_u64().unwrap(),
+        total["cache_read_tokens"].as_u64().unwrap(),
+    );
+    assert_eq!(write + read, high, "{total}");
+    assert_eq!(read, 4 * write, "four reads per first ask: {total}");
+    // The low end prices four asks in five at the read factor: well under a fifth of
+    // the same plan's low end without caching, times five.
+    let low = total["cost"]["low"].as_f64().unwrap();
+    let uncached_low = once["total"]["cost"]["low"].as_f64().unwrap() * 5.0;
+    assert!(low < 0.35 * uncached_low, "{low} vs {uncached_low}");
+}
