@@ -477,17 +477,20 @@ fn colorize(text: &str) -> String {
     out
 }
 
-/// `text` made safe for a terminal line: every control character (escape sequences,
-/// carriage returns, newlines) written as `\u{..}`. Analysed data reaches messages (a
-/// repo id, a file name), and raw control characters could move the cursor, recolour
-/// or forge a line such as a passing decision.
+/// `text` made safe for a terminal line: every control character (C0 and C1: escape
+/// sequences, the one-character CSI U+009B, carriage returns, newlines) and every
+/// bidirectional override, embedding, isolate and mark written as `\u{..}`. Analysed
+/// data reaches messages (a repo id, a file name), and raw control characters could move
+/// the cursor, recolour or forge a line such as a passing decision; a direction override
+/// (U+202E) shows text in an order other than the one it has. The one sanitizer of every
+/// terminal renderer.
 pub fn printable_line(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(unprintable) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() {
+        if unprintable(c) {
             let _ = write!(out, "\\u{{{:x}}}", c as u32);
         } else {
             out.push(c);
@@ -496,8 +499,19 @@ pub fn printable_line(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Source text for snippets: control characters other than newline and tab replaced by
-/// a character of the same UTF-8 length, so byte spans still point at the right place.
+/// Whether `c` must not reach a terminal as it is: a control character (C0, DEL, C1) or
+/// a bidirectional formatting character (marks U+200E/U+200F/U+061C, embeddings and
+/// overrides U+202A-U+202E, isolates U+2066-U+2069).
+pub fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Source text for snippets: control and bidirectional characters other than newline and
+/// tab replaced by a character of the same UTF-8 length (every one of them takes 1 to 3), so byte spans still point at the right place.
 fn same_width_printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -506,8 +520,11 @@ fn same_width_printable(text: &str) -> String {
             '\n' | '\t' => c,
             // CRLF line ends stay; a lone carriage return could overwrite the line.
             '\r' if chars.peek() == Some(&'\n') => c,
-            c if c.is_control() && c.len_utf8() == 1 => '?',
-            c if c.is_control() => '\u{bf}',
+            c if unprintable(c) => match c.len_utf8() {
+                1 => '?',
+                2 => '\u{bf}',
+                _ => '\u{fffd}',
+            },
             c => c,
         });
     }

@@ -1,6 +1,10 @@
 //! GitHub-flavoured Markdown, short enough for a pull-request comment: the decision, a
 //! table of dimensions (with deltas when a baseline is given), what regressed, and the
 //! problems; evidence changes folded in `<details>`. Long lists are cut with a count.
+//!
+//! Every field read from the result is data, and data may come from anyone (a tool's
+//! output, a model's reply, a repo id): it goes through [`inert`] or [`code`], so a
+//! hostile result cannot put a link, an image, a mention or HTML into the comment.
 
 use std::fmt::Write as _;
 
@@ -36,20 +40,20 @@ fn heading(out: &mut String, r: &Report, c: Option<&Comparison>) {
         .map_or(String::new(), |d| format!(" ({})", fmt_delta(Some(d))));
     let _ = writeln!(
         out,
-        "### caldera: `{}` {} {} {total} / 5{delta}\n",
-        cell(&r.suite),
+        "### caldera: {} {} {} {total} / 5{delta}\n",
+        code(&r.suite),
         decision_mark(&r.decision),
-        r.decision,
+        inert(&r.decision),
     );
     let model = r
         .model
         .as_deref()
-        .map_or(String::new(), |m| format!(", {}", cell(m)));
+        .map_or(String::new(), |m| format!(", {}", inert(m)));
     let _ = writeln!(
         out,
-        "Run `{}`, {} mode{model}, {} results, {} ground truth; {} of {} judges scored, {} passed.",
-        r.run_id,
-        r.mode,
+        "Run {}, {} mode{model}, {} results, {} ground truth; {} of {} judges scored, {} passed.",
+        code(&r.run_id),
+        inert(&r.mode),
         r.inputs.results,
         r.inputs.ground_truth,
         r.summary.scored,
@@ -57,7 +61,7 @@ fn heading(out: &mut String, r: &Report, c: Option<&Comparison>) {
         r.summary.passed
     );
     if let Some(g) = r.gate.as_ref().filter(|g| g.blocked) {
-        let _ = writeln!(out, "\n**Gate:** {}", cell(&g.reason));
+        let _ = writeln!(out, "\n**Gate:** {}", inert(&g.reason));
     }
     out.push('\n');
 }
@@ -90,7 +94,7 @@ fn dimension_table(out: &mut String, r: &Report, c: Option<&Comparison>) {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} | {} | {weight} | {}{change} |",
-                    cell(&d.name),
+                    inert(&d.name),
                     fmt_score(delta.before),
                     fmt_score(d.score),
                     fmt_delta(delta.delta),
@@ -101,7 +105,7 @@ fn dimension_table(out: &mut String, r: &Report, c: Option<&Comparison>) {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {conf} | {weight} | {} |",
-                    cell(&d.name),
+                    inert(&d.name),
                     fmt_score(d.score),
                     status(d)
                 );
@@ -113,7 +117,7 @@ fn dimension_table(out: &mut String, r: &Report, c: Option<&Comparison>) {
             let _ = writeln!(
                 out,
                 "| {} | {} | - | - | - | removed |",
-                cell(&d.name),
+                inert(&d.name),
                 fmt_score(d.before)
             );
         }
@@ -128,11 +132,11 @@ fn status(d: &Dimension) -> String {
         Status::Scored => ":x: below threshold".to_owned(),
         Status::Unscored => format!(
             ":warning: unscored: {}",
-            cell(d.unscored_reason.as_deref().unwrap_or("no reason given"))
+            inert(d.unscored_reason.as_deref().unwrap_or("no reason given"))
         ),
         Status::Error => format!(
             ":x: error: {}",
-            cell(d.unscored_reason.as_deref().unwrap_or("no reason given"))
+            inert(d.unscored_reason.as_deref().unwrap_or("no reason given"))
         ),
     };
     if let (Some(before), Some(cap)) = (d.score_before_cap, d.cap_applied) {
@@ -164,12 +168,12 @@ fn status(d: &Dimension) -> String {
 fn comparison(out: &mut String, c: &Comparison) {
     let _ = writeln!(
         out,
-        "Compared with `{}`: weighted score {} → {}, decision {} → {}.",
-        c.base.run_id,
+        "Compared with {}: weighted score {} → {}, decision {} → {}.",
+        code(&c.base.run_id),
         fmt_score(c.base.total_score),
         fmt_score(c.new.total_score),
-        c.base.decision,
-        c.new.decision
+        inert(&c.base.decision),
+        inert(&c.new.decision)
     );
     if c.regressions.is_empty() {
         let _ = writeln!(
@@ -184,17 +188,17 @@ fn comparison(out: &mut String, c: &Comparison) {
             fmt_score(Some(c.tolerance))
         );
         for line in &c.regressions {
-            let _ = writeln!(out, "- {}", cell(line));
+            let _ = writeln!(out, "- {}", inert(line));
         }
         out.push('\n');
     }
     for d in &c.dimensions {
         if let Some(ci) = d.repos.as_ref().and_then(|r| r.ci.as_ref()) {
-            let _ = writeln!(out, "- `{}`: {}", d.name, ci.sentence());
+            let _ = writeln!(out, "- {}: {}", code(&d.name), ci.sentence());
         }
     }
     for note in &c.notes {
-        let _ = writeln!(out, "- note: {}", cell(note));
+        let _ = writeln!(out, "- note: {}", inert(note));
     }
     let changed: Vec<_> = c
         .dimensions
@@ -211,11 +215,11 @@ fn comparison(out: &mut String, c: &Comparison) {
             let _ = writeln!(
                 out,
                 "**{}** ({} changed)\n",
-                cell(&d.name),
+                inert(&d.name),
                 d.evidence.total
             );
             for leaf in &d.evidence.changes {
-                let _ = writeln!(out, "- `{}`", leaf.line().replace('`', "'"));
+                let _ = writeln!(out, "- {}", code(&leaf.line()));
             }
             out.push('\n');
         }
@@ -228,7 +232,7 @@ fn comparison(out: &mut String, c: &Comparison) {
         if !list.is_empty() {
             let _ = writeln!(out, "**{title}** ({})", list.len());
             for p in list.iter().take(MAX_PROBLEMS) {
-                let _ = writeln!(out, "- {}", cell(&p.line()));
+                let _ = writeln!(out, "- {}", inert(&p.line()));
             }
             if list.len() > MAX_PROBLEMS {
                 let _ = writeln!(out, "- ... and {} more", list.len() - MAX_PROBLEMS);
@@ -249,7 +253,7 @@ fn problems(out: &mut String, r: &Report) {
         list.len()
     );
     for p in list.iter().take(MAX_PROBLEMS) {
-        let _ = writeln!(out, "- {}", cell(&p.line()));
+        let _ = writeln!(out, "- {}", inert(&p.line()));
     }
     if list.len() > MAX_PROBLEMS {
         let _ = writeln!(out, "- ... and {} more", list.len() - MAX_PROBLEMS);
@@ -257,10 +261,61 @@ fn problems(out: &mut String, r: &Report) {
     out.push_str("\n</details>\n");
 }
 
-/// Text safe inside a table cell or list item: no pipes, no newlines, no raw HTML.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace(['\n', '\r'], " ")
+/// Text from data (a tool's output, a model's reply, a judge file, a result document)
+/// made inert in GitHub-flavoured Markdown, inside a table cell or a list item alike:
+/// what a hostile document says is shown, never acted on.
+///
+/// - Every ASCII punctuation character is backslash-escaped (CommonMark allows it for
+///   all of them), so no emphasis, link, image, heading, list, table cell, HTML tag,
+///   entity (`&`), autolink (`:`, `.`) or strikethrough (`~`) can start in data.
+/// - A zero-width joiner follows `@`, `#` and `:`: GitHub links mentions (`@team`),
+///   issue references (`#12`), URLs and emoji shortcodes in the rendered text, where a
+///   backslash no longer is.
+/// - Newlines become spaces (a blank line would end the cell, the item or a code span);
+///   other control characters and bidirectional overrides are written as `\u{..}`, so
+///   the text is also safe when the Markdown is printed on a terminal.
+pub fn inert(text: &str) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    let printable = crate::diag::printable_line(&flat);
+    let mut out = String::with_capacity(printable.len() + 8);
+    for c in printable.chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
+        if matches!(c, '@' | '#' | ':') {
+            out.push(ZWJ);
+        }
+    }
+    out
+}
+
+/// The zero-width joiner that breaks mentions, references, URLs and shortcodes.
+const ZWJ: char = '\u{200d}';
+
+/// `text` from data as a code span: a fence of backticks longer than any run of them in
+/// the text (so the text cannot close it), newlines flattened (a blank line would end
+/// the paragraph and let the rest out), control characters and bidirectional overrides
+/// written as `\u{..}`. Not for table cells (a `|` in the text would split the cell).
+pub fn code(text: &str) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    let printable = crate::diag::printable_line(&flat);
+    let longest = printable
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    // A space on each side when the text is empty or starts or ends with a backtick or
+    // a space (which CommonMark strips, one each side): the fence stays a fence and the
+    // text reads as it is.
+    let pad = if printable.is_empty()
+        || printable.starts_with(['`', ' '])
+        || printable.ends_with(['`', ' '])
+    {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{printable}{pad}{fence}")
 }

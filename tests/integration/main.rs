@@ -36,6 +36,7 @@ mod pipeline_pin;
 mod plan;
 mod readme;
 mod report_browser;
+mod report_injection;
 mod reports;
 mod schema;
 mod schema_agreement;
