@@ -37,6 +37,7 @@ mod plan;
 mod readme;
 mod report_browser;
 mod report_injection;
+mod report_scale;
 mod reports;
 mod schema;
 mod schema_agreement;
