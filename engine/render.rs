@@ -18,16 +18,7 @@ use crate::evidence::eval::{Evidence, error_text};
 /// loudly), and the engine's built-in functions.
 pub fn environment() -> Environment<'static> {
     let mut env = Environment::new();
-    let syntax = SyntaxConfig::builder()
-        .block_delimiters("<%", "%>")
-        .variable_delimiters("<<", ">>")
-        .comment_delimiters("<#", "#>")
-        .build();
-    match syntax {
-        Ok(s) => env.set_syntax(s),
-        // The delimiters are constants; failing here is a programming error caught by tests.
-        Err(e) => unreachable!("invalid built-in syntax config: {e}"),
-    }
+    env.set_syntax(syntax());
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     // Python's methods on strings, maps and lists (`name.split('(')`, `d.get(k, 0)`), so
@@ -40,6 +31,20 @@ pub fn environment() -> Environment<'static> {
     // judge file must never be able to crash a run, so the test is replaced.
     env.add_test("divisibleby", divisible_by);
     env
+}
+
+/// The delimiters of every template: `<< >>`, `<% %>`, `<# #>`.
+pub fn syntax() -> SyntaxConfig {
+    let syntax = SyntaxConfig::builder()
+        .block_delimiters("<%", "%>")
+        .variable_delimiters("<<", ">>")
+        .comment_delimiters("<#", "#>")
+        .build();
+    match syntax {
+        Ok(s) => s,
+        // The delimiters are constants; failing here is a programming error caught by tests.
+        Err(e) => unreachable!("invalid built-in syntax config: {e}"),
+    }
 }
 
 /// The environment expressions are compiled against at load. A compiled expression
@@ -133,8 +138,9 @@ pub fn render_prompt_with(
     fence: &str,
     format_instructions: &str,
 ) -> Result<RenderedPrompt, String> {
+    let bounded = crate::evidence::operators::bounded_template(template);
     let tmpl = env
-        .template_from_str(template)
+        .template_from_str(&bounded)
         .map_err(|e| error_text(&e))?;
     let format = response_format_with(fence, format_instructions);
     let view = EvidenceView::new(evidence.clone(), fence.to_owned());

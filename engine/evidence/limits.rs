@@ -7,7 +7,8 @@
 //! - **Text**: a rendered template, and the text built by the filters that can multiply
 //!   their input (`join`, `replace`, `indent`, `batch`, `slice`, `format`), may
 //!   not exceed [`MAX_TEXT_BYTES`] (or [`MAX_ITEMS`] items); the check comes before the
-//!   allocation, not after.
+//!   allocation, not after. The operators that join text (`~`, and `+` on strings) are
+//!   bounded the same way: [`crate::evidence::operators`] rewrites them into calls.
 //!
 //! A breach is an ordinary evaluation error: the judge ends in `error` with the key path
 //! of the value that went over, and the run goes on.
@@ -36,6 +37,7 @@ pub fn install(env: &mut Environment<'_>) {
     env.add_filter("batch", batch);
     env.add_filter("slice", slice);
     env.add_filter("format", format);
+    crate::evidence::operators::install(env);
 }
 
 /// The message for an evaluation that ran out of fuel, in the user's words.

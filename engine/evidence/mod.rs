@@ -6,6 +6,7 @@ pub mod compiled;
 pub mod eval;
 pub mod fastpath;
 pub mod limits;
+pub mod operators;
 pub mod plan;
 pub mod scope;
 pub mod select;
