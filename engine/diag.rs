@@ -499,6 +499,66 @@ pub fn printable_line(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Text from data (a tool's output, a model's reply, a judge file, a result document)
+/// made inert in GitHub-flavoured Markdown, inside a table cell or a list item alike:
+/// what a hostile document says is shown, never acted on. Here, beside
+/// [`printable_line`], so every Markdown renderer (reports, calibrate) uses this one.
+///
+/// - Every ASCII punctuation character is backslash-escaped (CommonMark allows it for
+///   all of them), so no emphasis, link, image, heading, list, table cell, HTML tag,
+///   entity (`&`), autolink (`:`, `.`) or strikethrough (`~`) can start in data.
+/// - A zero-width joiner follows `@`, `#` and `:`: GitHub links mentions (`@team`),
+///   issue references (`#12`), URLs and emoji shortcodes in the rendered text, where a
+///   backslash no longer is.
+/// - Newlines become spaces (a blank line would end the cell, the item or a code span);
+///   other control characters and bidirectional overrides are written as `\u{..}`, so
+///   the text is also safe when the Markdown is printed on a terminal.
+pub fn inert_markdown(text: &str) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    let printable = printable_line(&flat);
+    let mut out = String::with_capacity(printable.len() + 8);
+    for c in printable.chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
+        if matches!(c, '@' | '#' | ':') {
+            out.push(ZWJ);
+        }
+    }
+    out
+}
+
+/// The zero-width joiner that breaks mentions, references, URLs and shortcodes.
+const ZWJ: char = '\u{200d}';
+
+/// `text` from data as a code span: a fence of backticks longer than any run of them in
+/// the text (so the text cannot close it), newlines flattened (a blank line would end
+/// the paragraph and let the rest out), control characters and bidirectional overrides
+/// written as `\u{..}`. Not for table cells (a `|` in the text would split the cell).
+pub fn markdown_code_span(text: &str) -> String {
+    let flat = text.replace(['\n', '\r'], " ");
+    let printable = printable_line(&flat);
+    let longest = printable
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    // A space on each side when the text is empty or starts or ends with a backtick or
+    // a space (which CommonMark strips, one each side): the fence stays a fence and the
+    // text reads as it is.
+    let pad = if printable.is_empty()
+        || printable.starts_with(['`', ' '])
+        || printable.ends_with(['`', ' '])
+    {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{printable}{pad}{fence}")
+}
+
 /// Whether `c` must not reach a terminal as it is: a control character (C0, DEL, C1) or
 /// a bidirectional formatting character (marks U+200E/U+200F/U+061C, embeddings and
 /// overrides U+202A-U+202E, isolates U+2066-U+2069).

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{Environment, UndefinedBehavior};
 
@@ -18,7 +17,7 @@ use crate::evidence::eval::{Evidence, error_text};
 /// loudly), and the engine's built-in functions.
 pub fn environment() -> Environment<'static> {
     let mut env = Environment::new();
-    env.set_syntax(syntax());
+    env.set_syntax(crate::evidence::syntax());
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     // Python's methods on strings, maps and lists (`name.split('(')`, `d.get(k, 0)`), so
@@ -31,20 +30,6 @@ pub fn environment() -> Environment<'static> {
     // judge file must never be able to crash a run, so the test is replaced.
     env.add_test("divisibleby", divisible_by);
     env
-}
-
-/// The delimiters of every template: `<< >>`, `<% %>`, `<# #>`.
-pub fn syntax() -> SyntaxConfig {
-    let syntax = SyntaxConfig::builder()
-        .block_delimiters("<%", "%>")
-        .variable_delimiters("<<", ">>")
-        .comment_delimiters("<#", "#>")
-        .build();
-    match syntax {
-        Ok(s) => s,
-        // The delimiters are constants; failing here is a programming error caught by tests.
-        Err(e) => unreachable!("invalid built-in syntax config: {e}"),
-    }
 }
 
 /// The environment expressions are compiled against at load. A compiled expression

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use crate::calibrate::stats::{Agreement, Confusion, SCALE};
 use crate::calibrate::{Calibration, DimensionCalibration, SourceCalibration};
-use crate::report::markdown::{code, inert};
+use crate::diag::{inert_markdown as inert, markdown_code_span as code};
 
 /// Which text format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

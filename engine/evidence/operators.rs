@@ -57,7 +57,7 @@ pub fn bounded_template(source: &str) -> Cow<'_, str> {
     if !source.contains(['~', '+']) {
         return Cow::Borrowed(source);
     }
-    match minijinja::machinery::parse(source, "<template>", crate::render::syntax()) {
+    match minijinja::machinery::parse(source, "<template>", crate::evidence::syntax()) {
         Ok(stmt) => rewrite(source, |edits| edits.stmt(&stmt)),
         Err(_) => Cow::Borrowed(source),
     }

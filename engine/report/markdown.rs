@@ -3,11 +3,13 @@
 //! problems; evidence changes folded in `<details>`. Long lists are cut with a count.
 //!
 //! Every field read from the result is data, and data may come from anyone (a tool's
-//! output, a model's reply, a repo id): it goes through [`inert`] or [`code`], so a
-//! hostile result cannot put a link, an image, a mention or HTML into the comment.
+//! output, a model's reply, a repo id): it goes through [`crate::diag::inert_markdown`]
+//! or [`crate::diag::markdown_code_span`], so a hostile result cannot put a link, an
+//! image, a mention or HTML into the comment.
 
 use std::fmt::Write as _;
 
+use crate::diag::{inert_markdown as inert, markdown_code_span as code};
 use crate::report::compare::{Change, Comparison};
 use crate::report::model::{Dimension, Report, Status};
 use crate::report::{Input, Reporter, fmt_delta, fmt_score};
@@ -259,63 +261,4 @@ fn problems(out: &mut String, r: &Report) {
         let _ = writeln!(out, "- ... and {} more", list.len() - MAX_PROBLEMS);
     }
     out.push_str("\n</details>\n");
-}
-
-/// Text from data (a tool's output, a model's reply, a judge file, a result document)
-/// made inert in GitHub-flavoured Markdown, inside a table cell or a list item alike:
-/// what a hostile document says is shown, never acted on.
-///
-/// - Every ASCII punctuation character is backslash-escaped (CommonMark allows it for
-///   all of them), so no emphasis, link, image, heading, list, table cell, HTML tag,
-///   entity (`&`), autolink (`:`, `.`) or strikethrough (`~`) can start in data.
-/// - A zero-width joiner follows `@`, `#` and `:`: GitHub links mentions (`@team`),
-///   issue references (`#12`), URLs and emoji shortcodes in the rendered text, where a
-///   backslash no longer is.
-/// - Newlines become spaces (a blank line would end the cell, the item or a code span);
-///   other control characters and bidirectional overrides are written as `\u{..}`, so
-///   the text is also safe when the Markdown is printed on a terminal.
-pub fn inert(text: &str) -> String {
-    let flat = text.replace(['\n', '\r'], " ");
-    let printable = crate::diag::printable_line(&flat);
-    let mut out = String::with_capacity(printable.len() + 8);
-    for c in printable.chars() {
-        if c.is_ascii_punctuation() {
-            out.push('\\');
-        }
-        out.push(c);
-        if matches!(c, '@' | '#' | ':') {
-            out.push(ZWJ);
-        }
-    }
-    out
-}
-
-/// The zero-width joiner that breaks mentions, references, URLs and shortcodes.
-const ZWJ: char = '\u{200d}';
-
-/// `text` from data as a code span: a fence of backticks longer than any run of them in
-/// the text (so the text cannot close it), newlines flattened (a blank line would end
-/// the paragraph and let the rest out), control characters and bidirectional overrides
-/// written as `\u{..}`. Not for table cells (a `|` in the text would split the cell).
-pub fn code(text: &str) -> String {
-    let flat = text.replace(['\n', '\r'], " ");
-    let printable = crate::diag::printable_line(&flat);
-    let longest = printable
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    // A space on each side when the text is empty or starts or ends with a backtick or
-    // a space (which CommonMark strips, one each side): the fence stays a fence and the
-    // text reads as it is.
-    let pad = if printable.is_empty()
-        || printable.starts_with(['`', ' '])
-        || printable.ends_with(['`', ' '])
-    {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{printable}{pad}{fence}")
 }
