@@ -260,3 +260,64 @@ fn calibrate_shows_hostile_rater_names_escaped_on_a_terminal_and_inert_in_markdo
     }
     assert!(md.contains("\\[ben\\]\\("), "{md}");
 }
+
+#[test]
+fn regression_gate_line_shows_hostile_names_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = hostile_result(dir.path());
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let mut write = |score: f64, name: &str| {
+        doc["dimensions"][0]["status"] = json!("scored");
+        doc["dimensions"][0]["score"] = json!(score);
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+        path
+    };
+    let (base, new) = (write(5.0, "base.json"), write(1.0, "new.json"));
+    let out = caldera()
+        .arg("diff")
+        .arg(&base)
+        .arg(&new)
+        .args(["--fail-on", "regression", "--color", "always"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let gate = text(&out.stderr);
+    assert!(gate.starts_with("regression against"), "{gate}");
+    for c in RAW {
+        assert!(!gate.contains(c), "raw {c:?} in the gate line: {gate}");
+    }
+    assert!(gate.contains("\\u{202e}reversed"), "{gate}");
+}
+
+#[test]
+fn judge_test_output_shows_hostile_case_names_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    crate::gates::copy_trivy(tmp.path());
+    let cases = tmp.path().join("judges.d/trivy/cases");
+    let hostile = "iac\u{1b}[2J\u{9b}31m\u{202e}platform";
+    std::fs::rename(cases.join("iac-platform"), cases.join(hostile)).unwrap();
+    // A failing expectation, so the name is printed in the failures as well.
+    let judge = tmp.path().join("judges.d/trivy/iac_quality.yaml");
+    let yaml = std::fs::read_to_string(&judge).unwrap();
+    std::fs::write(
+        &judge,
+        yaml.replace("- { min: 75, score: 4 }", "- { min: 75, score: 5 }"),
+    )
+    .unwrap();
+    let out = Command::new(insta_cmd::get_cargo_bin("caldera"))
+        .current_dir(tmp.path())
+        .args(["--color", "always", "test", "judges.d/trivy"])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    for c in ['\u{9b}', '\u{202e}'] {
+        assert!(!stdout.contains(c), "raw {c:?} in\n{stdout}");
+    }
+    assert!(!stdout.contains("\u{1b}[2J"), "{stdout}");
+    assert!(
+        stdout.contains("iac\\u{1b}[2J\\u{9b}31m\\u{202e}platform::iac_quality"),
+        "{stdout}"
+    );
+}
