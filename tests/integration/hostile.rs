@@ -152,6 +152,11 @@ fn concatenation_that_doubles_text_ends_in_a_judge_error_naming_the_limit() {
         format!("\"<% set a = 'ab' %>{doubling}<< a | length >>\"\n"),
         format!("\"<% set a = 'ab' %>{adding}<< a | length >>\"\n"),
         format!("\"<< 'ab' * 1000 >>\"\n{chain}"),
+        // printf doubling its text: `format` counts what it writes, not only widths.
+        format!(
+            "\"<% set a = 'ab' %>{}<< a | length >>\"\n",
+            "<% set a = '%s%s' | format(a, a) %>".repeat(40)
+        ),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         suite_with_evidence(tmp.path(), &evidence);
@@ -159,7 +164,8 @@ fn concatenation_that_doubles_text_ends_in_a_judge_error_naming_the_limit() {
         assert_eq!(code, Some(1), "a judge error, not an abort: {problems}");
         assert!(problems.contains("\"dimension\":\"d\""), "{problems}");
         assert!(
-            problems.contains("concatenated text would be")
+            (problems.contains("concatenated text would be")
+                || problems.contains("formatted text would be"))
                 && problems.contains("more than the 16777216 a value may take"),
             "{problems}"
         );
