@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Resource bounds under hostile inputs (not a test): wall time and peak RSS of the
 # release binary on
-#   1. judge templates that loop, fan out or build huge strings (evaluation bounds);
+#   1. judge templates that loop, fan out or build huge strings, by filters or by `~`
+#      (evaluation bounds);
 #   2. a suite.yaml of about 650 KB (YAML loading must stay linear);
 #   3. model replies of 1 MB of unclosed braces and of 100 MB (reply scan and cap),
 #      served by a fake `claude` program on PATH.
@@ -58,6 +59,10 @@ suite "$work/join" "evidence:
   big: \"<< (['x' * 1000000] * 20000) | join >>\"
 heuristic: { metric: big, bands: [{ score: 3 }], reasoning: r }"
 measure "join of a 20 GB repeat" "$BIN" run "$work/join" --heuristic --out "$work/o.json"
+suite "$work/concat" "evidence:
+  big: \"<% set a = 'ab' %>$(printf '<%% set a = a ~ a %%>%.0s' {1..40})<< a | length >>\"
+heuristic: { metric: big, bands: [{ score: 3 }], reasoning: r }"
+measure "forty doublings by ~ (2 TB)" "$BIN" run "$work/concat" --heuristic --out "$work/o.json"
 
 # 2. A 650 KB suite.yaml (23,000 model aliases).
 mkdir -p "$work/bigyaml"

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{Environment, UndefinedBehavior};
 
@@ -18,16 +17,7 @@ use crate::evidence::eval::{Evidence, error_text};
 /// loudly), and the engine's built-in functions.
 pub fn environment() -> Environment<'static> {
     let mut env = Environment::new();
-    let syntax = SyntaxConfig::builder()
-        .block_delimiters("<%", "%>")
-        .variable_delimiters("<<", ">>")
-        .comment_delimiters("<#", "#>")
-        .build();
-    match syntax {
-        Ok(s) => env.set_syntax(s),
-        // The delimiters are constants; failing here is a programming error caught by tests.
-        Err(e) => unreachable!("invalid built-in syntax config: {e}"),
-    }
+    env.set_syntax(crate::evidence::syntax());
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     // Python's methods on strings, maps and lists (`name.split('(')`, `d.get(k, 0)`), so
@@ -133,8 +123,9 @@ pub fn render_prompt_with(
     fence: &str,
     format_instructions: &str,
 ) -> Result<RenderedPrompt, String> {
+    let bounded = crate::evidence::operators::bounded_template(template);
     let tmpl = env
-        .template_from_str(template)
+        .template_from_str(&bounded)
         .map_err(|e| error_text(&e))?;
     let format = response_format_with(fence, format_instructions);
     let view = EvidenceView::new(evidence.clone(), fence.to_owned());

@@ -16,7 +16,9 @@ pub mod render;
 pub mod sources;
 pub mod stats;
 
-use indexmap::IndexMap;
+use std::collections::HashMap;
+
+use indexmap::{IndexMap, IndexSet};
 use serde::Serialize;
 
 use crate::load::suite::Suite;
@@ -27,6 +29,12 @@ use self::stats::{Agreement, Bias, Confusion, PassRates, SCALE};
 
 /// A judge source's scores: dimension -> unit -> score (1-5).
 pub type SourceScores = IndexMap<String, IndexMap<String, i64>>;
+
+/// Raters whose pairwise agreement makes the ceiling. Pairs grow with the square of the
+/// raters (2,000 raters are two million pairs, half a gigabyte and seconds); past this
+/// many, the ceiling is that of the first ones (in the order of the labels file) and a
+/// note says so.
+pub const MAX_CEILING_RATERS: usize = 200;
 
 /// The whole calibration.
 #[derive(Clone, Debug, Serialize)]
@@ -71,6 +79,9 @@ pub struct Ceiling {
     pub mean_weighted_kappa: Option<f64>,
     /// Mean pairwise exact agreement.
     pub mean_exact: Option<f64>,
+    /// Set when the ceiling rests on the first [`MAX_CEILING_RATERS`] raters only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One judge source on one dimension.
@@ -121,6 +132,9 @@ pub fn calibrate(
         for s in d.sources.iter().filter(|s| s.below_target) {
             warnings.push(below_target(&d, s, target));
         }
+        if let Some(note) = &d.ceiling.note {
+            warnings.push(format!("{dim}: {note}"));
+        }
         dimensions.push(d);
     }
     Calibration {
@@ -156,30 +170,25 @@ fn dimension(
     threshold: f64,
     target: f64,
 ) -> DimensionCalibration {
-    let mut units: Vec<String> = Vec::new();
-    let mut raters: Vec<String> = Vec::new();
+    // Units and raters in order of first appearance, and each (rater, unit)'s first
+    // score: one pass over the rows, hashed, so thousands of raters cost no scans.
+    let mut units: IndexSet<&str> = IndexSet::new();
+    let mut raters: IndexSet<&str> = IndexSet::new();
+    let mut first: HashMap<(&str, &str), i64> = HashMap::with_capacity(rows.len());
     for l in rows {
-        if !units.contains(&l.unit) {
-            units.push(l.unit.clone());
-        }
-        if !raters.contains(&l.rater) {
-            raters.push(l.rater.clone());
-        }
+        units.insert(&l.unit);
+        raters.insert(&l.rater);
+        first.entry((&l.rater, &l.unit)).or_insert(l.score);
     }
     let columns: IndexMap<String, Vec<Option<i64>>> = raters
         .iter()
-        .map(|r| {
-            let col = units
-                .iter()
-                .map(|u| {
-                    rows.iter()
-                        .find(|l| &l.rater == r && &l.unit == u)
-                        .map(|l| l.score)
-                })
-                .collect();
-            (r.clone(), col)
+        .map(|&r| {
+            let col = units.iter().map(|&u| first.get(&(r, u)).copied()).collect();
+            (r.to_owned(), col)
         })
         .collect();
+    let units: Vec<String> = units.into_iter().map(str::to_owned).collect();
+    let raters: Vec<String> = raters.into_iter().map(str::to_owned).collect();
     let consensus_of: IndexMap<String, i64> = units
         .iter()
         .enumerate()
@@ -216,10 +225,31 @@ fn dimension(
     }
 }
 
-/// The raters' pairwise agreement.
+/// The raters' pairwise agreement (of the first [`MAX_CEILING_RATERS`], with a note).
 fn ceiling(columns: &IndexMap<String, Vec<Option<i64>>>) -> Ceiling {
+    let note = (columns.len() > MAX_CEILING_RATERS).then(|| {
+        format!(
+            "{} raters: the ceiling is the agreement among the first {MAX_CEILING_RATERS} \
+             (in the order of the labels file), not among all pairs",
+            columns.len()
+        )
+    });
+    let capped;
+    let columns = if note.is_some() {
+        capped = columns
+            .iter()
+            .take(MAX_CEILING_RATERS)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<IndexMap<_, _>>();
+        &capped
+    } else {
+        columns
+    };
     let Ok(pairwise) = pairwise_kappa(columns, Weighting::Quadratic, Some(&SCALE)) else {
-        return Ceiling::default();
+        return Ceiling {
+            note,
+            ..Ceiling::default()
+        };
     };
     let pairs: IndexMap<String, Agreement> = pairwise
         .pairs
@@ -238,6 +268,7 @@ fn ceiling(columns: &IndexMap<String, Vec<Option<i64>>>) -> Ceiling {
         mean_weighted_kappa: pairwise.mean_kappa,
         mean_exact: (!exact.is_empty()).then(|| exact.iter().sum::<f64>() / exact.len() as f64),
         pairs,
+        note,
     }
 }
 

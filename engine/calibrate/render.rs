@@ -1,11 +1,16 @@
 //! A calibration for people: an aligned text table or Markdown (JSON is the
 //! `Calibration` itself). Both show, per dimension, the raters' ceiling, each source's
 //! agreement, bias and pass rates, and its confusion matrix.
+//!
+//! Names come from the labels file and the results (raters, units, sources): every one
+//! goes through [`shown`], the terminal sanitizer for the table and the Markdown escape
+//! for Markdown, so a name can neither drive the terminal nor add a link to a comment.
 
 use std::fmt::Write as _;
 
 use crate::calibrate::stats::{Agreement, Confusion, SCALE};
 use crate::calibrate::{Calibration, DimensionCalibration, SourceCalibration};
+use crate::diag::{inert_markdown as inert, markdown_code_span as code};
 
 /// Which text format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,16 +24,22 @@ pub enum Style {
 /// Renders `c` in `style`.
 pub fn render(c: &Calibration, style: Style) -> String {
     let mut out = String::new();
+    let suite = match style {
+        Style::Table => format!("`{}`", shown(&c.suite, style)),
+        Style::Markdown => code(&c.suite),
+    };
     let title = format!(
-        "calibration of suite `{}` against {} ({} labels); kappa target {}",
-        c.suite, c.labels, c.rows, c.kappa_target
+        "calibration of suite {suite} against {} ({} labels); kappa target {}",
+        shown(&c.labels, style),
+        c.rows,
+        c.kappa_target
     );
     match style {
         Style::Table => {
             let _ = writeln!(out, "caldera {title}");
         }
         Style::Markdown => {
-            let _ = writeln!(out, "# Calibration of `{}`\n\n{title}\n", c.suite);
+            let _ = writeln!(out, "# Calibration of {suite}\n\n{title}\n");
         }
     }
     let note = "weighted kappa is Cohen's, quadratic weights on the 1-5 scale; the consensus \
@@ -48,18 +59,19 @@ pub fn render(c: &Calibration, style: Style) -> String {
             "\n## Warnings\n\n"
         });
         for w in &c.warnings {
-            let _ = writeln!(out, "  - {w}");
+            let _ = writeln!(out, "  - {}", shown(w, style));
         }
     }
     out
 }
 
 fn dimension(out: &mut String, d: &DimensionCalibration, style: Style) {
+    let raters: Vec<String> = d.raters.iter().map(|r| shown(r, style)).collect();
     let heading = format!(
         "{}: {} units, raters {}",
-        d.dimension,
+        shown(&d.dimension, style),
         d.units.len(),
-        d.raters.join(", ")
+        raters.join(", ")
     );
     match style {
         Style::Table => {
@@ -84,24 +96,38 @@ fn dimension(out: &mut String, d: &DimensionCalibration, style: Style) {
         "judge, all units".into(),
         "corrected".into(),
     ];
-    header.extend(d.raters.iter().map(|r| format!("kappa_w {r}")));
-    let rows: Vec<Vec<String>> = d.sources.iter().map(|s| source_row(s, &d.raters)).collect();
+    header.extend(raters.iter().map(|r| format!("kappa_w {r}")));
+    let rows: Vec<Vec<String>> = d
+        .sources
+        .iter()
+        .map(|s| source_row(s, &d.raters, style))
+        .collect();
     grid(out, &header, &rows, style);
     for s in &d.sources {
-        confusion(out, &s.source, &s.confusion, style);
+        confusion(out, &shown(&s.source, style), &s.confusion, style);
         if !s.unscored_units.is_empty() {
+            let units: Vec<String> = s.unscored_units.iter().map(|u| shown(u, style)).collect();
             let _ = writeln!(
                 out,
                 "{}{} did not score: {}",
                 indent(style),
-                s.source,
-                s.unscored_units.join(", ")
+                shown(&s.source, style),
+                units.join(", ")
             );
         }
     }
 }
 
-fn source_row(s: &SourceCalibration, raters: &[String]) -> Vec<String> {
+/// A name from the labels or the results as `style` shows it: escaped for a terminal
+/// (control characters, direction overrides) or inert Markdown.
+fn shown(text: &str, style: Style) -> String {
+    match style {
+        Style::Table => crate::diag::printable_line(text).into_owned(),
+        Style::Markdown => inert(text),
+    }
+}
+
+fn source_row(s: &SourceCalibration, raters: &[String], style: Style) -> Vec<String> {
     let bias = match &s.bias {
         None => "-".to_owned(),
         Some(b) => match b.ci95 {
@@ -111,7 +137,11 @@ fn source_row(s: &SourceCalibration, raters: &[String]) -> Vec<String> {
     };
     let p = &s.pass_rate;
     let mut row = vec![
-        format!("{}{}", s.source, if s.below_target { " (!)" } else { "" }),
+        format!(
+            "{}{}",
+            shown(&s.source, style),
+            if s.below_target { " (!)" } else { "" }
+        ),
         opt(s.consensus.weighted_kappa, 3),
         pct(s.consensus.exact),
         bias,

@@ -221,7 +221,8 @@ fn file_stem(suite: &str) -> String {
 /// `--fail-on regression`: exit 1 with one line naming what regressed.
 pub fn regression_gate(c: Option<&Comparison>, fail_on: Option<FailOn>) -> Option<Exit> {
     let line = regression_line(c, fail_on)?;
-    eprintln!("{line}");
+    // Dimension names and the baseline's run id come from the results.
+    eprintln!("{}", crate::diag::printable_line(&line));
     Some(Exit::Below)
 }
 

@@ -522,7 +522,8 @@ fn gate(
         args.fail_under,
     );
     if let Some(message) = message {
-        eprintln!("{message}");
+        // Dimension and repo names from the run reach this line.
+        eprintln!("{}", crate::diag::printable_line(&message));
     }
     exit
 }

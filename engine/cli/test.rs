@@ -95,7 +95,7 @@ pub fn execute(args: TestArgs) -> Exit {
             }
             Err(diags) => {
                 if text {
-                    println!("test {} ... {}", case.name, paint("ERROR", false));
+                    println!("test {} ... {}", safe(&case.name), paint("ERROR", false));
                 }
                 broken.push((case.name.clone(), report(&diags)));
             }
@@ -220,7 +220,7 @@ fn print_line(check: &CheckResult) {
     } else {
         paint("FAILED", false)
     };
-    println!("test {} ... {status}", check.name());
+    println!("test {} ... {status}", safe(&check.name()));
 }
 
 fn print_summary(
@@ -233,23 +233,31 @@ fn print_summary(
     if !failing.is_empty() || !broken.is_empty() {
         println!("\nfailures:");
         for c in &failing {
-            println!("\n---- {} ----", c.name());
+            println!("\n---- {} ----", safe(&c.name()));
             for f in &c.failures {
-                println!("    {f}");
+                println!("    {}", safe(f));
             }
         }
         for (case, _) in broken {
-            println!("\n---- {case} ----\n    the case could not run (see the errors above)");
+            println!(
+                "\n---- {} ----\n    the case could not run (see the errors above)",
+                safe(case)
+            );
         }
         println!("\nfailures:");
         for c in &failing {
-            println!("    {}", c.name());
+            println!("    {}", safe(&c.name()));
         }
         for (case, _) in broken {
-            println!("    {case}");
+            println!("    {}", safe(case));
         }
     }
     println!("\n{passed} passed, {failed} failed");
+}
+
+/// Case names (folder names) and what an expectation found, safe for a terminal.
+fn safe(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::diag::printable_line(text)
 }
 
 fn paint(text: &str, good: bool) -> String {

@@ -24,8 +24,9 @@ impl Expr {
     /// loader passes the process-wide one, `render::shared`). Taking it as an argument
     /// keeps evidence/ below render/, which registers evidence's functions.
     pub fn compile(env: &'static minijinja::Environment<'static>, source: &str) -> Expr {
+        let bounded = crate::evidence::operators::bounded_expression(source).into_owned();
         let compiled = env
-            .compile_expression_owned(source.to_owned())
+            .compile_expression_owned(bounded)
             .map(Arc::new)
             .map_err(|e| error_text(&e));
         Expr {

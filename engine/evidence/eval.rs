@@ -7,6 +7,7 @@ use minijinja::{Environment, Expression, Template};
 
 use crate::doc::Doc;
 use crate::evidence::compiled::Expr;
+use crate::evidence::operators::{bounded_expression, bounded_template};
 use crate::evidence::plan::{RecordsPlan, ValuePlan, is_empty};
 use crate::evidence::scope::NameStack;
 
@@ -84,7 +85,7 @@ pub fn full_scope(ctx: &Context, evidence: &Evidence) -> Value {
 
 /// Evaluates a condition or value expression in `scope`.
 pub fn eval_expr(env: &Environment<'static>, src: &str, scope: &Value) -> Result<Value, String> {
-    env.compile_expression(src)
+    env.compile_expression(&bounded_expression(src))
         .and_then(|e| e.eval(scope))
         .map_err(|e| error_text(&e))
 }
@@ -98,7 +99,7 @@ pub fn render_text(
     if !(text.contains("<<") || text.contains("<%")) {
         return Ok(text.to_owned());
     }
-    env.template_from_str(text)
+    env.template_from_str(&bounded_template(text))
         .and_then(|t| crate::evidence::limits::render(&t, scope))
         .map_err(|e| error_text(&e))
 }
@@ -278,6 +279,9 @@ enum Compiled<'env> {
     Select(&'env crate::evidence::select::Selector),
     Expr(&'env Expression<'static, 'static>),
     Template(Template<'env, 'env>),
+    /// A template with `~` or `+`, rewritten to the bounded operators: the rewritten
+    /// text belongs to no plan, so it is compiled again for each evaluation.
+    Bounded(&'env Environment<'static>, String),
     Const(Doc),
     Records,
     Conditional {
@@ -304,10 +308,17 @@ impl<'env> Compiled<'env> {
         Ok(match plan {
             ValuePlan::Select(s) => Compiled::Select(s),
             ValuePlan::Expr(e) => Compiled::Expr(expr(e)?),
-            ValuePlan::Template(src) => Compiled::Template(
-                env.template_from_str(src)
-                    .map_err(|e| err(error_text(&e)))?,
-            ),
+            ValuePlan::Template(src) => match bounded_template(src) {
+                std::borrow::Cow::Borrowed(_) => Compiled::Template(
+                    env.template_from_str(src)
+                        .map_err(|e| err(error_text(&e)))?,
+                ),
+                std::borrow::Cow::Owned(bounded) => {
+                    env.template_from_str(&bounded)
+                        .map_err(|e| err(error_text(&e)))?;
+                    Compiled::Bounded(env, bounded)
+                }
+            },
             ValuePlan::Const(d) => Compiled::Const(d.clone()),
             ValuePlan::Records(_) => Compiled::Records,
             ValuePlan::Conditional(c) => Compiled::Conditional {
@@ -367,6 +378,11 @@ impl<'env> Compiled<'env> {
                 .map(|v| Doc::from_value(&v))
                 .map_err(|e| err(error_text(&e))),
             Compiled::Template(t) => crate::evidence::limits::render(t, scope)
+                .map(Doc::from)
+                .map_err(|e| err(error_text(&e))),
+            Compiled::Bounded(env, src) => env
+                .template_from_str(src)
+                .and_then(|t| crate::evidence::limits::render(&t, scope))
                 .map(Doc::from)
                 .map_err(|e| err(error_text(&e))),
             Compiled::Const(d) => Ok(d.clone()),

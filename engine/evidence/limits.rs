@@ -7,7 +7,8 @@
 //! - **Text**: a rendered template, and the text built by the filters that can multiply
 //!   their input (`join`, `replace`, `indent`, `batch`, `slice`, `format`), may
 //!   not exceed [`MAX_TEXT_BYTES`] (or [`MAX_ITEMS`] items); the check comes before the
-//!   allocation, not after.
+//!   allocation, not after. The operators that join text (`~`, and `+` on strings) are
+//!   bounded the same way: [`crate::evidence::operators`] rewrites them into calls.
 //!
 //! A breach is an ordinary evaluation error: the judge ends in `error` with the key path
 //! of the value that went over, and the run goes on.
@@ -36,6 +37,7 @@ pub fn install(env: &mut Environment<'_>) {
     env.add_filter("batch", batch);
     env.add_filter("slice", slice);
     env.add_filter("format", format);
+    crate::evidence::operators::install(env);
 }
 
 /// The message for an evaluation that ran out of fuel, in the user's words.
@@ -241,5 +243,58 @@ fn format(
             }
         }
     }
+    if let Some(text) = format_str.as_str() {
+        check_formatted_size(text, &args)?;
+    }
     minijinja::filters::format(state, format_str, args)
+}
+
+/// Refuses a `format` whose text could pass the limit: every conversion (`%`) writes at
+/// most the longest argument (or value of a mapping argument, for `%(name)s`, which may
+/// repeat one), so the text is at most the format plus that many of them.
+fn check_formatted_size(text: &str, args: &[minijinja::value::ValueOrKwargs]) -> Result<(), Error> {
+    let conversions = text.matches('%').count();
+    if conversions == 0 {
+        return Ok(());
+    }
+    let mut longest = 0;
+    for arg in args {
+        let arg: &Value = arg;
+        longest = longest.max(shown_len(arg));
+        if arg.kind() == minijinja::value::ValueKind::Map
+            && let Ok(keys) = arg.try_iter()
+        {
+            for key in keys {
+                let item = arg.get_item(&key).unwrap_or_default();
+                longest = longest.max(shown_len(&item));
+            }
+        }
+    }
+    let size = text
+        .len()
+        .saturating_add(conversions.saturating_mul(longest));
+    if size > MAX_TEXT_BYTES {
+        return Err(too_long("the formatted text", size));
+    }
+    Ok(())
+}
+
+/// How long `value` is as text, counted up to just past [`MAX_TEXT_BYTES`].
+fn shown_len(value: &Value) -> usize {
+    if let Some(s) = value.as_str() {
+        return s.len();
+    }
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 = self.0.saturating_add(s.len());
+            if self.0 > MAX_TEXT_BYTES {
+                return Err(std::fmt::Error);
+            }
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{value}"));
+    count.0
 }

@@ -64,7 +64,7 @@ impl Reporter for Json {
     fn render(&self, input: &Input<'_>) -> String {
         let value = match input.comparison {
             Some(c) if input.diff_only => serde_json::to_value(c).unwrap_or_default(),
-            _ => input.report.document.clone(),
+            _ => input.report.document(),
         };
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');

@@ -17,14 +17,14 @@ pub struct Junit;
 impl Reporter for Junit {
     fn render(&self, input: &Input<'_>) -> String {
         let r = input.report;
-        let mut suite = TestSuite::new(format!("caldera.{}", r.suite));
+        let mut suite = TestSuite::new(xml_chars(&format!("caldera.{}", r.suite)));
         for (name, value) in properties(r, input.comparison) {
-            suite.add_property(Property::new(name, value));
+            suite.add_property(Property::new(name, xml_chars(&value)));
         }
         for d in &r.dimensions {
             suite.add_test_case(case(r, d, input.comparison));
         }
-        let mut report = JReport::new(format!("caldera {}", r.suite));
+        let mut report = JReport::new(xml_chars(&format!("caldera {}", r.suite)));
         if let Ok(ts) = chrono::DateTime::parse_from_rfc3339(&r.timestamp) {
             suite.set_timestamp(ts);
             report.set_timestamp(ts);
@@ -101,7 +101,7 @@ fn case(r: &Report, d: &Dimension, c: Option<&Comparison>) -> TestCase {
         TestCaseStatus::success()
     } else {
         let mut s = TestCaseStatus::non_success(kind);
-        s.set_message(reasons[0].clone());
+        s.set_message(xml_chars(&reasons[0]));
         s.set_type(match (kind, d.status) {
             (NonSuccessKind::Error, _) => "error",
             (_, Status::Unscored) => "unscored",
@@ -109,20 +109,35 @@ fn case(r: &Report, d: &Dimension, c: Option<&Comparison>) -> TestCase {
             _ if !d.assertion_failures.is_empty() => "assertion",
             _ => "regression",
         });
-        s.set_description(reasons.join("\n"));
+        s.set_description(xml_chars(&reasons.join("\n")));
         s
     };
-    let mut tc = TestCase::new(d.name.clone(), status);
-    tc.set_classname(format!("caldera.{}", r.suite));
+    let mut tc = TestCase::new(xml_chars(&d.name), status);
+    tc.set_classname(xml_chars(&format!("caldera.{}", r.suite)));
     // The figures go in the text, not in per-case properties, which the JUnit schemas
     // CI systems validate against do not allow.
-    tc.set_system_out(format!(
+    tc.set_system_out(xml_chars(&format!(
         "score {}, confidence {}, weight {:.3}{}{}",
         fmt_score(d.score),
         d.confidence.map_or("-".into(), |c| format!("{c:.2}")),
         d.normalized_weight,
         if d.reasoning.is_empty() { "" } else { ": " },
         d.reasoning
-    ));
+    )));
     tc
+}
+
+/// `text` with every character XML 1.0 cannot carry (C0 controls other than tab, newline
+/// and carriage return; the noncharacters U+FFFE and U+FFFF) replaced by U+FFFD, so the
+/// file stays well-formed whatever a tool or a model wrote. quick-junit escapes markup
+/// and drops C0 controls itself, but passes U+FFFE and U+FFFF, which no XML parser
+/// accepts; the replacement also shows where something was, rather than nothing.
+pub fn xml_chars(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => '\u{fffd}',
+            c => c,
+        })
+        .collect()
 }

@@ -1,9 +1,15 @@
 //! GitHub-flavoured Markdown, short enough for a pull-request comment: the decision, a
 //! table of dimensions (with deltas when a baseline is given), what regressed, and the
 //! problems; evidence changes folded in `<details>`. Long lists are cut with a count.
+//!
+//! Every field read from the result is data, and data may come from anyone (a tool's
+//! output, a model's reply, a repo id): it goes through [`crate::diag::inert_markdown`]
+//! or [`crate::diag::markdown_code_span`], so a hostile result cannot put a link, an
+//! image, a mention or HTML into the comment.
 
 use std::fmt::Write as _;
 
+use crate::diag::{inert_markdown as inert, markdown_code_span as code};
 use crate::report::compare::{Change, Comparison};
 use crate::report::model::{Dimension, Report, Status};
 use crate::report::{Input, Reporter, fmt_delta, fmt_score};
@@ -36,20 +42,20 @@ fn heading(out: &mut String, r: &Report, c: Option<&Comparison>) {
         .map_or(String::new(), |d| format!(" ({})", fmt_delta(Some(d))));
     let _ = writeln!(
         out,
-        "### caldera: `{}` {} {} {total} / 5{delta}\n",
-        cell(&r.suite),
+        "### caldera: {} {} {} {total} / 5{delta}\n",
+        code(&r.suite),
         decision_mark(&r.decision),
-        r.decision,
+        inert(&r.decision),
     );
     let model = r
         .model
         .as_deref()
-        .map_or(String::new(), |m| format!(", {}", cell(m)));
+        .map_or(String::new(), |m| format!(", {}", inert(m)));
     let _ = writeln!(
         out,
-        "Run `{}`, {} mode{model}, {} results, {} ground truth; {} of {} judges scored, {} passed.",
-        r.run_id,
-        r.mode,
+        "Run {}, {} mode{model}, {} results, {} ground truth; {} of {} judges scored, {} passed.",
+        code(&r.run_id),
+        inert(&r.mode),
         r.inputs.results,
         r.inputs.ground_truth,
         r.summary.scored,
@@ -57,7 +63,7 @@ fn heading(out: &mut String, r: &Report, c: Option<&Comparison>) {
         r.summary.passed
     );
     if let Some(g) = r.gate.as_ref().filter(|g| g.blocked) {
-        let _ = writeln!(out, "\n**Gate:** {}", cell(&g.reason));
+        let _ = writeln!(out, "\n**Gate:** {}", inert(&g.reason));
     }
     out.push('\n');
 }
@@ -90,7 +96,7 @@ fn dimension_table(out: &mut String, r: &Report, c: Option<&Comparison>) {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} | {} | {weight} | {}{change} |",
-                    cell(&d.name),
+                    inert(&d.name),
                     fmt_score(delta.before),
                     fmt_score(d.score),
                     fmt_delta(delta.delta),
@@ -101,7 +107,7 @@ fn dimension_table(out: &mut String, r: &Report, c: Option<&Comparison>) {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {conf} | {weight} | {} |",
-                    cell(&d.name),
+                    inert(&d.name),
                     fmt_score(d.score),
                     status(d)
                 );
@@ -113,7 +119,7 @@ fn dimension_table(out: &mut String, r: &Report, c: Option<&Comparison>) {
             let _ = writeln!(
                 out,
                 "| {} | {} | - | - | - | removed |",
-                cell(&d.name),
+                inert(&d.name),
                 fmt_score(d.before)
             );
         }
@@ -128,11 +134,11 @@ fn status(d: &Dimension) -> String {
         Status::Scored => ":x: below threshold".to_owned(),
         Status::Unscored => format!(
             ":warning: unscored: {}",
-            cell(d.unscored_reason.as_deref().unwrap_or("no reason given"))
+            inert(d.unscored_reason.as_deref().unwrap_or("no reason given"))
         ),
         Status::Error => format!(
             ":x: error: {}",
-            cell(d.unscored_reason.as_deref().unwrap_or("no reason given"))
+            inert(d.unscored_reason.as_deref().unwrap_or("no reason given"))
         ),
     };
     if let (Some(before), Some(cap)) = (d.score_before_cap, d.cap_applied) {
@@ -164,12 +170,12 @@ fn status(d: &Dimension) -> String {
 fn comparison(out: &mut String, c: &Comparison) {
     let _ = writeln!(
         out,
-        "Compared with `{}`: weighted score {} → {}, decision {} → {}.",
-        c.base.run_id,
+        "Compared with {}: weighted score {} → {}, decision {} → {}.",
+        code(&c.base.run_id),
         fmt_score(c.base.total_score),
         fmt_score(c.new.total_score),
-        c.base.decision,
-        c.new.decision
+        inert(&c.base.decision),
+        inert(&c.new.decision)
     );
     if c.regressions.is_empty() {
         let _ = writeln!(
@@ -184,17 +190,17 @@ fn comparison(out: &mut String, c: &Comparison) {
             fmt_score(Some(c.tolerance))
         );
         for line in &c.regressions {
-            let _ = writeln!(out, "- {}", cell(line));
+            let _ = writeln!(out, "- {}", inert(line));
         }
         out.push('\n');
     }
     for d in &c.dimensions {
         if let Some(ci) = d.repos.as_ref().and_then(|r| r.ci.as_ref()) {
-            let _ = writeln!(out, "- `{}`: {}", d.name, ci.sentence());
+            let _ = writeln!(out, "- {}: {}", code(&d.name), ci.sentence());
         }
     }
     for note in &c.notes {
-        let _ = writeln!(out, "- note: {}", cell(note));
+        let _ = writeln!(out, "- note: {}", inert(note));
     }
     let changed: Vec<_> = c
         .dimensions
@@ -211,11 +217,11 @@ fn comparison(out: &mut String, c: &Comparison) {
             let _ = writeln!(
                 out,
                 "**{}** ({} changed)\n",
-                cell(&d.name),
+                inert(&d.name),
                 d.evidence.total
             );
             for leaf in &d.evidence.changes {
-                let _ = writeln!(out, "- `{}`", leaf.line().replace('`', "'"));
+                let _ = writeln!(out, "- {}", code(&leaf.line()));
             }
             out.push('\n');
         }
@@ -228,7 +234,7 @@ fn comparison(out: &mut String, c: &Comparison) {
         if !list.is_empty() {
             let _ = writeln!(out, "**{title}** ({})", list.len());
             for p in list.iter().take(MAX_PROBLEMS) {
-                let _ = writeln!(out, "- {}", cell(&p.line()));
+                let _ = writeln!(out, "- {}", inert(&p.line()));
             }
             if list.len() > MAX_PROBLEMS {
                 let _ = writeln!(out, "- ... and {} more", list.len() - MAX_PROBLEMS);
@@ -249,18 +255,10 @@ fn problems(out: &mut String, r: &Report) {
         list.len()
     );
     for p in list.iter().take(MAX_PROBLEMS) {
-        let _ = writeln!(out, "- {}", cell(&p.line()));
+        let _ = writeln!(out, "- {}", inert(&p.line()));
     }
     if list.len() > MAX_PROBLEMS {
         let _ = writeln!(out, "- ... and {} more", list.len() - MAX_PROBLEMS);
     }
     out.push_str("\n</details>\n");
-}
-
-/// Text safe inside a table cell or list item: no pipes, no newlines, no raw HTML.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace(['\n', '\r'], " ")
 }

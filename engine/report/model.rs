@@ -60,9 +60,11 @@ pub struct Report {
     pub summary: SummaryView,
     /// What was read.
     pub inputs: InputsView,
-    /// The whole document, for the JSON format and evidence that has no typed view.
+    /// The whole document as JSON text, for the JSON format ([`Report::document`]).
+    /// Text, not a parsed value beside the typed view: that second copy made a report
+    /// need about twelve times the size of the result in memory.
     #[serde(skip)]
-    pub document: Value,
+    source: std::sync::Arc<str>,
 }
 
 /// Whether a verdict carries a score.
@@ -448,10 +450,17 @@ impl Report {
 
     /// Reads a document; the error names the key path that does not fit.
     pub fn from_value(doc: Value) -> Result<Report, String> {
-        let mut report: Report = serde_path_to_error::deserialize(&doc)
+        let source = serde_json::to_string(&doc).unwrap_or_default();
+        let mut report: Report = serde_path_to_error::deserialize(doc)
             .map_err(|e| format!("`{}`: {}", e.path(), e.inner()))?;
-        report.document = doc;
+        report.source = source.into();
         Ok(report)
+    }
+
+    /// The whole document, for the JSON format and evidence that has no typed view
+    /// (parsed again from the text on each call).
+    pub fn document(&self) -> Value {
+        serde_json::from_str(&self.source).unwrap_or_default()
     }
 
     /// Reads a saved result: a located diagnostic for a missing, oversized, malformed or
@@ -478,18 +487,15 @@ impl Report {
         let bytes = std::fs::read(path).map_err(|e| {
             Diagnostic::error(Code::Io, format!("cannot read the result: {e}")).in_file(path)
         })?;
-        let text = String::from_utf8_lossy(&bytes);
-        let mut de = serde_json::Deserializer::from_slice(&bytes);
-        let doc: Value = match serde_path_to_error::deserialize(&mut de) {
-            Ok(v) => v,
+        // Two passes over the bytes, neither building a tree of the whole document: the
+        // top-level keys first (syntax, and whether this is a result this caldera
+        // reads), then the typed view.
+        let skeleton = match serde_json::from_slice::<Skeleton>(&bytes) {
+            Ok(s) => s.0,
             Err(e) => {
-                let inner = e.inner();
-                let span = (inner.line() > 0)
-                    .then(|| Span::at_line_col(&text, inner.line(), inner.column().max(1), 1));
-                let msg = inner.to_string();
-                let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
                 // Located, never quoted: the file may be anything (a link to the
                 // process's environment).
+                let (msg, span) = located(&e, &bytes);
                 return Err(
                     Diagnostic::error(Code::JsonSyntax, format!("not valid JSON: {msg}"))
                         .in_file(path)
@@ -502,15 +508,27 @@ impl Report {
                 );
             }
         };
-        check_shape(&doc).map_err(|(key, msg)| {
+        check_shape(&skeleton).map_err(|(key, msg)| {
             Diagnostic::error(Code::WrongType, msg)
                 .in_file(path)
                 .key(key)
                 .help("a result is the JSON file `caldera run` writes (results/<suite>/<run id>.json)")
         })?;
-        Report::from_value(doc).map_err(|msg| {
-            Diagnostic::error(Code::WrongType, format!("not a caldera result: {msg}")).in_file(path)
-        })
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        let mut report: Report = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let (msg, span) = located(e.inner(), &bytes);
+            Diagnostic::error(
+                Code::WrongType,
+                format!("not a caldera result: `{}`: {msg}", e.path()),
+            )
+            .in_file(path)
+            .at(span)
+            .unquoted()
+        })?;
+        report.source = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            .into();
+        Ok(report)
     }
 
     /// The format of the document.
@@ -663,6 +681,125 @@ impl StoppedCalls {
         }
         stopped.replay = segment_starts("replay: ").count();
         stopped
+    }
+}
+
+/// The message of a JSON error without its position, and the position as a span.
+fn located(e: &serde_json::Error, bytes: &[u8]) -> (String, Option<Span>) {
+    let span = (e.line() > 0).then(|| {
+        Span::at_line_col(
+            &String::from_utf8_lossy(bytes),
+            e.line(),
+            e.column().max(1),
+            1,
+        )
+    });
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
+    (msg, span)
+}
+
+/// The top level of a document, as [`check_shape`] reads it: an object keeps its keys,
+/// with scalar values as they are and lists and objects as `null`; anything else is an
+/// empty list. Read without building the rest of the document.
+struct Skeleton(Value);
+
+impl<'de> Deserialize<'de> for Skeleton {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> serde::de::Visitor<'de> for Top {
+            type Value = Value;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON document")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Value, A::Error> {
+                let mut top = serde_json::Map::new();
+                while let Some((key, Scalar(value))) = map.next_entry::<String, Scalar>()? {
+                    top.insert(key, value);
+                }
+                Ok(Value::Object(top))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Value::Array(Vec::new()))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Value, E> {
+                Ok(Value::Array(Vec::new()))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Value, E> {
+                Ok(Value::Array(Vec::new()))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Value, E> {
+                Ok(Value::Array(Vec::new()))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Value, E> {
+                Ok(Value::Array(Vec::new()))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Value, E> {
+                Ok(Value::Array(Vec::new()))
+            }
+            fn visit_unit<E>(self) -> Result<Value, E> {
+                Ok(Value::Array(Vec::new()))
+            }
+        }
+        d.deserialize_any(Top).map(Skeleton)
+    }
+}
+
+/// One top-level value of a [`Skeleton`]: a scalar as it is, a list or object as `null`.
+struct Scalar(Value);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Any;
+        impl<'de> serde::de::Visitor<'de> for Any {
+            type Value = Value;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Value, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Value::Null)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Value::Null)
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+                Ok(v.into())
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+                Ok(v.into())
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+                Ok(v.into())
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+                Ok(v.into())
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+                Ok(v.into())
+            }
+            fn visit_unit<E>(self) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+        }
+        d.deserialize_any(Any).map(Scalar)
     }
 }
 

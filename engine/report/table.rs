@@ -55,9 +55,9 @@ fn run_table(out: &mut String, r: &Report, per_repo: bool) {
     let _ = writeln!(
         out,
         "caldera {} suite `{}` ({} mode, {} results, {} ground truth)",
-        r.run_id,
+        safe(&r.run_id),
         safe(&r.suite),
-        r.mode,
+        safe(&r.mode),
         r.inputs.results,
         r.inputs.ground_truth
     );
@@ -94,7 +94,7 @@ fn run_table(out: &mut String, r: &Report, per_repo: bool) {
     let decision = match r.decision.as_str() {
         "FAIL" | "NO_SCORE" => paint(RED.bold(), &r.decision),
         "WEAK_PASS" => paint(YELLOW.bold(), &r.decision),
-        other => paint(GREEN.bold(), other),
+        other => paint(GREEN.bold(), &safe(other)),
     };
     // A judge can score with some of its units (repos, panel members) missing: then the
     // count of units says so, so the line never reads as complete when it is not.
@@ -114,7 +114,7 @@ fn run_table(out: &mut String, r: &Report, per_repo: bool) {
         let _ = writeln!(out, "\n  worth a look:");
         for p in &r.summary.problems {
             let who = safe(p.dimension.as_deref().unwrap_or("run"));
-            let _ = writeln!(out, "  - [{}] {who}: {}", p.kind, safe(&p.message));
+            let _ = writeln!(out, "  - [{}] {who}: {}", safe(&p.kind), safe(&p.message));
         }
     }
 }
@@ -169,7 +169,7 @@ fn repo_lines(out: &mut String, d: &Dimension, width: usize) {
             other => format!(
                 "{} ({})",
                 other.as_str(),
-                r.unscored_reason.as_deref().unwrap_or("no reason given")
+                safe(r.unscored_reason.as_deref().unwrap_or("no reason given"))
             ),
         };
         let line = format!("    {:<w$}  {what}", safe(&r.repo), w = repo_width);
@@ -198,8 +198,8 @@ fn usage_and_panel(out: &mut String, r: &Report) {
         let _ = writeln!(
             out,
             "  model {} via {}: {} of {} verdicts ({} cached), {} requests, {} input + {} output tokens, {}",
-            r.model.as_deref().unwrap_or("-"),
-            r.provider.as_deref().unwrap_or("-"),
+            safe(r.model.as_deref().unwrap_or("-")),
+            safe(r.provider.as_deref().unwrap_or("-")),
             u.verdicts,
             u.calls,
             u.cached,
@@ -235,7 +235,7 @@ fn usage_and_panel(out: &mut String, r: &Report) {
                 out,
                 "    {}: kappa {kv} ({})",
                 safe(pair),
-                crate::report::html::words(&k.interpretation)
+                safe(&crate::report::html::words(&k.interpretation))
             );
         }
     }
@@ -253,13 +253,13 @@ fn comparison(out: &mut String, c: &Comparison, diff_only: bool) {
     let _ = writeln!(
         out,
         "compared with {} ({}): weighted score {} -> {} ({}), decision {} -> {}",
-        c.base.run_id,
-        c.base.timestamp,
+        safe(&c.base.run_id),
+        safe(&c.base.timestamp),
         fmt_score(c.base.total_score),
         fmt_score(c.new.total_score),
         fmt_delta(c.total_delta),
-        c.base.decision,
-        c.new.decision
+        safe(&c.base.decision),
+        safe(&c.new.decision)
     );
     let width = c
         .dimensions
@@ -319,7 +319,7 @@ fn comparison(out: &mut String, c: &Comparison, diff_only: bool) {
         }
     }
     for note in &c.notes {
-        let _ = writeln!(out, "\n  note: {note}");
+        let _ = writeln!(out, "\n  note: {}", safe(note));
     }
     let _ = writeln!(out, "\n  {}", verdict_line(c));
 }
@@ -345,7 +345,7 @@ pub fn verdict_line(c: &Comparison) -> String {
             paint(RED.bold(), "regression"),
             c.regressions.len(),
             fmt_score(Some(c.tolerance)),
-            c.regressions.join("; ")
+            safe(&c.regressions.join("; "))
         )
     }
 }
@@ -367,7 +367,7 @@ fn panel_digest(out: &mut String, d: &crate::report::model::DigestView) {
     let models: Vec<String> = models
         .iter()
         .take(crate::verdict::panel::DIGEST_ENDS)
-        .map(|(m, k)| format!("{m} {k:.3}"))
+        .map(|(m, k)| format!("{} {k:.3}", safe(m)))
         .collect();
     let _ = writeln!(
         out,

@@ -162,7 +162,7 @@ fn the_sample_labels_give_the_values_computed_by_hand() {
     // The table and Markdown show the same figures.
     for (format, marker) in [
         ("table", "== vulnerability_accuracy"),
-        ("markdown", "## vulnerability_accuracy"),
+        ("markdown", "## vulnerability\\_accuracy"),
     ] {
         let out = caldera(
             here(),

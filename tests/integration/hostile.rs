@@ -116,3 +116,79 @@ fn bounded_filters_keep_their_meaning() {
         Some("1, 2|a+b|2|  7|x\n  y")
     );
 }
+
+/// Runs `caldera run` on `dir` in a child limited to 4 GB of address space (so an
+/// unbounded concatenation fails there, not on the machine); returns its exit status
+/// and the result's problems as text.
+#[cfg(unix)]
+fn run_capped(dir: &Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4194304; exec \"$0\" run \"$1\" --heuristic --quiet --out \"$1/o.json\"")
+        .arg(insta_cmd::get_cargo_bin("caldera"))
+        .arg(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let problems = std::fs::read_to_string(dir.join("o.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .map(|doc| doc["summary"]["problems"].to_string())
+        .unwrap_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned());
+    (out.status.code(), problems)
+}
+
+#[cfg(unix)]
+#[test]
+fn concatenation_that_doubles_text_ends_in_a_judge_error_naming_the_limit() {
+    let doubling = "<% set a = a ~ a %>".repeat(40);
+    let adding = "<% set a = a + a %>".repeat(40);
+    // Evidence values each doubling the last: each evaluation is small, the chain not.
+    let chain: String = (1..=40)
+        .map(|i| format!("  v{i}: \"<< v{0} ~ v{0} >>\"\n", i - 1))
+        .collect::<String>()
+        .replace("v0", "v");
+    for evidence in [
+        format!("\"<% set a = 'ab' %>{doubling}<< a | length >>\"\n"),
+        format!("\"<% set a = 'ab' %>{adding}<< a | length >>\"\n"),
+        format!("\"<< 'ab' * 1000 >>\"\n{chain}"),
+        // printf doubling its text: `format` counts what it writes, not only widths.
+        format!(
+            "\"<% set a = 'ab' %>{}<< a | length >>\"\n",
+            "<% set a = '%s%s' | format(a, a) %>".repeat(40)
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        suite_with_evidence(tmp.path(), &evidence);
+        let (code, problems) = run_capped(tmp.path());
+        assert_eq!(code, Some(1), "a judge error, not an abort: {problems}");
+        assert!(problems.contains("\"dimension\":\"d\""), "{problems}");
+        assert!(
+            (problems.contains("concatenated text would be")
+                || problems.contains("formatted text would be"))
+                && problems.contains("more than the 16777216 a value may take"),
+            "{problems}"
+        );
+    }
+}
+
+#[test]
+fn bounded_concatenation_keeps_its_meaning() {
+    let tmp = tempfile::tempdir().unwrap();
+    suite_with_evidence(
+        tmp.path(),
+        "\"<< 'a' ~ 1 ~ none ~ [2] >>|<< 'x' + 'y' >>|<< 1 + 2 >>|<< 1.5 + 1 >>|\
+         << ([1] + [2]) | length >>|<% set n = namespace(s='') %>\
+         <% for i in range(3) %><% set n.s = n.s ~ i %><% endfor %><< n.s >>\"",
+    );
+    let result = run(tmp.path());
+    let verdict = &result.dimensions[0];
+    assert_ne!(verdict.status, Status::Error, "{:?}", verdict.reasoning);
+    assert_eq!(
+        verdict
+            .evidence
+            .field("v")
+            .and_then(caldera::doc::Doc::as_str),
+        Some("a1None[2]|xy|3|2.5|2|012")
+    );
+}

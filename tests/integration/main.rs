@@ -41,6 +41,8 @@ mod pipeline_pin;
 mod plan;
 mod readme;
 mod report_browser;
+mod report_injection;
+mod report_scale;
 mod reports;
 mod schema;
 mod schema_agreement;

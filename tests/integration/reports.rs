@@ -297,7 +297,7 @@ fn diff_of_two_trivy_runs_with_one_scan_changed() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let md = text(&out.stdout);
     assert!(
-        md.contains("| vulnerability_accuracy | 4 | 3 | -1 |"),
+        md.contains("| vulnerability\\_accuracy | 4 | 3 | -1 |"),
         "{md}"
     );
     settings().bind(|| insta::assert_snapshot!("trivy-diff-md", md));

@@ -6,6 +6,8 @@
 
 pub mod leaves;
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 
 use crate::report::model::{AssertionView, Dimension, ProblemView, Report, Status};
@@ -175,12 +177,16 @@ pub struct Comparison {
     pub regressions: Vec<String>,
     /// What the reader should know (different modes or models).
     pub notes: Vec<String>,
+    /// Position in `dimensions` of the first delta of each name: reporters look every
+    /// dimension up, and a result may have thousands.
+    #[serde(skip)]
+    index: HashMap<String, usize>,
 }
 
 impl Comparison {
     /// The delta of dimension `name`.
     pub fn dimension(&self, name: &str) -> Option<&DimensionDelta> {
-        self.dimensions.iter().find(|d| d.name == name)
+        self.index.get(name).map(|&i| &self.dimensions[i])
     }
 }
 
@@ -223,15 +229,17 @@ pub fn compare(base: &Report, new: &Report, tolerance: f64) -> Result<Comparison
         });
     }
     let tolerance = tolerance.max(0.0);
+    let base_dims = by_name(&base.dimensions);
+    let new_dims = by_name(&new.dimensions);
     let mut dimensions: Vec<DimensionDelta> = new
         .dimensions
         .iter()
-        .map(|d| dimension_delta(base.dimension(&d.name), Some(d), tolerance))
+        .map(|d| dimension_delta(base_dims.get(d.name.as_str()).copied(), Some(d), tolerance))
         .collect();
     dimensions.extend(
         base.dimensions
             .iter()
-            .filter(|d| new.dimension(&d.name).is_none())
+            .filter(|d| !new_dims.contains_key(d.name.as_str()))
             .map(|d| dimension_delta(Some(d), None, tolerance)),
     );
     let mut regressions: Vec<String> = dimensions
@@ -239,8 +247,13 @@ pub fn compare(base: &Report, new: &Report, tolerance: f64) -> Result<Comparison
         .filter(|d| d.change.is_regression())
         .map(regression_line)
         .collect();
-    regressions.extend(newly_failed(base, new));
+    regressions.extend(newly_failed(&base_dims, new));
+    let mut index = HashMap::with_capacity(dimensions.len());
+    for (i, d) in dimensions.iter().enumerate() {
+        index.entry(d.name.clone()).or_insert(i);
+    }
     Ok(Comparison {
+        index,
         suite: new.suite.clone(),
         base: RunRef::of(base),
         new: RunRef::of(new),
@@ -265,11 +278,11 @@ pub fn compare(base: &Report, new: &Report, tolerance: f64) -> Result<Comparison
 /// numbers in its message moved (`rate 9.0% is above 5%` then `10.2%`): failures are
 /// matched by dimension, repo, cap and message with its numbers set aside, as a multiset
 /// (a per-item assertion failing on one more item has one new failure).
-fn newly_failed(base: &Report, new: &Report) -> Vec<String> {
+fn newly_failed(base: &HashMap<&str, &Dimension>, new: &Report) -> Vec<String> {
     let mut lines = Vec::new();
     for d in &new.dimensions {
         let mut before: Vec<AssertionKey> = base
-            .dimension(&d.name)
+            .get(d.name.as_str())
             .map(|b| b.assertion_failures.iter().map(assertion_key).collect())
             .unwrap_or_default();
         for f in &d.assertion_failures {
@@ -308,6 +321,16 @@ fn assertion_key(f: &AssertionView) -> AssertionKey {
         in_number = digit;
     }
     (f.repo.clone(), f.cap.map(f64::to_bits), shape)
+}
+
+/// Dimensions by name, the first of each name (as a linear search finds it). A result
+/// may hold thousands of dimensions: every lookup is then one hash probe, not a scan.
+fn by_name(dims: &[Dimension]) -> HashMap<&str, &Dimension> {
+    let mut map = HashMap::with_capacity(dims.len());
+    for d in dims {
+        map.entry(d.name.as_str()).or_insert(d);
+    }
+    map
 }
 
 /// `name: 4 -> 3 (-1)` and why it counts.
@@ -403,17 +426,26 @@ fn classify(
     }
 }
 
+/// Each repo's score: the first scored verdict of each repo id with a score (what a
+/// linear search for a scored verdict finds), in one pass, so pairing 300,000 repos is
+/// 300,000 hash probes rather than a scan per repo.
+fn repo_scores(d: &Dimension) -> HashMap<&str, Option<f64>> {
+    let mut map = HashMap::with_capacity(d.repos.len());
+    for r in d.repos.iter().filter(|r| r.status == Status::Scored) {
+        map.entry(r.repo.as_str()).or_insert(r.score);
+    }
+    map
+}
+
 fn repo_deltas(base: &Dimension, new: &Dimension) -> RepoDeltas {
-    let score = |d: &Dimension, repo: &str| {
-        d.repos
-            .iter()
-            .find(|r| r.repo == repo && r.status == Status::Scored)
-            .and_then(|r| r.score)
-    };
+    let (base_scores, new_scores) = (repo_scores(base), repo_scores(new));
+    let score =
+        |scores: &HashMap<&str, Option<f64>>, repo: &str| scores.get(repo).copied().flatten();
+    let in_new: HashSet<&str> = new.repos.iter().map(|r| r.repo.as_str()).collect();
     let mut pairs = Vec::new();
     let mut unpaired = Vec::new();
     for r in &new.repos {
-        match (score(base, &r.repo), score(new, &r.repo)) {
+        match (score(&base_scores, &r.repo), score(&new_scores, &r.repo)) {
             (Some(before), Some(after)) => pairs.push(RepoPair {
                 repo: r.repo.clone(),
                 before,
@@ -424,7 +456,7 @@ fn repo_deltas(base: &Dimension, new: &Dimension) -> RepoDeltas {
         }
     }
     for r in &base.repos {
-        if !new.repos.iter().any(|n| n.repo == r.repo) {
+        if !in_new.contains(r.repo.as_str()) {
             unpaired.push(r.repo.clone());
         }
     }
@@ -440,12 +472,12 @@ fn repo_deltas(base: &Dimension, new: &Dimension) -> RepoDeltas {
 fn repo_evidence(base: &Dimension, new: &Dimension) -> EvidenceDelta {
     let mut all = EvidenceDelta::default();
     let null = serde_json::Value::Null;
+    let mut base_evidence = HashMap::with_capacity(base.repos.len());
+    for b in &base.repos {
+        base_evidence.entry(b.repo.as_str()).or_insert(&b.evidence);
+    }
     for r in &new.repos {
-        let before = base
-            .repos
-            .iter()
-            .find(|b| b.repo == r.repo)
-            .map_or(&null, |b| &b.evidence);
+        let before = base_evidence.get(r.repo.as_str()).copied().unwrap_or(&null);
         let root = format!(
             "$.repos['{}']",
             r.repo.replace('\\', "\\\\").replace('\'', "\\'")
@@ -465,7 +497,9 @@ fn merge(into: &mut EvidenceDelta, more: EvidenceDelta) {
     leaves::rank(&mut into.changes);
 }
 
+/// Problems of `a` that `b` does not have (by hash, not a scan of `b` per problem).
 fn only_in(a: &[ProblemView], b: &[ProblemView]) -> Vec<ProblemView> {
+    let b: HashSet<&ProblemView> = b.iter().collect();
     a.iter().filter(|p| !b.contains(p)).cloned().collect()
 }
 

@@ -24,6 +24,12 @@ const MAX_EVIDENCE_BYTES: usize = 256 * 1024;
 /// Repos drawn in a per-repo chart.
 const MAX_REPO_BARS: usize = 60;
 
+/// Models drawn in the pairwise-kappa heatmap. The heatmap has one cell per pair, so
+/// its size grows with the square of the panel: 3,000 raters would be nine million
+/// cells (gigabytes of SVG). Past this many, the first ones are drawn and a note says
+/// where every pair is (the JSON result).
+pub const MAX_HEATMAP_RATERS: usize = 40;
+
 /// Heuristic and model scores this far apart are a divergence worth a human look.
 const DIVERGENCE: f64 = 2.0;
 
@@ -301,8 +307,9 @@ fn agreement(out: &mut String, a: &AgreementView, target: Option<f64>) {
             .map_or(String::new(), |r| format!(" ({:.1}%)", r * 100.0))
     );
     if a.raters.len() >= 2 {
+        let shown = &a.raters[..a.raters.len().min(MAX_HEATMAP_RATERS)];
         let lookup = |i: usize, j: usize| {
-            let (x, y) = (&a.raters[i], &a.raters[j]);
+            let (x, y) = (&shown[i], &shown[j]);
             a.pairwise_kappa
                 .get(&format!("{x}_vs_{y}"))
                 .or_else(|| a.pairwise_kappa.get(&format!("{y}_vs_{x}")))
@@ -313,10 +320,17 @@ fn agreement(out: &mut String, a: &AgreementView, target: Option<f64>) {
             "<h3>Pairwise Cohen's kappa</h3>\n{}",
             svg::kappa_heatmap(
                 "Pairwise Cohen's kappa between the panel's models",
-                &a.raters,
+                shown,
                 &lookup
             )
         );
+        if shown.len() < a.raters.len() {
+            let _ = writeln!(
+                out,
+                "<p class=\"muted\" id=\"heatmap-cut\">The panel has {} models: the heatmap shows the first {MAX_HEATMAP_RATERS}. Every pair's kappa is in the JSON result.</p>",
+                a.raters.len()
+            );
+        }
     }
 }
 
