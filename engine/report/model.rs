@@ -351,11 +351,36 @@ pub struct UsageView {
     pub input_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
+    /// Of the output tokens, those spent reasoning (where the provider itemises them).
+    pub reasoning_tokens: u64,
+    /// Prompt tokens written to the providers' prompt caches.
+    pub cache_write_tokens: u64,
+    /// Prompt tokens read from the providers' prompt caches.
+    pub cache_read_tokens: u64,
     /// Cost in USD; `None` when unknown (a call of a model without a price).
     pub cost_usd: Option<f64>,
 }
 
 impl UsageView {
+    /// The tokens as reports show them: input and output, then the prompt cache's
+    /// writes and reads and the reasoning share of the output where there are any.
+    pub fn tokens_text(&self) -> String {
+        let mut text = format!(
+            "{} input + {} output tokens",
+            self.input_tokens, self.output_tokens
+        );
+        if self.reasoning_tokens > 0 {
+            text.push_str(&format!(" ({} reasoning)", self.reasoning_tokens));
+        }
+        if self.cache_write_tokens + self.cache_read_tokens > 0 {
+            text.push_str(&format!(
+                ", prompt cache {} written + {} read",
+                self.cache_write_tokens, self.cache_read_tokens
+            ));
+        }
+        text
+    }
+
     /// The cost as reports show it: `$0.0123`, or `cost unknown`.
     pub fn cost_text(&self) -> String {
         self.cost_usd

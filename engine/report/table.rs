@@ -197,15 +197,14 @@ fn usage_and_panel(out: &mut String, r: &Report) {
     if let Some(u) = &r.usage {
         let _ = writeln!(
             out,
-            "  model {} via {}: {} of {} verdicts ({} cached), {} requests, {} input + {} output tokens, {}",
+            "  model {} via {}: {} of {} verdicts ({} cached), {} requests, {}, {}",
             safe(r.model.as_deref().unwrap_or("-")),
             safe(r.provider.as_deref().unwrap_or("-")),
             u.verdicts,
             u.calls,
             u.cached,
             u.requests,
-            u.input_tokens,
-            u.output_tokens,
+            u.tokens_text(),
             u.cost_text()
         );
     }

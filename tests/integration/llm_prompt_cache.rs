@@ -137,6 +137,18 @@ async fn repeats_are_marked_cacheable_and_wait_for_the_first_answer() {
         (21.0 * 10.0 * 2.0 + 7000.0 * 2.0 * 1.25 + 14000.0 * 2.0 * 0.1 + 21.0 * 20.0 * 10.0) / 1e6;
     let cost = usage["cost_usd"].as_f64().unwrap();
     assert!((cost - expected).abs() < 1e-9, "{cost} vs {expected}");
+    // The terminal report says what the cache did.
+    let shown = Command::new(get_cargo_bin("caldera"))
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args(["report", "result.json"])
+        .output()
+        .expect("runs");
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("prompt cache 7000 written + 14000 read"),
+        "{shown}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

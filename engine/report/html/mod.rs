@@ -142,11 +142,10 @@ fn verdict(out: &mut String, r: &Report) {
     if let Some(u) = &r.usage {
         let _ = writeln!(
             out,
-            "<div class=\"meta\">{} verdicts ({} cached), {} input + {} output tokens, {}.</div>",
+            "<div class=\"meta\">{} verdicts ({} cached), {}, {}.</div>",
             u.calls,
             u.cached,
-            u.input_tokens,
-            u.output_tokens,
+            esc(&u.tokens_text()),
             esc(&u.cost_text())
         );
     }
