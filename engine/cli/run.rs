@@ -160,6 +160,18 @@ pub struct RunArgs {
         help_heading = "LLM mode"
     )]
     pub repeat: u32,
+    /// With `--repeat N`: ask a unit's first K repeats, and the rest only when those K
+    /// do not all give the same score (a settled unit saves N - K calls; the result
+    /// says how many were saved). Not with `--batch`, which sends every ask at once.
+    #[arg(
+        long,
+        value_name = "K",
+        value_parser = clap::value_parser!(u32).range(2..=99),
+        requires = "repeat",
+        conflicts_with = "batch",
+        help_heading = "LLM mode"
+    )]
+    pub settle: Option<u32>,
     /// Send every uncached prompt through Anthropic's Message Batches API (half price,
     /// answers within hours): the run waits for the batches, and an interrupted run
     /// resumes by polling the same batches.
@@ -228,6 +240,14 @@ pub fn parse_named_input(text: &str) -> Result<(String, Option<PathBuf>), String
 pub fn execute(args: RunArgs) -> Exit {
     if let Err(e) = args.report.check(args.out.as_deref()) {
         eprintln!("error: {e}");
+        return Exit::Error;
+    }
+    if let Some(k) = args.settle.filter(|k| *k >= args.repeat) {
+        eprintln!(
+            "error: --settle {k} needs more repeats than that: with --repeat {} every ask \
+             is among the first {k}; use --repeat above {k}",
+            args.repeat
+        );
         return Exit::Error;
     }
     let Some(suite_dir) = suite_dir(&args.suite) else {
@@ -328,6 +348,7 @@ fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions
         repeat: args.repeat,
         batch: args.batch,
         panel_matrices: args.panel_matrices,
+        settle: args.settle,
     })
 }
 

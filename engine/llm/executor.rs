@@ -85,6 +85,9 @@ pub struct Job {
     /// How to read the reply: the judge's verdict format, compiled once when the judge
     /// was loaded (it compares and serialises as the declared format).
     pub format: SharedFormat,
+    /// With `--settle`: this ask's place among the repeats of its unit and model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settle: Option<super::settle::Settle>,
 }
 
 impl Job {
@@ -104,6 +107,7 @@ impl Job {
             item,
             request,
             format: SharedFormat::new(format)?,
+            settle: None,
         })
     }
 }
@@ -146,6 +150,8 @@ pub enum UnscoredKind {
     BadCacheEntry,
     /// The job's task failed unexpectedly.
     Internal,
+    /// Not asked: the first repeats of its unit and model agreed (`--settle`).
+    Settled,
 }
 
 /// The outcome of one job.
@@ -270,6 +276,8 @@ pub(super) struct Inner {
     pub(super) budget: Option<Budget>,
     /// Jobs that share a cacheable prompt prefix go out leader first.
     pub(super) gates: super::prefix::PrefixGates,
+    /// The repeat groups of `--settle`.
+    pub(super) settles: super::settle::SettleGroups,
 }
 
 /// Runs jobs. Cheap to clone; clones share the budget and log.
@@ -315,6 +323,7 @@ impl Executor {
                 options,
                 budget,
                 gates: super::prefix::PrefixGates::default(),
+                settles: super::settle::SettleGroups::default(),
             }),
         }
     }
@@ -577,6 +586,20 @@ impl<T> Collected<T> {
     }
 }
 
+/// The outcome of an ask that was not sent because the first asks of its group agreed.
+fn settled(settle: &super::settle::Settle, score: f64) -> Outcome {
+    Outcome::Unscored {
+        kind: UnscoredKind::Settled,
+        reason: format!(
+            "not asked: the first {} asks agreed on {score}",
+            settle.first
+        ),
+        attempts: 0,
+        usage: Usage::default(),
+        cost_usd: Some(0.0),
+    }
+}
+
 /// The temperature a request carries: none for a model the catalogue marks as a
 /// reasoning model, which refuses any but its default.
 fn sampling(models: &ModelTable, resolved: &str, temperature: f32) -> Option<f32> {
@@ -717,8 +740,19 @@ impl Inner {
 
     /// Runs one job; also returns the reason a cached entry for it was refused, if one was.
     async fn run_job(&self, job: &Job) -> (Outcome, Option<String>) {
+        let mut recorder = None;
+        if let Some(settle) = &job.settle {
+            if settle.index < settle.first {
+                recorder = Some(self.settles.recorder(settle));
+            } else if let Some(score) = self.settles.agreed(settle).await {
+                return (settled(settle, score), None);
+            }
+        }
         let mut cache_problem = None;
         let outcome = self.run_job_noting(job, &mut cache_problem).await;
+        if let Some(r) = recorder.as_mut() {
+            r.score(outcome.scored().map(|s| s.verdict.score));
+        }
         (outcome, cache_problem)
     }
 

@@ -8,4 +8,5 @@ pub mod executor;
 pub mod log;
 mod prefix;
 pub mod seal;
+pub mod settle;
 pub mod writer;

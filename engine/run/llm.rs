@@ -75,6 +75,9 @@ pub struct LlmOptions {
     pub batch: bool,
     /// `--panel-matrices`: every pairwise kappa table in full, whatever the panel's size.
     pub panel_matrices: bool,
+    /// `--settle K`: with `--repeat N`, a unit's asks after its first K are not sent when
+    /// those K agree.
+    pub settle: Option<u32>,
 }
 
 impl LlmOptions {
@@ -108,6 +111,7 @@ impl Default for LlmOptions {
             repeat: 1,
             batch: false,
             panel_matrices: false,
+            settle: None,
         }
     }
 }
@@ -421,6 +425,19 @@ fn job(plan: &JudgePlan, unit: &Unit, prompt: &str, format: &SharedFormat, ask: 
             cache: cache_hint(plan.prompt_cache, prompt, repeats),
         },
         format: format.clone(),
+        settle: None,
+    }
+}
+
+/// Puts each call of `calls` in its `--settle` group (its unit and model), so the repeats
+/// after the first `first` are not sent when those agree.
+pub fn settle_calls(calls: &mut [PlannedCall], first: u32) {
+    for call in calls {
+        call.job.settle = Some(crate::llm::settle::Settle {
+            group: format!("{}/{}/{}", call.judge, call.unit, call.model),
+            index: call.repeat,
+            first,
+        });
     }
 }
 

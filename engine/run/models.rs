@@ -13,7 +13,9 @@ use minijinja::Environment;
 use crate::diag::{Code, Diagnostic};
 use crate::evidence::eval::Context;
 use crate::llm::batch::{BatchOptions, BatchReport};
-use crate::llm::executor::{Executor, JobOutcome, Outcome, RunError as ExecutorError};
+use crate::llm::executor::{
+    Executor, JobOutcome, Outcome, RunError as ExecutorError, UnscoredKind,
+};
 use crate::load::judge::JudgePlan;
 use crate::load::suite::Suite;
 use crate::provider::ProviderKind;
@@ -141,8 +143,11 @@ impl<'a> ModelSource<'a> {
                         return (Vec::new(), Vec::new(), PromptErrors::new());
                     }
                     let units = prepare(env, plan, ctx);
-                    let (calls, errors) =
+                    let (mut calls, errors) =
                         plan_judge_calls(env, (j, plan), &units, &self.models, self.repeats);
+                    if let Some(first) = self.opts.settle.filter(|k| *k < self.repeats) {
+                        crate::run::llm::settle_calls(&mut calls, first);
+                    }
                     let _ = tx.send((j, calls.iter().map(|c| c.job.clone()).collect()));
                     (units, calls, errors)
                 });
@@ -255,7 +260,9 @@ impl<'a> ModelSource<'a> {
         attach_heuristic(&mut v, units);
         v.llm_calls = judged.calls;
         if self.repeats > 1 {
-            v.repeats = Some(Repeats::of(self.repeats, judged.repeat_runs));
+            let mut repeats = Repeats::of(self.repeats, judged.repeat_runs);
+            repeats.settled = judged.settled;
+            v.repeats = Some(repeats);
         }
         if self.models.len() > 1 {
             v.model_verdicts = judged.model_verdicts;
@@ -354,6 +361,8 @@ struct Judged {
     per_model: Vec<Vec<Option<i64>>>,
     model_verdicts: Vec<ModelVerdict>,
     repeat_runs: Vec<RepeatRun>,
+    /// Repeats not asked because the first ones agreed (`--settle`).
+    settled: u32,
     /// Panel members that gave no verdict where others did.
     silent: Vec<Problem>,
 }
@@ -445,7 +454,10 @@ impl JudgeAnswers<'_, '_> {
         format: &VerdictFormat,
         judged: &mut Judged,
     ) -> (Option<Scoring>, Vec<String>) {
-        let (per_ask, failures) = read_asks(model, asks, format, &mut judged.calls);
+        let (asks, settled): (Vec<_>, Vec<_>) =
+            asks.iter().partition(|a| !a.is_some_and(is_settled));
+        judged.settled += settled.len() as u32;
+        let (per_ask, failures) = read_asks(model, &asks, format, &mut judged.calls);
         if self.source.repeats <= 1 {
             return (per_ask.into_iter().flatten().next(), failures);
         }
@@ -475,6 +487,17 @@ fn silent_members(plan: &JudgePlan, unit: &Unit, missing: &[(String, String)]) -
             message: format!("model {model} gave no verdict{at}: {reason}"),
         })
         .collect()
+}
+
+/// An ask left unsent because the first repeats of its unit agreed.
+fn is_settled(ask: &JobOutcome) -> bool {
+    matches!(
+        ask.outcome,
+        Outcome::Unscored {
+            kind: UnscoredKind::Settled,
+            ..
+        }
+    )
 }
 
 /// Reads one model's asks of one unit (one per repeat): each ask's scoring, or the reason

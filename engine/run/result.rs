@@ -258,6 +258,10 @@ pub struct RunUsage {
     /// Prompt tokens read from the providers' prompt caches (not in `input_tokens`).
     #[serde(skip_serializing_if = "is_zero_tokens")]
     pub cache_read_tokens: u64,
+    /// Repeats not asked because their unit's first repeats agreed (`--settle`): calls
+    /// saved.
+    #[serde(skip_serializing_if = "is_zero_tokens")]
+    pub settled: u64,
     /// Cost in USD of calls made in this run (cached answers cost nothing); `None`
     /// (null) when a call's cost is unknown (a model without a price, the `claude`
     /// CLI): a partial sum would pass for the whole.
@@ -294,6 +298,7 @@ fn is_zero_tokens(n: &u64) -> bool {
 pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
     let mut u = RunUsage::default();
     for d in dims {
+        u.settled += d.repeats.as_ref().map_or(0, |r| u64::from(r.settled));
         let mut dim_cost = Some(0.0);
         for c in &d.llm_calls {
             u.calls += 1;

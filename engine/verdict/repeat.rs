@@ -60,6 +60,13 @@ pub struct Repeats {
     pub mean_std: Option<f64>,
     /// Whether the repeats of some unit and model disagree.
     pub unstable: bool,
+    /// Asks not sent because a unit's first repeats agreed (`--settle`): calls saved.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub settled: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Repeats {
@@ -72,6 +79,7 @@ impl Repeats {
             mean_std: (!stds.is_empty()).then(|| stds.iter().sum::<f64>() / stds.len() as f64),
             unstable: runs.iter().any(RepeatRun::disagrees),
             runs,
+            settled: 0,
         }
     }
 

@@ -135,3 +135,83 @@ async fn repeats_are_cached_apart_and_disagreement_is_flagged() {
     assert!(dimension(&single, "freshness_quality")["repeats"].is_null());
     assert_eq!(single["usage"]["cached"], 7);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settled_repeats_stop_once_the_first_asks_agree_and_say_what_they_saved() {
+    // Freshness answers 2, 3, 2, 3, ...: its first three disagree, so all five go out.
+    // Every other judge always answers 4: three asks each, two saved.
+    let freshness_asks = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = freshness_asks.clone();
+    let server = MockServer::start(move |_, seen| {
+        if is_freshness(seen) {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            anthropic_text(
+                &verdict(if n.is_multiple_of(2) { 2 } else { 3 }),
+                "end_turn",
+            )
+        } else {
+            anthropic_text(&verdict(4), "end_turn")
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (base, d) = (server.base.clone(), dir.path().to_path_buf());
+    let result = tokio::task::spawn_blocking(move || {
+        let out = d.join("result.json");
+        let status = Command::new(get_cargo_bin("caldera"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("NO_COLOR", "1")
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", &base)
+            .args(["run", "judges.d/trivy", "--timeout", "5", "--repeat", "5"])
+            .args(["--settle", "3", "--cache", "off", "--out"])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("runs");
+        assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(out).unwrap()).unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        server.hits(),
+        6 * 3 + 5,
+        "six settled judges and one that is not"
+    );
+    assert_eq!(freshness_asks.load(Ordering::SeqCst), 5);
+    assert_eq!(result["usage"]["settled"], 12, "{}", result["usage"]);
+    let sbom = dimension(&result, "sbom_completeness");
+    assert_eq!(sbom["repeats"]["settled"], 2);
+    assert_eq!(
+        sbom["repeats"]["runs"][0]["scores"],
+        serde_json::json!([4, 4, 4])
+    );
+    assert_eq!(sbom["status"], "scored");
+    let fresh = dimension(&result, "freshness_quality");
+    assert!(
+        fresh["repeats"].get("settled").is_none(),
+        "{}",
+        fresh["repeats"]
+    );
+    assert_eq!(
+        fresh["repeats"]["runs"][0]["scores"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+}
+
+#[test]
+fn settle_needs_more_repeats_than_it_waits_for() {
+    let out = Command::new(get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .args(["run", "judges.d/trivy", "--repeat", "3", "--settle", "3"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--settle 3 needs more repeats"), "{err}");
+}
