@@ -129,16 +129,46 @@ pub fn render_prompt_with(
         .map_err(|e| error_text(&e))?;
     let format = response_format_with(fence, format_instructions);
     let view = EvidenceView::new(evidence.clone(), fence.to_owned());
+    let marker = cache_marker(fence);
     let ctx = minijinja::context! {
         evidence => Value::from_object(view),
         response_format => Value::from(format.clone()),
+        cache_break => Value::from(marker.clone()),
     };
-    let mut text = crate::evidence::limits::render(&tmpl, &ctx).map_err(|e| error_text(&e))?;
+    let text = crate::evidence::limits::render(&tmpl, &ctx).map_err(|e| error_text(&e))?;
+    let (mut text, cache_prefix) = split_at_marker(text, &marker)?;
     if !template.contains("response_format") {
         text.push_str("\n\n");
         text.push_str(&format);
     }
-    Ok(RenderedPrompt { text })
+    Ok(RenderedPrompt { text, cache_prefix })
+}
+
+/// What `<< cache_break >>` renders to: text the evidence cannot contain by chance or by
+/// design (it carries the prompt's fence token, derived from the evidence itself), taken
+/// out again before the prompt is sent.
+fn cache_marker(fence: &str) -> String {
+    format!("\u{1}cache-break-{fence}\u{1}")
+}
+
+/// The prompt without its cache marker, and where the marker stood: the end of the part
+/// that is the same for every unit (what a provider may cache across units). A marker
+/// written more than once cannot say where that part ends.
+fn split_at_marker(text: String, marker: &str) -> Result<(String, Option<usize>), String> {
+    let mut found = text.match_indices(marker).map(|(i, _)| i);
+    let Some(at) = found.next() else {
+        return Ok((text, None));
+    };
+    if found.next().is_some() {
+        return Err(
+            "`cache_break` is written more than once; write it once, where the part of the \
+             prompt that is the same for every unit ends"
+                .into(),
+        );
+    }
+    let mut text = text;
+    text.replace_range(at..at + marker.len(), "");
+    Ok((text, Some(at)))
 }
 
 /// A rendered prompt.
@@ -146,6 +176,9 @@ pub fn render_prompt_with(
 pub struct RenderedPrompt {
     /// The text to send.
     pub text: String,
+    /// Where the part written before `<< cache_break >>` ends: the same for every unit,
+    /// so a provider may cache it across them.
+    pub cache_prefix: Option<usize>,
 }
 
 /// The fence token for one prompt: derived from the judge and its evidence with

@@ -93,8 +93,18 @@ pub fn execute(args: RenderArgs) -> Exit {
             crate::cli::output::println(&format!("===== {title} ====="));
             match unit_prompt(&env, plan, &unit) {
                 Ok(prompt) => {
+                    let text = match prompt.cache_prefix {
+                        // Where the part shared by every unit ends, as a provider may
+                        // cache it.
+                        Some(at) => format!(
+                            "{}\n----- cache break: the part above is cached across units -----\n{}",
+                            &prompt.text[..at],
+                            &prompt.text[at..]
+                        ),
+                        None => prompt.text,
+                    };
                     crate::cli::output::println(&format!(
-                        "----- system -----\n{SYSTEM_PROMPT}\n----- user -----\n{prompt}"
+                        "----- system -----\n{SYSTEM_PROMPT}\n----- user -----\n{text}"
                     ));
                 }
                 Err(reason) => {

@@ -244,6 +244,7 @@ pub fn plan(
         );
     }
     let mut rows: IndexMap<(usize, usize), Row> = IndexMap::new();
+    let mut prefixes = std::collections::HashSet::new();
     for call in &calls {
         let row = rows.entry((call.judge, call.model)).or_insert_with(|| Row {
             judge: suite.judges[call.judge].spec.dimension.clone(),
@@ -255,7 +256,8 @@ pub fn plan(
         let hit = cache
             .as_ref()
             .is_some_and(|c| matches!(c.get(&key, &call.job.format), Ok(Lookup::Hit(_))));
-        add_call(row, call, hit, counted.as_ref(), &table, metered);
+        let first = !hit && first_of_prefix(&mut prefixes, &table, call);
+        add_call(row, call, (hit, first), counted.as_ref(), &table, metered);
     }
     let rows: Vec<Row> = rows.into_values().collect();
     let by_model = totals_by_model(&models, &rows);
@@ -311,12 +313,27 @@ pub fn plan(
     })
 }
 
+/// Whether `call` is the first of the plan to send its cacheable prompt part (it would
+/// write the provider's cache entry the others read).
+fn first_of_prefix(
+    seen: &mut std::collections::HashSet<(String, String)>,
+    table: &ModelTable,
+    call: &PlannedCall,
+) -> bool {
+    let request = &call.job.request;
+    let Some(hint) = request.cache else {
+        return false;
+    };
+    let prefix = request.prompt.get(..hint.prefix_bytes).unwrap_or_default();
+    seen.insert((table.resolve(&request.model).to_owned(), prefix.to_owned()))
+}
+
 /// Adds one call to its row: a cache hit costs nothing; a call to make adds its tokens
 /// and, when the model's price is known, its cost range.
 fn add_call(
     row: &mut Row,
     call: &PlannedCall,
-    hit: bool,
+    (hit, first_of_prefix): (bool, bool),
     counted: Option<&HashMap<(String, String), u64>>,
     table: &ModelTable,
     metered: bool,
@@ -338,9 +355,14 @@ fn add_call(
     row.calls += 1;
     row.input_tokens += tokens;
     row.output_tokens += u64::from(request.max_tokens);
-    // A prompt marked for the provider's cache: its first ask writes the entry (at the
-    // write factor when the prompt is long enough to be cached, else at list price), the
-    // asks after it read it (at the read factor, or at list price if the entry is gone).
+    // A prompt marked for the provider's cache: the first ask of its cacheable part writes
+    // the entry (at the write factor when the part is long enough to be cached, else at
+    // list price), the asks after it read it (at the read factor, or at list price if the
+    // entry is gone). Only that part: the rest of a prompt split at `cache_break` is
+    // billed as usual.
+    let cached_share = request.cache.map_or(0.0, |h| {
+        (h.prefix_bytes as f64 / request.prompt.len().max(1) as f64).min(1.0)
+    });
     let (low_share, high_share) = match (request.cache, table.info(&request.model)) {
         (Some(_), info) => {
             let info = info.cloned().unwrap_or_default();
@@ -352,12 +374,14 @@ fn add_call(
                     crate::provider::models::DEFAULT_CACHE_READ,
                 )
             };
-            if request.repeat == 0 {
-                row.cache_write_tokens += tokens.high;
-                (1.0, write.max(1.0))
+            let cached = (tokens.high as f64 * cached_share).round() as u64;
+            let rest = 1.0 - cached_share;
+            if first_of_prefix {
+                row.cache_write_tokens += cached;
+                (1.0, rest + cached_share * write.max(1.0))
             } else {
-                row.cache_read_tokens += tokens.high;
-                (read, 1.0)
+                row.cache_read_tokens += cached;
+                (rest + cached_share * read, 1.0)
             }
         }
         (None, _) => (1.0, 1.0),

@@ -169,7 +169,7 @@ pub fn unit_prompt(
     env: &Environment<'static>,
     plan: &JudgePlan,
     unit: &Unit,
-) -> Result<String, NoPrompt> {
+) -> Result<crate::render::RenderedPrompt, NoPrompt> {
     let Some(prompt) = &plan.prompt else {
         return Err(NoPrompt::Missing);
     };
@@ -183,7 +183,6 @@ pub fn unit_prompt(
         .map_err(|e| NoPrompt::Format(e.to_string()))?;
     let fence = fence_for(&plan.spec.dimension, evidence);
     render_prompt_with(env, &prompt.text, evidence, &fence, &format.instructions())
-        .map(|p| p.text)
         .map_err(|e| NoPrompt::Render(e.to_string()))
 }
 
@@ -373,7 +372,11 @@ pub fn plan_judge_calls(
                     repeat,
                     repeats,
                 };
-                let job = job(plan, unit, &prompt, format, ask);
+                let mut job = job(plan, unit, &prompt.text, format, ask);
+                if job.request.cache.is_none() && units.len() > 1 {
+                    // Units of one judge share the part before `cache_break`.
+                    job.request.cache = prefix_hint(plan.prompt_cache, prompt.cache_prefix);
+                }
                 calls.push(PlannedCall {
                     judge: j,
                     unit: u,
@@ -453,6 +456,14 @@ fn cache_hint(mode: PromptCache, prompt: &str, repeats: u32) -> Option<CacheHint
     (reused && !prompt.is_empty()).then_some(CacheHint {
         prefix_bytes: prompt.len(),
     })
+}
+
+/// The part of a prompt written before `<< cache_break >>`, shared by a judge's units,
+/// as what a provider may cache (unless the suite says `prompt_cache: off`).
+fn prefix_hint(mode: PromptCache, prefix: Option<usize>) -> Option<CacheHint> {
+    prefix
+        .filter(|n| *n > 0 && mode != PromptCache::Off)
+        .map(|prefix_bytes| CacheHint { prefix_bytes })
 }
 
 /// The cache key of `job` when a provider of `kind` answers it: the same inputs the

@@ -283,3 +283,135 @@ fn plan_predicts_cache_writes_and_reads_and_prices_them_in_its_range() {
     let uncached_low = once["total"]["cost"]["low"].as_f64().unwrap() * 5.0;
     assert!(low < 0.35 * uncached_low, "{low} vs {uncached_low}");
 }
+
+const PER_REPO_SUITE: &str = "suite: per-repo
+inputs:
+  results: outputs
+  ground_truth: expected
+model: sonnet
+";
+
+const PER_REPO_JUDGE: &str = "dimension: findings_per_repo
+weight: 1.0
+scope: repo
+evidence:
+  findings: << result.vulnerabilities | length if result.vulnerabilities is defined else 0 >>
+heuristic:
+  metric: findings
+  bands:
+    - { min: 1, score: 4 }
+    - { score: 2 }
+  reasoning: << id >> has << findings >> findings
+prompt: prompt.md
+";
+
+const PER_REPO_PROMPT: &str = "You grade one repository's scan. The rubric is long and the \
+same for every repository.
+<< cache_break >>
+Repository findings: << evidence.findings >>
+
+<< response_format >>
+";
+
+/// A per-repo judge whose prompt marks its shared part, over the trivy sample data.
+fn per_repo_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("judges.d/per-repo");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::write(suite.join("suite.yaml"), PER_REPO_SUITE).unwrap();
+    std::fs::write(suite.join("findings.yaml"), PER_REPO_JUDGE).unwrap();
+    std::fs::write(suite.join("prompt.md"), PER_REPO_PROMPT).unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("ground-truth/trivy");
+    crate::gates::copy_dir(&data.join("outputs"), &suite.join("outputs"));
+    crate::gates::copy_dir(&data.join("expected"), &suite.join("expected"));
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_per_repo_judge_caches_the_part_before_cache_break_across_repos() {
+    let hold = Duration::from_millis(300);
+    // Leads with the first request whose shared part it has not seen.
+    let arrivals: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let noted = arrivals.clone();
+    let server = MockServer::start(move |_, seen| {
+        let shared = seen.body["messages"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let first = {
+            let mut a = noted.lock().unwrap();
+            let first = !a.iter().any(|(q, _)| *q == shared);
+            a.push((shared, Instant::now()));
+            first
+        };
+        if first {
+            Step::Delay(hold, Box::new(cached_reply(false)))
+        } else {
+            cached_reply(true)
+        }
+    })
+    .await;
+    let dir = per_repo_project();
+    let (root, base) = (dir.path().to_path_buf(), server.base.clone());
+    let result = tokio::task::spawn_blocking(move || {
+        let out = root.join("result.json");
+        Command::new(get_cargo_bin("caldera"))
+            .current_dir(&root)
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &base)
+            .args(["run", "judges.d/per-repo", "--cache", "off", "--out"])
+            .arg(&out)
+            .output()
+            .expect("runs");
+        serde_json::from_str::<Value>(&std::fs::read_to_string(out).unwrap()).unwrap()
+    })
+    .await
+    .unwrap();
+    let seen = server.seen();
+    assert!(seen.len() >= 5, "one call per repo: {}", seen.len());
+    let shared = &seen[0].body["messages"][0]["content"][0];
+    assert_eq!(shared["cache_control"], json!({"type": "ephemeral"}));
+    assert!(
+        shared["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("every repository.\n"),
+        "{shared}"
+    );
+    for s in &seen {
+        let blocks = s.body["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(blocks[0], *shared, "every repo sends the same cached part");
+        assert!(
+            blocks[1]["text"]
+                .as_str()
+                .unwrap()
+                .trim_start()
+                .starts_with("Repository findings")
+        );
+        assert!(!content_text(&s.body["messages"][0]["content"]).contains("cache-break"));
+    }
+    let arrivals = arrivals.lock().unwrap().clone();
+    let first = arrivals[0].1;
+    assert!(
+        arrivals[1..]
+            .iter()
+            .all(|(_, t)| t.duration_since(first) >= hold)
+    );
+    assert_eq!(
+        result["usage"]["cache_write_tokens"], 1000,
+        "{}",
+        result["usage"]
+    );
+
+    // `render` shows where the cached part ends.
+    let shown = Command::new(get_cargo_bin("caldera"))
+        .current_dir(dir.path())
+        .args(["render", "judges.d/per-repo"])
+        .output()
+        .expect("runs");
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("----- cache break: the part above is cached across units -----"),
+        "{shown}"
+    );
+}

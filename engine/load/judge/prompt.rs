@@ -10,7 +10,7 @@ use crate::load::names::template_code;
 use crate::spec::judge::JudgeSpec;
 
 /// The names a prompt template sees.
-const PROMPT_NAMES: &[&str] = &["evidence", "response_format"];
+const PROMPT_NAMES: &[&str] = &["evidence", "response_format", "cache_break"];
 
 impl JudgeCx<'_> {
     pub(super) fn check_prompt(
