@@ -233,7 +233,13 @@ impl<'env> Known<'env> {
     pub fn new(env: &'env Environment<'static>) -> Known<'env> {
         Known {
             env,
-            globals: env.globals().map(|(n, _)| n.to_owned()).collect(),
+            // The engine's own helpers (`__caldera_*`, what bounded operators are
+            // rewritten to) are no name a judge writes: never suggested.
+            globals: env
+                .globals()
+                .map(|(n, _)| n.to_owned())
+                .filter(|n| !n.starts_with("__caldera"))
+                .collect(),
             probed: Mutex::new(HashMap::new()),
         }
     }
@@ -435,6 +441,14 @@ mod tests {
         assert!(known.is_test("defined"));
         assert!(!known.is_test("defind"));
         assert!(known.is_global("match"));
+    }
+
+    #[test]
+    fn the_engines_own_helpers_are_no_global_a_judge_is_offered() {
+        let env = crate::render::environment();
+        assert!(env.globals().any(|(n, _)| n.starts_with("__caldera")));
+        let known = Known::new(&env);
+        assert!(known.globals().all(|g| !g.starts_with("__caldera")));
     }
 
     #[test]
