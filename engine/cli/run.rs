@@ -392,8 +392,14 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
         };
         inputs.extend(path.map(|p| (format!("named input `{name}`"), p)));
     }
+    // Without --out the result goes under results/<suite>/: that folder too must not be
+    // one the run reads, or the next run would read this result as a repo.
+    let default_out = PathBuf::from("results").join(&suite.spec.suite);
     let mut outputs: Vec<(&str, &PathBuf)> = Vec::new();
     outputs.extend(args.out.as_ref().map(|o| ("--out", o)));
+    if args.out.is_none() {
+        outputs.push(("the default result folder", &default_out));
+    }
     if !args.heuristic {
         outputs.extend(args.log.as_ref().map(|l| ("--log", l)));
     }

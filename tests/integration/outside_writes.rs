@@ -322,3 +322,42 @@ fn results_and_reports_are_written_with_the_umask_mode() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(mode(&project.join("r022.json")), 0o644);
 }
+
+#[test]
+fn the_default_result_folder_inside_an_input_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = project(tmp.path());
+    // A suite that reads the folder its own results go to by default.
+    std::fs::create_dir_all(project.join("results/s")).unwrap();
+    std::fs::write(project.join("results/s/r.json"), r#"{"id": "r", "n": 2}"#).unwrap();
+    std::fs::write(
+        project.join("judges.d/s/suite.yaml"),
+        "suite: s\ninputs:\n  results: ../../results/s\n",
+    )
+    .unwrap();
+    let out = caldera(&project, &["run", "judges.d/s", "--heuristic"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("the default result folder"),
+        "{}",
+        text(&out)
+    );
+    let names: Vec<_> = std::fs::read_dir(project.join("results/s"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["r.json"], "a result joined the inputs");
+    // With --out elsewhere it runs.
+    let out = caldera(
+        &project,
+        &[
+            "run",
+            "judges.d/s",
+            "--heuristic",
+            "--out",
+            "elsewhere.json",
+        ],
+        None,
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+}
