@@ -233,20 +233,18 @@ impl<'env> Known<'env> {
     pub fn new(env: &'env Environment<'static>) -> Known<'env> {
         Known {
             env,
-            // The engine's own helpers (`__caldera_*`, what bounded operators are
-            // rewritten to) are no name a judge writes: never suggested.
-            globals: env
-                .globals()
-                .map(|(n, _)| n.to_owned())
-                .filter(|n| !n.starts_with("__caldera"))
-                .collect(),
+            globals: env.globals().map(|(n, _)| n.to_owned()).collect(),
             probed: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Global functions and values.
+    /// Global functions and values a judge may write, for suggestions: the engine's own
+    /// helpers (`__caldera_*`, what bounded operators are rewritten to) are left out.
     pub fn globals(&self) -> impl Iterator<Item = &str> {
-        self.globals.iter().map(String::as_str)
+        self.globals
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !n.starts_with("__caldera"))
     }
 
     /// Whether `name` is a global.
