@@ -103,12 +103,15 @@ pub fn execute(args: CalibrateArgs) -> Exit {
     calibration.warnings.extend(unmatched(&labels, &scores));
     calibration.warnings.extend(notes);
     match args.format {
-        CalibrateFormat::Table => print!("{}", render(&calibration, Style::Table)),
-        CalibrateFormat::Markdown => print!("{}", render(&calibration, Style::Markdown)),
-        CalibrateFormat::Html => print!("{}", crate::calibrate::html::page(&calibration)),
-        CalibrateFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&calibration).unwrap_or_default()
+        CalibrateFormat::Table => crate::cli::output::print(&render(&calibration, Style::Table)),
+        CalibrateFormat::Markdown => {
+            crate::cli::output::print(&render(&calibration, Style::Markdown))
+        }
+        CalibrateFormat::Html => {
+            crate::cli::output::print(&crate::calibrate::html::page(&calibration))
+        }
+        CalibrateFormat::Json => crate::cli::output::println(
+            &serde_json::to_string_pretty(&calibration).unwrap_or_default(),
         ),
     }
     Exit::Pass

@@ -100,11 +100,10 @@ pub fn execute(args: PlanArgs) -> Exit {
         Err(d) => return fail(&d),
     };
     match args.format {
-        PlanFormat::Table => print!("{}", render::table(&plan)),
-        PlanFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&plan).unwrap_or_default()
-        ),
+        PlanFormat::Table => crate::cli::output::print(&render::table(&plan)),
+        PlanFormat::Json => {
+            crate::cli::output::println(&serde_json::to_string_pretty(&plan).unwrap_or_default())
+        }
     }
     match args.max_cost {
         Some(budget) if plan.exceeds(budget) => {

@@ -76,10 +76,10 @@ pub fn execute(args: RenderArgs) -> Exit {
             continue;
         }
         if plan.spec.llm == crate::spec::judge::LlmUse::Never {
-            println!(
+            crate::cli::output::println(&format!(
                 "===== {} =====\n(nothing would be sent: `llm: never`, the judge is scored by its heuristic)",
                 plan.spec.dimension
-            );
+            ));
             continue;
         }
         for unit in prepare(&env, plan, &ctx) {

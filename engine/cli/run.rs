@@ -404,7 +404,8 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
         outputs.extend(args.log.as_ref().map(|l| ("--log", l)));
     }
     for (flag, out) in &outputs {
-        if let Some(why) = crate::outfile::refuse_target(out) {
+        // The default result folder is a folder: only where it lies is checked.
+        if let (true, Some(why)) = (*out != &default_out, crate::outfile::refuse_target(out)) {
             return Err(format!("{flag}: {why}"));
         }
         for (what, input) in &inputs {

@@ -78,11 +78,11 @@ pub fn execute(args: TestArgs) -> Exit {
         }
     }
     if text {
-        println!(
+        crate::cli::output::println(&format!(
             "\nrunning {} case(s) of {}\n",
             cases.len(),
             crate::diag::display_path(&args.suite)
-        );
+        ));
     }
     for case in &cases {
         match test_case(&env, &suite, case, &args) {
@@ -95,7 +95,11 @@ pub fn execute(args: TestArgs) -> Exit {
             }
             Err(diags) => {
                 if text {
-                    println!("test {} ... {}", safe(&case.name), paint("ERROR", false));
+                    crate::cli::output::println(&format!(
+                        "test {} ... {}",
+                        safe(&case.name),
+                        paint("ERROR", false)
+                    ));
                 }
                 broken.push((case.name.clone(), report(&diags)));
             }
@@ -105,10 +109,11 @@ pub fn execute(args: TestArgs) -> Exit {
     let failed = checks.len() - passed + broken.len();
     match args.format {
         TestFormat::Text => print_summary(&checks, &broken, passed, failed),
-        TestFormat::Junit => print!(
-            "{}",
-            crate::judgetest::junit::render(&suite.spec.suite, &checks, &broken)
-        ),
+        TestFormat::Junit => crate::cli::output::print(&crate::judgetest::junit::render(
+            &suite.spec.suite,
+            &checks,
+            &broken,
+        )),
     }
     if !broken.is_empty() {
         Exit::Error
@@ -220,7 +225,7 @@ fn print_line(check: &CheckResult) {
     } else {
         paint("FAILED", false)
     };
-    println!("test {} ... {status}", safe(&check.name()));
+    crate::cli::output::println(&format!("test {} ... {status}", safe(&check.name())));
 }
 
 fn print_summary(
@@ -231,28 +236,28 @@ fn print_summary(
 ) {
     let failing: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed()).collect();
     if !failing.is_empty() || !broken.is_empty() {
-        println!("\nfailures:");
+        crate::cli::output::println("\nfailures:");
         for c in &failing {
-            println!("\n---- {} ----", safe(&c.name()));
+            crate::cli::output::println(&format!("\n---- {} ----", safe(&c.name())));
             for f in &c.failures {
-                println!("    {}", safe(f));
+                crate::cli::output::println(&format!("    {}", safe(f)));
             }
         }
         for (case, _) in broken {
-            println!(
+            crate::cli::output::println(&format!(
                 "\n---- {} ----\n    the case could not run (see the errors above)",
                 safe(case)
-            );
+            ));
         }
-        println!("\nfailures:");
+        crate::cli::output::println("\nfailures:");
         for c in &failing {
-            println!("    {}", safe(&c.name()));
+            crate::cli::output::println(&format!("    {}", safe(&c.name())));
         }
         for (case, _) in broken {
-            println!("    {}", safe(case));
+            crate::cli::output::println(&format!("    {}", safe(case)));
         }
     }
-    println!("\n{passed} passed, {failed} failed");
+    crate::cli::output::println(&format!("\n{passed} passed, {failed} failed"));
 }
 
 /// Case names (folder names) and what an expectation found, safe for a terminal.

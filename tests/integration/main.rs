@@ -8,6 +8,7 @@ mod architecture;
 mod calibrate;
 mod cli;
 mod cli_output;
+mod closed_pipe;
 mod confine;
 mod diagnostics;
 mod doc_examples;
