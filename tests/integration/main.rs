@@ -22,6 +22,7 @@ mod llm_cli;
 mod llm_doctor;
 mod llm_http;
 mod llm_judge_outputs;
+mod llm_openai_batch;
 mod llm_panel;
 mod llm_rate_limit;
 mod llm_reasoning;
