@@ -2,12 +2,16 @@
 """Checks requests caldera sent against the official SDKs' own request types.
 
 Input: a JSON Lines file, one request a line:
-  {"api": "anthropic" | "anthropic-count" | "anthropic-batch" | "openai",
+  {"api": "anthropic" | "anthropic-count" | "anthropic-batch" | "openai"
+          | "openai-batch" | "openai-batch-create",
    "headers": {name: value}, "body": {...}}
 
 Each body is checked strictly against the SDK's TypedDict for that call (no key the type
 does not declare, every required key, the right literals and types, nested types too);
-Anthropic requests must carry the SDK's `anthropic-version`. Prints one line per problem
+Anthropic requests must carry the SDK's `anthropic-version`. An `openai-batch` record is
+one line of a Batch API input file: its envelope must be exactly `{custom_id, method:
+"POST", url: "/v1/chat/completions", body}` (the SDK has no type for it; the Batch API's
+documentation gives it) and its `body` is checked as a chat completion request. Prints one line per problem
 and a closing `N passed, N failed` line; exits 1 when any request fails, 2 when the SDKs
 are missing.
 
@@ -29,6 +33,7 @@ try:
     from anthropic.types.message_count_tokens_params import MessageCountTokensParams
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
     from anthropic.types.messages.batch_create_params import Request as BatchRequest
+    from openai.types.batch_create_params import BatchCreateParams
     from openai.types.chat.completion_create_params import (
         CompletionCreateParamsNonStreaming,
     )
@@ -43,7 +48,28 @@ TYPES = {
     "anthropic-count": MessageCountTokensParams,
     "anthropic-batch": BatchRequest,
     "openai": CompletionCreateParamsNonStreaming,
+    "openai-batch": CompletionCreateParamsNonStreaming,
+    "openai-batch-create": BatchCreateParams,
 }
+
+BATCH_LINE_KEYS = ["custom_id", "method", "url", "body"]
+
+
+def check_batch_line(line, errors: list[str]) -> object:
+    """Checks an OpenAI batch input line's envelope; returns its body for the type check."""
+    if not isinstance(line, dict):
+        errors.append(f"body: expected a batch line object, found {type(line).__name__}")
+        return None
+    if sorted(line) != sorted(BATCH_LINE_KEYS):
+        errors.append(f"body: the keys are {sorted(line)}, a batch line has {BATCH_LINE_KEYS}")
+    custom_id = line.get("custom_id")
+    if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= 64:
+        errors.append(f"body.custom_id: expected a string of 1 to 64 characters, found {custom_id!r:.80}")
+    if line.get("method") != "POST":
+        errors.append(f"body.method: {line.get('method')!r}, a batch line has 'POST'")
+    if line.get("url") != "/v1/chat/completions":
+        errors.append(f"body.url: {line.get('url')!r}, the batch endpoint is '/v1/chat/completions'")
+    return line.get("body")
 
 SEQUENCES = {list, collections.abc.Iterable, collections.abc.Sequence, typing.Iterable, typing.Sequence}
 MAPPINGS = {dict, collections.abc.Mapping, typing.Mapping, typing.Dict}
@@ -156,7 +182,10 @@ def main(path: str) -> int:
             record = json.loads(line)
             api = record["api"]
             errors: list[str] = []
-            check(record["body"], TYPES[api], "body", errors)
+            if api == "openai-batch":
+                check(check_batch_line(record["body"], errors), TYPES[api], "body.body", errors)
+            else:
+                check(record["body"], TYPES[api], "body", errors)
             headers = {k.lower(): v for k, v in (record.get("headers") or {}).items()}
             if api.startswith("anthropic") and headers.get("anthropic-version") != ANTHROPIC_API_VERSION:
                 errors.append(

@@ -172,9 +172,9 @@ pub struct RunArgs {
         help_heading = "LLM mode"
     )]
     pub settle: Option<u32>,
-    /// Send every uncached prompt through Anthropic's Message Batches API (half price,
-    /// answers within hours): the run waits for the batches, and an interrupted run
-    /// resumes by polling the same batches.
+    /// Send every uncached prompt through a batch API, Anthropic's Message Batches or
+    /// the OpenAI Batch API (half price, answers within hours): the run waits for the
+    /// batches, and an interrupted run resumes by polling the same batches.
     #[arg(long, help_heading = "LLM mode", conflicts_with = "replay")]
     pub batch: bool,
     /// Stop before a call that could take the run's cost above this (USD).

@@ -1,7 +1,10 @@
-//! `--batch`: every prompt the cache cannot answer goes through the Anthropic Message
-//! Batches API, at half the list price, for nightly and large runs.
+//! `--batch`: every prompt the cache cannot answer goes through a batch API, at half
+//! the list price, for nightly and large runs: Anthropic's Message Batches, or the OpenAI
+//! Batch API with an OpenAI-compatible provider. One loop serves both; what differs
+//! (how a batch is made, read and limited) is behind [`BatchApi`].
 //!
-//! The requests are split at the API's limits (100,000 requests or 256 MB per batch).
+//! The requests are split at the API's limits (Anthropic: 100,000 requests or 256 MB per
+//! batch; OpenAI: 50,000 requests or 200 MB per input file, and one model per batch).
 //! Each batch is recorded, as soon as the API has accepted it, in a state file under
 //! the cache (`<cache>/batches/<batch id>.json`: the endpoint, and per request its cache
 //! key, which is also its `custom_id`). A run stopped while it waits (Ctrl-C, a lost
@@ -20,13 +23,14 @@
 //! be sent again is sent as the first prompt, so nothing read from a file reaches a
 //! request.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::bounded::read_regular_file;
 use super::cache::{CacheEntry, CacheKey, Lookup};
@@ -38,17 +42,18 @@ use super::executor::{
 use super::log::CallStatus;
 use super::seal::StateKey;
 use super::writer::write_file;
-use crate::provider::batches::{BatchItem, BatchStatus, ItemResult, MAX_BYTES, MAX_REQUESTS};
+use crate::provider::batch_api::{BatchApi, Polled};
+use crate::provider::batches::{ItemResult, MAX_BYTES, MAX_REQUESTS};
 use crate::provider::retry::retry_with;
-use crate::provider::{AnthropicProvider, Message, Provider, ProviderRequest, Role, Usage};
+use crate::provider::{Message, ProviderRequest, Role, Usage};
 use crate::verdict::reply::{CompiledFormat, SharedFormat};
 
 /// How batches are made and waited for.
 #[derive(Debug, Clone)]
 pub struct BatchOptions {
-    /// Most requests per batch.
+    /// Most requests per batch (the API's own limit, when lower, wins).
     pub max_requests: usize,
-    /// Largest request body per batch, in bytes.
+    /// Largest request body per batch, in bytes (the API's own limit, when lower, wins).
     pub max_bytes: usize,
     /// First wait between two looks at a batch; it grows by half each time, up to
     /// `poll_max`, and starts again when a batch ends.
@@ -132,6 +137,10 @@ struct StateItem {
     /// Why the first reply could not be read (re-asks only), for the reason a job left
     /// unscored gives. The reply itself is not kept (see the module docs).
     first_error: Option<String>,
+    /// Its place in the batch (from 1): an OpenAI batch that fails names the requests
+    /// at fault by line. Absent in states written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    line: Option<u64>,
 }
 
 /// 2: sealed, and no model text kept.
@@ -162,6 +171,8 @@ struct Tracked {
     state_path: PathBuf,
     /// Its requests this run reads (by cache key).
     keys: Vec<String>,
+    /// Those of its requests whose place in the batch is known, by line (from 1).
+    lines: BTreeMap<u64, String>,
     counts_seen: Option<(u64, u64)>,
     failures: u32,
     done: bool,
@@ -172,7 +183,7 @@ struct Tracked {
 const MAX_POLL_FAILURES: u32 = 10;
 
 impl Executor {
-    /// Runs `jobs` through Message Batches on a fresh runtime; see the module docs. An
+    /// Runs `jobs` through a batch API on a fresh runtime; see the module docs. An
     /// interrupt leaves the batches running and their state on disk, and says so.
     pub fn run_batched_blocking(
         &self,
@@ -181,13 +192,19 @@ impl Executor {
     ) -> Result<(Vec<JobOutcome>, BatchReport), RunError> {
         let running = Arc::new(Mutex::new(BTreeSet::new()));
         let watch = running.clone();
+        let noun = self
+            .inner
+            .provider
+            .as_ref()
+            .and_then(BatchApi::of)
+            .map_or("batch", |api| api.noun());
         self.block_on_interruptible(self.run_batched(jobs, options, running), move || {
             let ids = watch.lock().map(|r| r.clone()).unwrap_or_default();
             if ids.is_empty() {
                 String::new()
             } else {
                 format!(
-                    ", and {} Message Batch(es) are still running ({})",
+                    ", and {} {noun}(es) are still running ({})",
                     ids.len(),
                     ids.into_iter().collect::<Vec<_>>().join(", ")
                 )
@@ -195,7 +212,7 @@ impl Executor {
         })
     }
 
-    /// Runs `jobs` through Message Batches; outcomes come back in job order.
+    /// Runs `jobs` through a batch API; outcomes come back in job order.
     /// `running` holds the ids of the batches being waited for, for an interrupt's
     /// message.
     pub async fn run_batched(
@@ -214,6 +231,7 @@ impl Executor {
             report: BatchReport::default(),
             running,
             key: None,
+            noun: "batch",
         };
         run.go().await;
         for e in self.inner.flush_cache() {
@@ -262,13 +280,18 @@ struct BatchRun<'a> {
     /// Seals the states this run writes and checks those it resumes; without one,
     /// none is written or resumed.
     key: Option<StateKey>,
+    /// What a batch is called in messages ([`BatchApi::noun`]).
+    noun: &'static str,
 }
 
 impl BatchRun<'_> {
     async fn go(&mut self) {
-        let Some(Provider::Anthropic(api)) = &self.inner.provider else {
-            return self.fail_all("--batch needs the Anthropic API (Message Batches)");
+        let Some(api) = self.inner.provider.as_ref().and_then(BatchApi::of) else {
+            return self.fail_all(
+                "--batch needs a batch API: Anthropic's Message Batches or the OpenAI Batch API",
+            );
         };
+        self.noun = api.noun();
         let Some(cache) = self
             .inner
             .options
@@ -283,8 +306,8 @@ impl BatchRun<'_> {
         self.plan();
         self.resume(&state_dir);
         let fresh: Vec<String> = self.waiting();
-        self.submit(api, &state_dir, fresh).await;
-        self.wait(api, &state_dir).await;
+        self.submit(&api, &state_dir, fresh).await;
+        self.wait(&api, &state_dir).await;
     }
 
     /// The key of [`BatchOptions::key_file`], made there on first use. Without one the
@@ -386,7 +409,7 @@ impl BatchRun<'_> {
             if state.endpoint != self.inner.endpoint {
                 continue;
             }
-            let mut keys = Vec::new();
+            let (mut keys, mut lines) = (Vec::new(), BTreeMap::new());
             for saved in &state.items {
                 let Some(item) = self.items.get_mut(&saved.key) else {
                     continue;
@@ -404,6 +427,9 @@ impl BatchRun<'_> {
                 // place to take model text from.
                 item.first_error = saved.first_error.clone();
                 keys.push(saved.key.clone());
+                if let Some(line) = saved.line {
+                    lines.insert(line, saved.key.clone());
+                }
             }
             if keys.is_empty() {
                 continue;
@@ -411,11 +437,17 @@ impl BatchRun<'_> {
             self.report.resumed += 1;
             self.report.resumed_requests += keys.len();
             self.report.batch_ids.push(state.batch_id.clone());
-            self.track(state.batch_id, path, keys);
+            self.track(state.batch_id, path, keys, lines);
         }
     }
 
-    fn track(&mut self, id: String, state_path: PathBuf, keys: Vec<String>) {
+    fn track(
+        &mut self,
+        id: String,
+        state_path: PathBuf,
+        keys: Vec<String>,
+        lines: BTreeMap<u64, String>,
+    ) {
         if let Ok(mut running) = self.running.lock() {
             running.insert(id.clone());
         }
@@ -423,6 +455,7 @@ impl BatchRun<'_> {
             id,
             state_path,
             keys,
+            lines,
             counts_seen: None,
             failures: 0,
             done: false,
@@ -438,10 +471,38 @@ impl BatchRun<'_> {
             .collect()
     }
 
-    /// Sends `keys` in as few batches as the limits allow, recording each batch's state
-    /// as soon as the API has accepted it.
-    async fn submit(&mut self, api: &AnthropicProvider, state_dir: &Path, keys: Vec<String>) {
-        let mut chunk: Vec<(String, BatchItem)> = Vec::new();
+    /// Sends `keys` in as few batches as the limits allow (one model per batch where the
+    /// API wants it), recording each batch's state as soon as the API has accepted it.
+    async fn submit(&mut self, api: &BatchApi<'_>, state_dir: &Path, keys: Vec<String>) {
+        for group in self.by_model(api, keys) {
+            self.submit_group(api, state_dir, group).await;
+        }
+    }
+
+    /// `keys` as one group, or, for an API that takes one model per batch, one group per
+    /// model (in the order the models first appear).
+    fn by_model(&self, api: &BatchApi<'_>, keys: Vec<String>) -> Vec<Vec<String>> {
+        if !api.one_model_per_batch() {
+            return vec![keys];
+        }
+        let mut groups: IndexMap<String, Vec<String>> = IndexMap::new();
+        for key in keys {
+            let model = self
+                .items
+                .get(&key)
+                .map(|i| i.request.model.clone())
+                .unwrap_or_default();
+            groups.entry(model).or_default().push(key);
+        }
+        groups.into_values().collect()
+    }
+
+    /// Sends `keys` in batches of at most the limits (this run's, or the API's when
+    /// lower).
+    async fn submit_group(&mut self, api: &BatchApi<'_>, state_dir: &Path, keys: Vec<String>) {
+        let max_requests = self.options.max_requests.min(api.max_requests());
+        let max_bytes = self.options.max_bytes.min(api.max_bytes());
+        let mut chunk: Vec<(String, Value)> = Vec::new();
         let mut bytes = 0usize;
         for key in keys {
             let Some(item) = self.items.get_mut(&key) else {
@@ -452,15 +513,9 @@ impl BatchRun<'_> {
                 self.finish(&key, outcome);
                 continue;
             }
-            let entry = BatchItem {
-                custom_id: key.clone(),
-                params: crate::provider::anthropic::body(&item.request),
-            };
+            let entry = api.entry(&key, &item.request);
             let size = serde_json::to_vec(&entry).map_or(0, |v| v.len()) + 1;
-            if !chunk.is_empty()
-                && (chunk.len() >= self.options.max_requests
-                    || bytes + size > self.options.max_bytes)
-            {
+            if !chunk.is_empty() && (chunk.len() >= max_requests || bytes + size > max_bytes) {
                 let full = std::mem::take(&mut chunk);
                 self.create(api, state_dir, full).await;
                 bytes = 0;
@@ -473,28 +528,13 @@ impl BatchRun<'_> {
         }
     }
 
-    async fn create(
-        &mut self,
-        api: &AnthropicProvider,
-        state_dir: &Path,
-        chunk: Vec<(String, BatchItem)>,
-    ) {
-        let requests: Vec<BatchItem> = chunk.iter().map(|(_, b)| b.clone()).collect();
-        let attempted = retry_with(
-            || api.create_batch(&requests),
-            &self.inner.options.retry,
-            &self.inner.limiter,
-            None,
-        )
-        .await;
-        let keys: Vec<String> = chunk.into_iter().map(|(k, _)| k).collect();
-        let status = match attempted.result {
-            Ok(status) => status,
-            Err(e) => {
-                let reason = format!(
-                    "the Message Batch could not be created: {e} (after {} attempt(s))",
-                    attempted.attempts
-                );
+    /// Makes one batch of `chunk` and records its state; or, when the API will not take
+    /// it, leaves its requests unscored with the reason.
+    async fn create(&mut self, api: &BatchApi<'_>, state_dir: &Path, chunk: Vec<(String, Value)>) {
+        let (keys, entries): (Vec<String>, Vec<Value>) = chunk.into_iter().unzip();
+        let id = match self.create_batch(api, &entries).await {
+            Ok(id) => id,
+            Err(reason) => {
                 for key in &keys {
                     if let Some(item) = self.items.get_mut(key) {
                         release(self.inner, item, 0.0);
@@ -505,47 +545,67 @@ impl BatchRun<'_> {
                 return;
             }
         };
-        let mut saved = Vec::new();
-        for key in &keys {
+        let (mut saved, mut lines) = (Vec::new(), BTreeMap::new());
+        for (key, line) in keys.iter().zip(1u64..) {
             if let Some(item) = self.items.get_mut(key) {
                 item.submission += 1;
                 item.in_flight = true;
                 if item.submission > 1 || item.ask > 1 {
                     self.report.resubmitted += 1;
                 }
-                saved.push(state_item(item));
+                saved.push(state_item(item, line));
+                lines.insert(line, key.clone());
             }
         }
         let state = BatchState {
             version: STATE_VERSION,
-            batch_id: status.id.clone(),
+            batch_id: id.clone(),
             endpoint: self.inner.endpoint.clone(),
             created: chrono::Utc::now().to_rfc3339(),
             items: saved,
             seal: String::new(),
         };
-        let path = state_dir.join(format!("{}.json", safe_name(&status.id)));
+        let path = state_dir.join(format!("{}.json", safe_name(&id)));
         if let Some(key) = &self.key
             && let Err(e) = write_state(&path, state, key)
         {
             log::warn!(
-                "cannot record batch {} ({e}); an interrupted run would send its requests again",
-                status.id
+                "cannot record batch {id} ({e}); an interrupted run would send its requests again"
             );
         }
         self.report.created += 1;
         self.report.submitted += keys.len();
-        self.report.batch_ids.push(status.id.clone());
-        self.progress(&format!(
-            "batch {}: {} request(s) sent",
-            status.id,
-            keys.len()
-        ));
-        self.track(status.id, path, keys);
+        self.report.batch_ids.push(id.clone());
+        self.progress(&format!("batch {id}: {} request(s) sent", keys.len()));
+        self.track(id, path, keys, lines);
+    }
+
+    /// Readies (OpenAI: uploads) `entries` and creates their batch, each step retried on
+    /// its own so a file is not uploaded again when only the creation failed. The
+    /// batch's id, or why there is none.
+    async fn create_batch(&self, api: &BatchApi<'_>, entries: &[Value]) -> Result<String, String> {
+        let (policy, limiter) = (&self.inner.options.retry, &self.inner.limiter);
+        let failed = |e: &crate::provider::ProviderError, attempts: u32| {
+            format!(
+                "the {} could not be created: {e} (after {attempts} attempt(s))",
+                self.noun
+            )
+        };
+        let prepared = if api.uploads() {
+            let uploaded = retry_with(|| api.prepare(entries), policy, limiter, None).await;
+            uploaded
+                .result
+                .map_err(|e| upload_failed(self.noun, &e, uploaded.attempts))?
+        } else {
+            // Nothing to send yet (the requests go with the creation): no attempt made.
+            api.prepare(entries).await.map_err(|e| failed(&e, 1))?
+        };
+        let created = retry_with(|| api.create(&prepared), policy, limiter, None).await;
+        created.result.map_err(|e| failed(&e, created.attempts))
     }
 
     /// Polls every tracked batch until all have ended and been read; sends follow-ups.
-    async fn wait(&mut self, api: &AnthropicProvider, state_dir: &Path) {
+    async fn wait(&mut self, api: &BatchApi<'_>, state_dir: &Path) {
         let mut delay = self.options.poll_min;
         while self.tracked.iter().any(|t| !t.done) {
             let mut ended_any = false;
@@ -573,11 +633,11 @@ impl BatchRun<'_> {
     }
 
     /// Looks at one batch; reads its results once it has ended. Returns whether it ended.
-    async fn poll(&mut self, api: &AnthropicProvider, t: usize) -> bool {
+    async fn poll(&mut self, api: &BatchApi<'_>, t: usize) -> bool {
         let id = self.tracked[t].id.clone();
         let policy = &self.inner.options.retry;
-        let status = retry_with(|| api.batch_status(&id), policy, &self.inner.limiter, None).await;
-        let status: BatchStatus = match status.result {
+        let status = retry_with(|| api.status(&id), policy, &self.inner.limiter, None).await;
+        let status: Polled = match status.result {
             Ok(s) => s,
             Err(e) => {
                 self.tracked[t].failures += 1;
@@ -593,21 +653,25 @@ impl BatchRun<'_> {
             }
         };
         self.tracked[t].failures = 0;
-        let c = &status.request_counts;
-        let done = c.succeeded + c.errored + c.canceled + c.expired;
-        let total = done + c.processing;
+        let (done, total) = (status.done, status.total);
         if self.tracked[t].counts_seen != Some((done, total)) {
             self.tracked[t].counts_seen = Some((done, total));
             self.progress(&format!(
                 "batch {id}: {done} of {total} done ({} succeeded, {} errored, {} expired), {}",
-                c.succeeded, c.errored, c.expired, status.processing_status
+                status.succeeded, status.errored, status.expired, status.status
             ));
         }
-        if !status.ended() {
+        if !status.ended {
             return false;
         }
-        let results =
-            retry_with(|| api.batch_results(&id), policy, &self.inner.limiter, None).await;
+        let lines = self.tracked[t].lines.clone();
+        let results = retry_with(
+            || api.results(&status, &lines),
+            policy,
+            &self.inner.limiter,
+            None,
+        )
+        .await;
         match results.result {
             Ok(results) => self.read_results(t, results),
             Err(e) => {
@@ -634,8 +698,8 @@ impl BatchRun<'_> {
                 item.in_flight = false;
                 if item.submission >= self.options.max_submissions {
                     let reason = format!(
-                        "its Message Batch could not be read after {} submission(s)",
-                        item.submission
+                        "its {} could not be read after {} submission(s)",
+                        self.noun, item.submission
                     );
                     let outcome = item.tally.unscored(UnscoredKind::Provider, reason);
                     self.finish(&key, outcome);
@@ -728,6 +792,9 @@ impl BatchRun<'_> {
                         ("the batch expired before the request ran".to_owned(), true)
                     }
                     ItemResult::Canceled => ("the batch request was canceled".to_owned(), false),
+                    ItemResult::Failed { reason, retry } => {
+                        (format!("the batch request failed: {reason}"), *retry)
+                    }
                     ItemResult::Succeeded(_) => unreachable!("handled above"),
                 };
                 item.tally.attempts += 1;
@@ -848,6 +915,23 @@ impl BatchRun<'_> {
     }
 }
 
+/// Why a batch's input file could not be uploaded. A 404 there most likely means an
+/// OpenAI-compatible server (a local one) that serves chat completions but no batches.
+fn upload_failed(noun: &str, error: &crate::provider::ProviderError, attempts: u32) -> String {
+    let hint = if matches!(
+        error,
+        crate::provider::ProviderError::Http { status: 404, .. }
+    ) {
+        "; this server may not serve the OpenAI Batch API"
+    } else {
+        ""
+    };
+    format!(
+        "the {noun} could not be created: its input file could not be uploaded: {error} \
+         (after {attempts} attempt(s)){hint}"
+    )
+}
+
 /// Extends `request` with the unreadable reply and the correction, as a direct re-ask.
 fn reask(request: &mut ProviderRequest, reply: &str, format: &CompiledFormat, error: &str) {
     request.messages.truncate(1);
@@ -896,7 +980,8 @@ fn release(inner: &Inner, item: &mut Item, actual: f64) {
     }
 }
 
-fn state_item(item: &Item) -> StateItem {
+/// What the state of a batch keeps of `item`, the request at `line` of the batch.
+fn state_item(item: &Item, line: u64) -> StateItem {
     StateItem {
         key: item.key.hex.clone(),
         ask: item.ask,
@@ -905,6 +990,7 @@ fn state_item(item: &Item) -> StateItem {
         prior_cost: item.tally.cost,
         prior_attempts: item.tally.attempts,
         first_error: item.first_error.clone(),
+        line: Some(line),
     }
 }
 
@@ -1029,6 +1115,7 @@ mod tests {
                 prior_cost: Some(0.25),
                 prior_attempts: 0,
                 first_error: None,
+                line: None,
             }],
             seal: String::new(),
         }

@@ -4,6 +4,9 @@
 //! Results are read from `{base}/v1/messages/batches/{id}/results`, built from the base
 //! URL the key is meant for, never from the `results_url` the server names: the key
 //! travels only to the origin it was configured for.
+//!
+//! [`ItemResult`] is what either batch API says of one request; the OpenAI Batch API is
+//! in [`super::openai_batches`], and [`super::batch_api`] puts the two behind one face.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -82,6 +85,15 @@ pub enum ItemResult {
     Canceled,
     /// Not run before the batch expired.
     Expired,
+    /// The request failed, and the API's answer says outright whether sending it again
+    /// may help (the OpenAI Batch API: an error status in the error file, or a batch
+    /// that failed before it ran).
+    Failed {
+        /// What went wrong, as the API said it (the key redacted).
+        reason: String,
+        /// Whether a follow-up batch may succeed.
+        retry: bool,
+    },
 }
 
 impl ItemResult {
@@ -94,6 +106,7 @@ impl ItemResult {
                 "api_error" | "overloaded_error" | "rate_limit_error" | "timeout_error"
             ),
             ItemResult::Expired => true,
+            ItemResult::Failed { retry, .. } => *retry,
             ItemResult::Succeeded(_) | ItemResult::Canceled => false,
         }
     }
@@ -105,7 +118,10 @@ impl AnthropicProvider {
     }
 
     /// Creates a batch of `items`.
-    pub async fn create_batch(&self, items: &[BatchItem]) -> Result<BatchStatus, ProviderError> {
+    pub async fn create_batch<T: Serialize>(
+        &self,
+        items: &[T],
+    ) -> Result<BatchStatus, ProviderError> {
         let body = serde_json::json!({ "requests": items });
         let text = self
             .send(self.client().post(self.batches_url()).json(&body))
@@ -157,7 +173,7 @@ impl AnthropicProvider {
 
 /// The most bytes of one batch's results read: the API takes at most 256 MB of requests
 /// in a batch, and replies are capped much shorter than prompts.
-const MAX_RESULTS_BYTES: usize = 512 << 20;
+pub(crate) const MAX_RESULTS_BYTES: usize = 512 << 20;
 
 fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ProviderError> {
     serde_json::from_str(text).map_err(|e| ProviderError::InvalidResponse {

@@ -1,17 +1,19 @@
 //! LLM providers: the Anthropic Messages API, OpenAI-compatible chat completions,
-//! and the `claude` CLI as a fallback.
+//! and the `claude` CLI as a fallback; and the two batch APIs (`batch_api`).
 //!
 //! A provider turns one [`ProviderRequest`] into one [`ProviderReply`]; retries,
 //! caching, budgets and parsing live above it (`crate::llm`). Enum dispatch keeps
 //! the set closed and lets `Debug` be written by hand so that no key ever prints.
 
 pub mod anthropic;
+pub mod batch_api;
 pub mod batches;
 pub mod claude_cli;
 pub mod doctor;
 pub mod limiter;
 pub mod models;
 pub mod openai;
+pub mod openai_batches;
 pub mod retry;
 
 use std::fmt;
@@ -196,9 +198,7 @@ impl ProviderError {
     /// timeouts and dropped connections. Client errors (400, 401, 404) never.
     pub fn is_retryable(&self) -> bool {
         match self {
-            ProviderError::Http { status, .. } => {
-                matches!(status, 408 | 409 | 429 | 529) || (500..=599).contains(status)
-            }
+            ProviderError::Http { status, .. } => retryable_status(*status),
             ProviderError::Timeout { .. } | ProviderError::Connection { .. } => true,
             ProviderError::InvalidResponse { .. }
             | ProviderError::Cli(_)
@@ -213,6 +213,12 @@ impl ProviderError {
             _ => None,
         }
     }
+}
+
+/// Whether an answer with this HTTP status may succeed when asked again: rate limits,
+/// overload, server errors and timeouts; client errors (400, 401, 404) never.
+pub(crate) fn retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429 | 529) || (500..=599).contains(&status)
 }
 
 /// A secret (an API key). Its `Debug` and `Display` print `***`.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{ProviderError, ProviderReply, ProviderRequest, Secret, Usage, http_client};
@@ -105,6 +105,22 @@ impl OpenAiProvider {
         &self,
         request: &ProviderRequest,
     ) -> Result<ProviderReply, ProviderError> {
+        let builder = self
+            .client
+            .post(format!("{}/chat/completions", self.base_url))
+            .json(&self.body(request));
+        let text = self.send(builder, super::MAX_BODY_BYTES).await?;
+        self.reply_from_value(serde_json::from_str(&text).map_err(|e| {
+            ProviderError::InvalidResponse {
+                provider: NAME,
+                message: e.to_string(),
+            }
+        })?)
+    }
+
+    /// The chat-completions request body for `request`: what a direct call sends, and
+    /// the `body` of a batch request line.
+    pub fn body(&self, request: &ProviderRequest) -> Value {
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if let Some(system) = &request.system {
             messages.push(json!({"role": "system", "content": system}));
@@ -149,23 +165,14 @@ impl OpenAiProvider {
             "max_tokens"
         };
         body[limit_key] = json!(request.max_tokens);
-        let mut builder = self
-            .client
-            .post(format!("{}/chat/completions", self.base_url))
-            .json(&body);
-        if let Some(key) = &self.key {
-            builder = builder.bearer_auth(key.expose());
-        }
-        let text = super::exchange(
-            NAME,
-            self.timeout,
-            builder,
-            super::MAX_BODY_BYTES,
-            self.key.as_ref(),
-        )
-        .await?;
+        body
+    }
+
+    /// Reads a chat completion already parsed as JSON (a direct answer, or the `body`
+    /// of a batch's output line), with the key redacted from its text.
+    pub fn reply_from_value(&self, value: Value) -> Result<ProviderReply, ProviderError> {
         let parsed: CompletionResponse =
-            serde_json::from_str(&text).map_err(|e| ProviderError::InvalidResponse {
+            serde_json::from_value(value).map_err(|e| ProviderError::InvalidResponse {
                 provider: NAME,
                 message: e.to_string(),
             })?;
@@ -195,11 +202,37 @@ impl OpenAiProvider {
         let text = choice.message.content.unwrap_or_default();
         Ok(ProviderReply {
             // A key echoed back must not reach the result, the log or the cache.
-            text: self.key.as_ref().map_or(text.clone(), |k| k.redact(&text)),
+            text: self.redact(&text),
             usage,
             thinking: None,
             truncated: choice.finish_reason.as_deref() == Some("length"),
             model: parsed.model,
         })
+    }
+
+    /// `text` with the key, when there is one, redacted.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.key
+            .as_ref()
+            .map_or_else(|| text.to_owned(), |k| k.redact(text))
+    }
+
+    /// Sends a request with the key (when there is one) as a bearer token and reads at
+    /// most `cap` bytes of the answer; a non-success status becomes
+    /// [`ProviderError::Http`] with the key redacted from the message.
+    pub(crate) async fn send(
+        &self,
+        mut builder: reqwest::RequestBuilder,
+        cap: usize,
+    ) -> Result<String, ProviderError> {
+        if let Some(key) = &self.key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        super::exchange(NAME, self.timeout, builder, cap, self.key.as_ref()).await
+    }
+
+    /// The HTTP client (shared with the batch calls).
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        &self.client
     }
 }

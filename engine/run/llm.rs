@@ -16,6 +16,7 @@ use crate::llm::log::InteractionLog;
 use crate::load::inputs::{Inputs, Overrides};
 use crate::load::judge::JudgePlan;
 use crate::load::suite::Suite;
+use crate::provider::batch_api::BatchApi;
 use crate::provider::models::ModelTable;
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{CacheHint, Provider, ProviderKind};
@@ -71,7 +72,8 @@ pub struct LlmOptions {
     pub allow_errors: bool,
     /// `--repeat N`: asks of every model per unit (1 without repeats).
     pub repeat: u32,
-    /// `--batch`: uncached prompts go through the Message Batches API.
+    /// `--batch`: uncached prompts go through the provider's batch API (Anthropic's
+    /// Message Batches, or the OpenAI Batch API).
     pub batch: bool,
     /// `--panel-matrices`: every pairwise kappa table in full, whatever the panel's size.
     pub panel_matrices: bool,
@@ -275,17 +277,18 @@ pub fn executor(
     Ok((Executor::new(provider, options), kind))
 }
 
-/// `--batch` needs the Anthropic API and a cache it can write its results to.
+/// `--batch` needs a provider with a batch API (Anthropic's or OpenAI's) and a cache it
+/// can write its results to.
 fn check_batch(provider: &Provider, opts: &LlmOptions) -> Result<(), Diagnostic> {
-    if provider.kind() != ProviderKind::Anthropic {
+    if BatchApi::of(provider).is_none() {
         return Err(Diagnostic::error(
             Code::ProviderUnavailable,
             format!(
-                "--batch sends prompts through Anthropic's Message Batches API, but the provider here is {}",
+                "--batch sends prompts through a batch API (Anthropic's Message Batches or the OpenAI Batch API), but the provider here is {}",
                 provider.kind().name()
             ),
         )
-        .help("set ANTHROPIC_API_KEY (or --provider anthropic), or drop --batch"));
+        .help("set ANTHROPIC_API_KEY (or --provider anthropic) or OPENAI_API_KEY (or --provider openai), or drop --batch"));
     }
     if !opts.cache.writes() {
         return Err(Diagnostic::error(

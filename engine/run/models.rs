@@ -97,7 +97,7 @@ impl<'a> ModelSource<'a> {
         Ok((units, scored, ready))
     }
 
-    /// Every judge's units first, then every call through the Message Batches API (a
+    /// Every judge's units first, then every call through the provider's batch API (a
     /// batch is submitted whole).
     fn ask_batched(
         &self,

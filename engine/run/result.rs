@@ -270,7 +270,7 @@ pub struct RunUsage {
     pub cost_by_dimension: indexmap::IndexMap<String, Option<f64>>,
     /// What the adaptive concurrency limit did.
     pub concurrency: Concurrency,
-    /// With `--batch`: the Message Batches created, resumed and their requests.
+    /// With `--batch`: the batches created, resumed and their requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch: Option<crate::llm::batch::BatchReport>,
 }

@@ -152,7 +152,7 @@ fn expected_exit(r: &Value) -> (&'static str, i32) {
 }
 
 /// Asserts the run's decision and exit status are the ones recomputed from its result.
-fn assert_exit(status: std::process::ExitStatus, r: &Value, stderr: &str) {
+pub(crate) fn assert_exit(status: std::process::ExitStatus, r: &Value, stderr: &str) {
     let (decision, code) = expected_exit(r);
     assert_eq!(r["decision"], decision, "{:#}", r["gate"]);
     assert_eq!(status.code(), Some(code), "{stderr}");
@@ -410,9 +410,16 @@ async fn requests_are_split_at_the_limits() {
     assert_eq!(report.created, 3);
 }
 
+/// `--batch` is refused, exit 2, where there is no batch API (the `claude` CLI) or no
+/// writable cache; and it cannot go with `--replay`.
 #[test]
-fn batch_needs_the_anthropic_api_and_a_writable_cache() {
+fn batch_needs_a_batch_api_and_a_writable_cache() {
     let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    crate::llm_cli::fake_claude(bin.path(), "exit 0");
+    let mut path = std::ffi::OsString::from(bin.path());
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
     let run = |env: &[(&str, &str)], extra: &[&str]| {
         let mut cmd = Command::new(get_cargo_bin("caldera"));
         cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -428,9 +435,24 @@ fn batch_needs_the_anthropic_api_and_a_writable_cache() {
         }
         cmd.output().unwrap()
     };
-    let openai = run(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")], &[]);
-    assert_eq!(openai.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&openai.stderr).contains("Message Batches API"));
+    let path = path.to_str().unwrap();
+    let cli = run(&[("PATH", path)], &["--provider", "claude-cli"]);
+    assert_eq!(cli.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert!(
+        stderr.contains("--batch sends prompts through a batch API (Anthropic's Message Batches or the OpenAI Batch API), but the provider here is claude-cli"),
+        "{stderr}"
+    );
+    let openai = run(
+        &[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
+        &["--cache", "off"],
+    );
+    assert_eq!(
+        openai.status.code(),
+        Some(2),
+        "the OpenAI batch needs the cache too"
+    );
+    assert!(String::from_utf8_lossy(&openai.stderr).contains("--cache on"));
     let off = run(&[("ANTHROPIC_API_KEY", "k")], &["--cache", "off"]);
     assert_eq!(off.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&off.stderr).contains("--cache on"));

@@ -13,7 +13,7 @@ use super::llm_http::{job, options};
 /// Writes the fake `claude` from a child shell, so this test process never holds a
 /// writable descriptor on it: another test forking at that moment would otherwise keep
 /// one open and make executing the script fail with "text file busy".
-fn fake_claude(dir: &Path, body: &str) -> PathBuf {
+pub(crate) fn fake_claude(dir: &Path, body: &str) -> PathBuf {
     use std::io::Write;
     let path = dir.join("claude");
     let mut child = std::process::Command::new("sh")

@@ -17,6 +17,8 @@ pub struct Seen {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: serde_json::Value,
+    /// The body as sent (a multipart upload is no JSON).
+    pub raw: Vec<u8>,
     /// Requests being answered when this one arrived, this one included.
     pub in_flight: usize,
 }
@@ -147,8 +149,8 @@ async fn serve(
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
             }
         }
-        let body = serde_json::from_slice(&buf[head_end..head_end + len])
-            .unwrap_or(serde_json::Value::Null);
+        let raw = buf[head_end..head_end + len].to_vec();
+        let body = serde_json::from_slice(&raw).unwrap_or(serde_json::Value::Null);
         buf.drain(..head_end + len);
         let now = flight.now.fetch_add(1, Ordering::SeqCst) + 1;
         flight.peak.fetch_max(now, Ordering::SeqCst);
@@ -156,6 +158,7 @@ async fn serve(
             path,
             headers,
             body,
+            raw,
             in_flight: now,
         };
         let mut step = {
@@ -251,4 +254,31 @@ pub fn content_text(content: &serde_json::Value) -> String {
             .join(""),
         _ => String::new(),
     }
+}
+
+/// The parts of a `multipart/form-data` request, by name: what an OpenAI file upload
+/// sends (`purpose`, `file`). Empty when the request is not multipart.
+pub fn multipart_parts(seen: &Seen) -> Vec<(String, Vec<u8>)> {
+    let Some(boundary) = seen
+        .header("content-type")
+        .and_then(|t| t.split_once("boundary="))
+        .map(|(_, b)| format!("--{}", b.trim_matches('"')))
+    else {
+        return Vec::new();
+    };
+    let raw = &seen.raw;
+    let starts: Vec<usize> = (0..raw.len().saturating_sub(boundary.len()) + 1)
+        .filter(|&i| raw[i..].starts_with(boundary.as_bytes()))
+        .collect();
+    starts
+        .windows(2)
+        .filter_map(|w| {
+            let part = &raw[w[0] + boundary.len()..w[1]];
+            let split = part.windows(4).position(|x| x == b"\r\n\r\n")?;
+            let head = String::from_utf8_lossy(&part[..split]);
+            let name = head.split("name=\"").nth(1)?.split('"').next()?.to_owned();
+            let body = &part[split + 4..];
+            Some((name, body.strip_suffix(b"\r\n").unwrap_or(body).to_vec()))
+        })
+        .collect()
 }

@@ -23,6 +23,7 @@ mod llm_cli;
 mod llm_doctor;
 mod llm_http;
 mod llm_judge_outputs;
+mod llm_openai_batch;
 mod llm_panel;
 mod llm_prompt_cache;
 mod llm_rate_limit;

@@ -10,7 +10,7 @@ use std::process::Command;
 use insta_cmd::get_cargo_bin;
 use serde_json::{Value, json};
 
-use super::llm_server::{MockServer, Seen, Step, anthropic_text, openai_text};
+use super::llm_server::{MockServer, Seen, Step, anthropic_text, multipart_parts, openai_text};
 
 /// The verdict object, with every sub-score a schema-bound request declares.
 fn verdict_for(seen: &Seen) -> String {
@@ -40,6 +40,16 @@ fn answer(i: usize, seen: &Seen) -> Step {
         },
         // Batches are only captured: the run then gives up on them.
         p if p.starts_with("/v1/messages/batches") => super::llm_server::error(400, vec![]),
+        // An OpenAI batch's input file is taken (and captured), its batch refused.
+        "/v1/files" => Step::Reply {
+            status: 200,
+            headers: vec![],
+            body: json!({"id": "file-1", "object": "file", "bytes": 1, "created_at": 1,
+                         "filename": "caldera-batch.jsonl", "purpose": "batch",
+                         "status": "processed"})
+            .to_string(),
+        },
+        "/v1/batches" => super::llm_server::error(400, vec![]),
         "/v1/chat/completions" => openai_text(&verdict_for(seen), "stop"),
         // Every fifth direct answer is unreadable, so re-asks are sent too.
         _ if i % 5 == 4 && seen.body.get("output_config").is_none() => {
@@ -98,6 +108,17 @@ fn records(seen: &[Seen], mode: &str) -> Vec<Value> {
                 }
             }
             "/v1/chat/completions" => push("openai", &s.body),
+            // Each line of an uploaded batch input file: `{custom_id, method, url, body}`.
+            "/v1/files" => {
+                for (name, content) in multipart_parts(s) {
+                    assert_eq!(name == "purpose", content == b"batch", "{name}");
+                    let text = String::from_utf8_lossy(&content).into_owned();
+                    for line in text.lines().filter(|_| name == "file") {
+                        push("openai-batch", &serde_json::from_str(line).unwrap());
+                    }
+                }
+            }
+            "/v1/batches" => push("openai-batch-create", &s.body),
             _ => {}
         }
     }
@@ -153,6 +174,12 @@ async fn every_request_of_every_mode_matches_the_official_sdk_types() {
             vec!["--provider", "openai", "--model", "gpt-4.1"],
         ),
         (
+            "openai-batch",
+            "verdict_transport: schema",
+            true,
+            vec!["--provider", "openai", "--model", "gpt-4.1", "--batch"],
+        ),
+        (
             "openai-reasoning",
             "reasoning: {effort: high}",
             true,
@@ -201,7 +228,14 @@ async fn every_request_of_every_mode_matches_the_official_sdk_types() {
     .await
     .unwrap();
     all.extend(records(&server.seen()[before..], "count-tokens"));
-    for api in ["anthropic", "anthropic-count", "anthropic-batch", "openai"] {
+    for api in [
+        "anthropic",
+        "anthropic-count",
+        "anthropic-batch",
+        "openai",
+        "openai-batch",
+        "openai-batch-create",
+    ] {
         assert!(
             all.iter().any(|r| r["api"] == api),
             "no {api} request was captured"
