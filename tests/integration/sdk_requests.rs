@@ -73,6 +73,8 @@ fn caldera(root: &Path, base: &str, openai: bool, args: &[&str]) {
     let mut cmd = Command::new(get_cargo_bin("caldera"));
     cmd.current_dir(root)
         .env("NO_COLOR", "1")
+        // Batch states are sealed with a key kept under the state folder: the test's own.
+        .env("XDG_STATE_HOME", root.join(".state"))
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL");
