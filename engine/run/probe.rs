@@ -23,7 +23,8 @@ use crate::evidence::eval::{Context, EvalError, Probe, evaluate_probed, full_sco
 use crate::evidence::plan::{RecordsPlan, ValuePlan, condition_source};
 use crate::load::inputs::Inputs;
 use crate::load::judge::JudgePlan;
-use crate::load::names::{FreeNames, paths, template_code};
+use crate::load::names::FreeNames;
+use crate::load::reads::{Seg, display};
 use crate::load::suite::Suite;
 use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
@@ -198,7 +199,7 @@ struct FileProbe<'a> {
 #[derive(Default)]
 struct State {
     /// Field paths read by each expression.
-    paths: IndexMap<String, Vec<Traced>>,
+    paths: IndexMap<String, Site>,
     /// Each selector: its text, and whether it ever found something.
     selectors: IndexMap<String, bool>,
     /// Item keys shadowing a context name: (record list path, name) -> example item.
@@ -207,9 +208,19 @@ struct State {
     errors: IndexMap<String, (String, usize)>,
 }
 
+/// The reads of one expression, and its guards.
+struct Site {
+    traced: Vec<Traced>,
+    guards: Vec<Vec<Seg>>,
+}
+
 /// One field path of one expression.
 struct Traced {
-    segments: Vec<String>,
+    segments: Vec<Seg>,
+    /// The path as written, to point at it in the file.
+    written: String,
+    /// Alternatives share a group (`coalesce(a.x, a.y)`): one matching is enough.
+    group: Option<usize>,
     matched: bool,
     /// How many leading segments were found at best, and the keys there.
     deepest: usize,
@@ -315,9 +326,20 @@ impl<'a> FileProbe<'a> {
             .help("check each step of the path against the documents (a misspelled key selects nothing)");
             out.push(self.locate(d, path, None));
         }
-        for (path, traced) in &state.paths {
-            for t in traced.iter().filter(|t| !t.matched && t.times > 0) {
-                out.push(self.locate(never_matched(t), path, Some(&t.segments.join("."))));
+        for (path, site) in &state.paths {
+            let alternative_matched = |t: &Traced| {
+                t.group.is_some()
+                    && site
+                        .traced
+                        .iter()
+                        .any(|other| other.group == t.group && other.matched)
+            };
+            for t in site
+                .traced
+                .iter()
+                .filter(|t| !t.matched && t.times > 0 && !alternative_matched(t))
+            {
+                out.push(self.locate(never_matched(t), path, Some(&t.written)));
             }
         }
         // In the order of the file.
@@ -328,7 +350,7 @@ impl<'a> FileProbe<'a> {
 
 /// The warning for a path that never matched.
 fn never_matched(t: &Traced) -> Diagnostic {
-    let text = t.segments.join(".");
+    let text = display(&t.segments);
     if t.segments.len() == 1 {
         return Diagnostic::warning(
             Code::NeverMatched,
@@ -339,8 +361,11 @@ fn never_matched(t: &Traced) -> Diagnostic {
             t.times
         ));
     }
-    let found = t.segments[..t.deepest].join(".");
-    let missing = &t.segments[t.deepest.min(t.segments.len() - 1)];
+    let found = display(&t.segments[..t.deepest]);
+    let missing = match &t.segments[t.deepest.min(t.segments.len() - 1)] {
+        Seg::Key(k) => k.clone(),
+        other => display(std::slice::from_ref(other)),
+    };
     let mut d = Diagnostic::warning(
         Code::NeverMatched,
         format!("field path `{text}` never matched anything in the suite's inputs"),
@@ -350,7 +375,10 @@ fn never_matched(t: &Traced) -> Diagnostic {
         t.times
     ));
     if t.deepest == 0 {
-        return d.note(format!("`{}` itself was never defined", t.segments[0]));
+        return d.note(format!(
+            "`{}` itself was never defined",
+            display(&t.segments[..1])
+        ));
     }
     if !t.keys.is_empty() {
         let keys: Vec<&str> = t.keys.iter().map(String::as_str).take(12).collect();
@@ -360,7 +388,7 @@ fn never_matched(t: &Traced) -> Diagnostic {
         ));
         let prefix = format!("{found}.");
         d = d.maybe_help(
-            did_you_mean_help(missing, t.keys.iter().map(String::as_str))
+            did_you_mean_help(&missing, t.keys.iter().map(String::as_str))
                 .map(|h| h.replacen('`', &format!("`{prefix}"), 1)),
         );
     } else {
@@ -374,12 +402,13 @@ impl Probe for FileProbe<'_> {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        let traced = state
+        let site = state
             .paths
             .entry(path.to_owned())
-            .or_insert_with(|| field_paths(source, self.free_names.get(source)));
-        for t in traced.iter_mut().filter(|t| !t.matched) {
-            trace(t, scope);
+            .or_insert_with(|| site(source, self.free_names.get(source)));
+        let guards = &site.guards;
+        for t in site.traced.iter_mut().filter(|t| !t.matched) {
+            trace(t, guards, scope);
         }
     }
 
@@ -438,53 +467,133 @@ fn reads(rec: &RecordsPlan, name: &str, free: &FreeNames) -> bool {
 
 /// Whether a field path of the expression or template `source` starts at `name`.
 fn first_segment_is(source: &str, name: &str, free: &FreeNames) -> bool {
-    field_paths(source, free.get(source))
+    site(source, free.get(source))
+        .traced
         .iter()
-        .any(|t| t.segments.first().is_some_and(|r| r == name))
+        .any(|t| t.segments.first() == Some(&Seg::Key(name.to_owned())))
 }
 
-/// Follows `t` in `scope`, noting how far it got.
-fn trace(t: &mut Traced, scope: &Value) {
-    t.times += 1;
-    let mut current = scope.get_attr(&t.segments[0]).unwrap_or(Value::UNDEFINED);
-    if current.is_undefined() {
-        return;
+/// What following a path through one scope showed.
+#[derive(Clone, Copy, PartialEq)]
+enum Outcome {
+    Matched,
+    Missed,
+    /// Nothing to check: a guard of the path is undefined or `none` (the branch did not
+    /// run, the value is optional), or a list it goes into is empty.
+    Unchecked,
+}
+
+/// Items of one list followed for a path through `[*]`: enough to find a key some items
+/// have, bounded so a large input does not slow `validate` down.
+const ITEMS_FOLLOWED: usize = 1000;
+
+/// Follows `t` in `scope`, noting how far it got. A read under a guard that is undefined
+/// or `none` does not count.
+fn trace(t: &mut Traced, guards: &[Vec<Seg>], scope: &Value) {
+    let segments = t.segments.clone();
+    let outcome = Walk {
+        segments: &segments,
+        guards,
+        t,
     }
-    for (depth, seg) in (1..).zip(&t.segments[1..]) {
-        let next = current.get_attr(seg).unwrap_or(Value::UNDEFINED);
+    .step(scope, 0);
+    match outcome {
+        Outcome::Matched => {
+            t.times += 1;
+            t.matched = true;
+        }
+        Outcome::Missed => t.times += 1,
+        Outcome::Unchecked => {}
+    }
+}
+
+/// One walk of a path through a scope.
+struct Walk<'w> {
+    segments: &'w [Seg],
+    guards: &'w [Vec<Seg>],
+    t: &'w mut Traced,
+}
+
+impl Walk<'_> {
+    /// Whether the first `n` segments are a guard.
+    fn guarded(&self, n: usize) -> bool {
+        n > 0
+            && self
+                .guards
+                .iter()
+                .any(|g| g.as_slice() == &self.segments[..n])
+    }
+
+    /// Follows the path from `value`, the value at its first `depth` segments.
+    fn step(&mut self, value: &Value, depth: usize) -> Outcome {
+        if depth == self.segments.len() {
+            return Outcome::Matched;
+        }
+        if self.segments[depth] == Seg::Each {
+            return self.each(value, depth);
+        }
+        let next = match &self.segments[depth] {
+            Seg::Key(k) => value.get_attr(k).unwrap_or(Value::UNDEFINED),
+            Seg::Index(n) => value.get_item(&Value::from(*n)).unwrap_or(Value::UNDEFINED),
+            Seg::Each => Value::UNDEFINED,
+        };
+        if (next.is_undefined() || next.is_none()) && self.guarded(depth + 1) {
+            return Outcome::Unchecked;
+        }
         if next.is_undefined() {
-            if depth >= t.deepest {
-                if depth > t.deepest {
-                    t.keys.clear();
-                }
-                t.deepest = depth;
-                if current.kind() == ValueKind::Map
-                    && let Ok(keys) = current.try_iter()
-                {
-                    for k in keys.take(KEYS_KEPT) {
-                        if t.keys.len() < KEYS_KEPT {
-                            t.keys.insert(k.to_string());
-                        }
-                    }
-                }
+            self.missed_at(value, depth);
+            return Outcome::Missed;
+        }
+        self.step(&next, depth + 1)
+    }
+
+    /// `[*]`: matched when some item matches; nothing to check in an empty list (or in
+    /// a map, whose items are its keys).
+    fn each(&mut self, value: &Value, depth: usize) -> Outcome {
+        if value.kind() != ValueKind::Seq {
+            return Outcome::Unchecked;
+        }
+        let Ok(items) = value.try_iter() else {
+            return Outcome::Unchecked;
+        };
+        let mut outcome = Outcome::Unchecked;
+        for item in items.take(ITEMS_FOLLOWED) {
+            match self.step(&item, depth + 1) {
+                Outcome::Matched => return Outcome::Matched,
+                Outcome::Missed => outcome = Outcome::Missed,
+                Outcome::Unchecked => {}
             }
+        }
+        outcome
+    }
+
+    /// Notes that segment `depth` was missing in `value`, with the keys found there.
+    fn missed_at(&mut self, value: &Value, depth: usize) {
+        let t = &mut *self.t;
+        if depth == 0 || depth < t.deepest {
             return;
         }
-        current = next;
+        if depth > t.deepest {
+            t.keys.clear();
+        }
+        t.deepest = depth;
+        if value.kind() == ValueKind::Map
+            && let Ok(keys) = value.try_iter()
+        {
+            for k in keys.take(KEYS_KEPT) {
+                if t.keys.len() < KEYS_KEPT {
+                    t.keys.insert(k.to_string());
+                }
+            }
+        }
     }
-    t.matched = true;
 }
 
-/// The field paths an expression or template reads: `name(.attr)*` whose root is a free
-/// name (not a loop variable of the template, not a function, filter or test). `free`
+/// The reads of an expression or template whose root is a free name (not a loop
+/// variable of the template, not a function, filter or test), and its guards. `free`
 /// is the source's free names when load found them; else they are found here.
-fn field_paths(source: &str, free: Option<&Vec<String>>) -> Vec<Traced> {
+fn site(source: &str, free: Option<&Vec<String>>) -> Site {
     let template = source.contains("<<") || source.contains("<%");
-    let code = if template {
-        template_code(source)
-    } else {
-        source.to_owned()
-    };
     let parsed;
     let free: &[String] = match free {
         Some(free) => free,
@@ -493,27 +602,33 @@ fn field_paths(source: &str, free: Option<&Vec<String>>) -> Vec<Traced> {
                 parsed = found;
                 &parsed
             }
-            None => return Vec::new(),
+            None => {
+                return Site {
+                    traced: Vec::new(),
+                    guards: Vec::new(),
+                };
+            }
         },
     };
-    let mut out: Vec<Traced> = Vec::new();
-    for segments in paths(&code) {
-        let segments: Vec<String> = segments.into_iter().map(str::to_owned).collect();
-        let Some(root) = segments.first() else {
-            continue;
-        };
-        if !free.iter().any(|f| f == root) || out.iter().any(|t| t.segments == segments) {
-            continue;
-        }
-        out.push(Traced {
-            segments,
+    let found = crate::load::reads::reads(source);
+    let traced = found
+        .reads
+        .into_iter()
+        .filter(|r| matches!(r.segments.first(), Some(Seg::Key(root)) if free.contains(root)))
+        .map(|r| Traced {
+            segments: r.segments,
+            written: r.written,
+            group: r.group,
             matched: false,
             deepest: 0,
             keys: BTreeSet::new(),
             times: 0,
-        });
+        })
+        .collect();
+    Site {
+        traced,
+        guards: found.guards,
     }
-    out
 }
 
 /// The free names of `source`, parsed here; `None` when it does not compile.
@@ -541,10 +656,22 @@ mod tests {
     use super::*;
 
     fn texts(source: &str) -> Vec<String> {
-        field_paths(source, None)
+        site(source, None)
+            .traced
             .into_iter()
-            .map(|t| t.segments.join("."))
+            .map(|t| display(&t.segments))
             .collect()
+    }
+
+    /// The longest read of `source`, traced once in `scope`.
+    fn traced(source: &str, scope: &serde_json::Value) -> Traced {
+        let mut site = site(source, None);
+        site.traced.sort_by_key(|t| t.segments.len());
+        let Some(mut t) = site.traced.pop() else {
+            panic!("no read in {source}");
+        };
+        trace(&mut t, &site.guards, &Doc::from_json(scope).to_value());
+        t
     }
 
     #[test]
@@ -557,24 +684,63 @@ mod tests {
         );
         assert_eq!(
             texts("<% for f in findings %><< f.rule >> << f.x | default(d.e) >><% endfor %>"),
-            vec!["findings", "d.e"]
+            vec!["findings", "findings[*].rule", "findings[*].x", "d.e"]
         );
-        assert_eq!(texts("sort_by(xs, 'a', reverse=true)"), vec!["xs"]);
+        assert_eq!(
+            texts("sort_by(xs, 'a', reverse=true)"),
+            vec!["xs[*].a", "xs"]
+        );
     }
 
     #[test]
     fn traces_how_far_a_path_gets() {
-        let scope =
-            Doc::from_json(&serde_json::json!({"truth": {"expected": {"cves": [1]}}})).to_value();
-        let mut t = field_paths("truth.expectd.cves", None).remove(0);
-        trace(&mut t, &scope);
+        let scope = serde_json::json!({"truth": {"expected": {"cves": [1]}}});
+        let t = traced("truth.expectd.cves", &scope);
         assert!(!t.matched);
         assert_eq!(t.deepest, 1);
         assert!(t.keys.contains("expected"));
         let d = never_matched(&t);
         assert_eq!(d.help.as_deref(), Some("did you mean `truth.expected`?"));
-        let mut ok = field_paths("truth.expected.cves", None).remove(0);
-        trace(&mut ok, &scope);
-        assert!(ok.matched);
+        assert!(traced("truth.expected.cves", &scope).matched);
+    }
+
+    #[test]
+    fn traces_into_every_item_and_reports_the_keys_of_items() {
+        let scope =
+            serde_json::json!({"repos": [{"result": {}}, {"result": {"vulnerabilities": []}}]});
+        let t = traced(
+            "repos | map(attribute='result.vulnerabilitiez') | list",
+            &scope,
+        );
+        assert!(!t.matched);
+        assert_eq!(display(&t.segments), "repos[*].result.vulnerabilitiez");
+        assert_eq!(t.deepest, 3);
+        let d = never_matched(&t);
+        assert_eq!(
+            d.help.as_deref(),
+            Some("did you mean `repos[*].result.vulnerabilities`?")
+        );
+        assert!(traced("repos[1].result.vulnerabilities", &scope).matched);
+        // An empty list has nothing to check: not counted as a read.
+        let t = traced("xs | map(attribute='a')", &serde_json::json!({"xs": []}));
+        assert_eq!((t.matched, t.times), (false, 0));
+    }
+
+    #[test]
+    fn reads_under_an_undefined_or_none_guard_do_not_count() {
+        let scope = serde_json::json!({"baseline": null});
+        let t = traced(
+            "<% if baseline is not none %><< baseline.synthetic_score >><% endif %>",
+            &scope,
+        );
+        assert_eq!(t.times, 0);
+        let t = traced("bonus if bonus is defined else 0", &serde_json::json!({}));
+        assert_eq!(t.times, 0);
+        // With the guard's value there, a misspelled key under it is still a miss.
+        let t = traced(
+            "<% if baseline is not none %><< baseline.synthetic_scor >><% endif %>",
+            &serde_json::json!({"baseline": {"synthetic_score": 1}}),
+        );
+        assert_eq!((t.matched, t.times), (false, 1));
     }
 }
