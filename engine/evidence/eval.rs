@@ -129,6 +129,18 @@ pub trait Probe: Sync {
     fn expression(&self, path: &str, source: &str, scope: &Value);
     /// The selector at `path` gave `found`.
     fn selected(&self, path: &str, found: &Doc);
+    /// The selector `sel` at `path` gave `found` in `root` (so a probe can tell how far
+    /// it got, and a `null` it matched from nothing).
+    fn selected_in(
+        &self,
+        path: &str,
+        sel: &crate::evidence::select::Selector,
+        root: &Doc,
+        found: &Doc,
+    ) {
+        let _ = (sel, root);
+        self.selected(path, found);
+    }
     /// The record list at `path` goes over `items`.
     fn records(&self, path: &str, rec: &RecordsPlan, items: &[Doc]);
 }
@@ -218,14 +230,15 @@ fn compute(
 ) -> Result<Option<Doc>, EvalError> {
     Ok(Some(match value {
         ValuePlan::Select(sel) => {
-            let found = sel
-                .select(&ctx.root_with(evidence))
-                .map_err(|message| EvalError {
-                    key_path: path.to_owned(),
-                    item: None,
-                    message,
-                })?;
-            observe_after(probe, value, path, Some(&found));
+            let root = ctx.root_with(evidence);
+            let found = sel.select(&root).map_err(|message| EvalError {
+                key_path: path.to_owned(),
+                item: None,
+                message,
+            })?;
+            if let Some(probe) = probe {
+                probe.selected_in(path, sel, &root, &found);
+            }
             found
         }
         ValuePlan::Records(rec) => {
@@ -403,7 +416,7 @@ fn eval_records(
                 message,
             })?;
             if let Some(probe) = probe {
-                probe.selected(&for_each_path, &Doc::from(items.clone()));
+                probe.selected_in(&for_each_path, sel, root, &Doc::from(items.clone()));
             }
             items
         }

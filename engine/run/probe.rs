@@ -21,6 +21,7 @@ use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, EvalError, Probe, evaluate_probed, full_scope};
 use crate::evidence::plan::{RecordsPlan, ValuePlan, condition_source};
+use crate::evidence::select::{Reach, Selector};
 use crate::load::inputs::Inputs;
 use crate::load::judge::JudgePlan;
 use crate::load::names::FreeNames;
@@ -200,12 +201,20 @@ struct FileProbe<'a> {
 struct State {
     /// Field paths read by each expression.
     paths: IndexMap<String, Site>,
-    /// Each selector: its text, and whether it ever found something.
-    selectors: IndexMap<String, bool>,
+    /// Each selector by key path: whether it ever found something, and else how far it
+    /// got at best.
+    selectors: IndexMap<String, SelectorSeen>,
     /// Item keys shadowing a context name: (record list path, name) -> example item.
     shadows: IndexMap<(String, String), String>,
     /// Evaluation errors: key path -> (message, times).
     errors: IndexMap<String, (String, usize)>,
+}
+
+/// What one selector found over the suite's inputs.
+#[derive(Default)]
+struct SelectorSeen {
+    found: bool,
+    reach: Option<Reach>,
 }
 
 /// The reads of one expression, and its guards.
@@ -315,16 +324,11 @@ impl<'a> FileProbe<'a> {
             ));
             out.push(self.locate(d, &format!("{path}.for_each"), None));
         }
-        for (path, found) in &state.selectors {
-            if *found {
+        for (path, seen) in &state.selectors {
+            if seen.found {
                 continue;
             }
-            let d = Diagnostic::warning(
-                Code::NeverMatched,
-                "this selector never matched anything in the suite's inputs",
-            )
-            .help("check each step of the path against the documents (a misspelled key selects nothing)");
-            out.push(self.locate(d, path, None));
+            out.push(self.locate(selector_never_matched(seen.reach.as_ref()), path, None));
         }
         for (path, site) in &state.paths {
             let alternative_matched = |t: &Traced| {
@@ -345,6 +349,46 @@ impl<'a> FileProbe<'a> {
         // In the order of the file.
         out.sort_by_key(|d| d.span.map_or(0, |s| s.start));
         out
+    }
+}
+
+/// The warning for a selector that never matched: how far it got, the keys found there
+/// and "did you mean", as for field paths.
+fn selector_never_matched(reach: Option<&Reach>) -> Diagnostic {
+    let d = Diagnostic::warning(
+        Code::NeverMatched,
+        "this selector never matched anything in the suite's inputs",
+    );
+    let generic =
+        "check each step of the path against the documents (a misspelled key selects nothing)";
+    let Some(reach) = reach.filter(|r| r.steps > 0) else {
+        return d.help(generic);
+    };
+    let Some(missing) = &reach.missing else {
+        return d
+            .note(format!(
+                "`{}` was found, but not the next step",
+                reach.found
+            ))
+            .help(generic);
+    };
+    if reach.keys.is_empty() {
+        return d
+            .note(format!(
+                "`{}` was found but has no key `{missing}`",
+                reach.found
+            ))
+            .help(generic);
+    }
+    let keys: Vec<&str> = reach.keys.iter().map(String::as_str).take(12).collect();
+    let d = d.note(format!(
+        "`{}` was found; its keys include: {}",
+        reach.found,
+        keys.join(", ")
+    ));
+    match did_you_mean_help(missing, reach.keys.iter().map(String::as_str)) {
+        Some(h) => d.help(h.replacen('`', &format!("`{}.", reach.found), 1)),
+        None => d.help(generic),
     }
 }
 
@@ -413,13 +457,27 @@ impl Probe for FileProbe<'_> {
     }
 
     fn selected(&self, path: &str, found: &Doc) {
-        let hit = match found {
-            Doc::Null => false,
-            Doc::Array(items) => !items.is_empty(),
-            _ => true,
-        };
         if let Ok(mut state) = self.state.lock() {
-            *state.selectors.entry(path.to_owned()).or_insert(false) |= hit;
+            state.selectors.entry(path.to_owned()).or_default().found |= hit(found);
+        }
+    }
+
+    fn selected_in(&self, path: &str, sel: &Selector, root: &Doc, found: &Doc) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let seen = state.selectors.entry(path.to_owned()).or_default();
+        if seen.found || hit(found) {
+            seen.found = true;
+            return;
+        }
+        match sel.reach(root) {
+            // It matched a `null`, or stopped at an empty list: nothing misspelled.
+            Some(r) if r.complete || r.empty_list => seen.found = true,
+            Some(r) if seen.reach.as_ref().is_none_or(|old| r.steps > old.steps) => {
+                seen.reach = Some(r);
+            }
+            _ => {}
         }
     }
 
@@ -441,6 +499,15 @@ impl Probe for FileProbe<'_> {
                 }
             }
         }
+    }
+}
+
+/// Whether a selector's result holds something.
+fn hit(found: &Doc) -> bool {
+    match found {
+        Doc::Null => false,
+        Doc::Array(items) => !items.is_empty(),
+        _ => true,
     }
 }
 
