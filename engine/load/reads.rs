@@ -227,9 +227,36 @@ impl Arguments {
 }
 
 /// Words before a path that make it a condition.
-const GUARD_BEFORE: &[&str] = &["if", "elif", "and", "or", "not"];
-/// Words after a path that make it a condition (or a tested value).
-const GUARD_AFTER: &[&str] = &["is", "and", "or", "else"];
+const GUARD_BEFORE: &[&str] = &["if", "elif", "and", "not"];
+/// Words after a path that make it a condition.
+const GUARD_AFTER: &[&str] = &["and", "else"];
+/// Tests that ask whether a value is there, or of which kind it is (`x is mapping and
+/// x.k`): the path they test is a guard. Other tests (`x is sameas true`) read a value.
+const GUARD_TESTS: &[&str] = &[
+    "defined",
+    "undefined",
+    "none",
+    "mapping",
+    "sequence",
+    "string",
+    "number",
+    "iterable",
+    "boolean",
+    "integer",
+    "float",
+];
+
+/// Whether the path ending before token `end` is tested for presence or kind.
+fn tested(code: &Code<'_>, end: usize) -> bool {
+    if code.tok(end) != Some(Tok::Ident("is")) {
+        return false;
+    }
+    let test = match code.tok(end + 1) {
+        Some(Tok::Ident("not")) => code.tok(end + 2),
+        other => other,
+    };
+    matches!(test, Some(Tok::Ident(t)) if GUARD_TESTS.contains(&t))
+}
 
 /// Scans one expression, or one part of a template. `loops` maps the loop variables
 /// seen so far (`for r in repos`) to the path of their items.
@@ -269,11 +296,12 @@ fn scan(
         if for_loop && k == 1 && code.tok(2) == Some(Tok::Ident("in")) {
             // `for r in <path>`: `r` stands for each item of the path.
             match chain(&code, 3, loops) {
-                Some((mut items, _)) => {
+                // Not `for x in range(..)`: a call's result is not followed.
+                Some((mut items, end)) if !code.is(end, b'(') => {
                     items.push(Seg::Each);
                     loops.insert(name.to_owned(), items);
                 }
-                None => {
+                _ => {
                     loops.remove(name);
                 }
             }
@@ -289,6 +317,7 @@ fn scan(
         let ends = matches!(after, None | Some(Tok::Punct(b')')))
             || matches!(after, Some(Tok::Ident(w)) if GUARD_AFTER.contains(&w));
         let guard = matches!(after, Some(Tok::Ident(w)) if GUARD_AFTER.contains(&w))
+            || tested(&code, end)
             || (ends && matches!(before, Some(Tok::Ident(w)) if GUARD_BEFORE.contains(&w)));
         let group = if guard {
             out.guards.push(segments.clone());
