@@ -143,6 +143,12 @@ pub trait Probe: Sync {
     }
     /// The record list at `path` goes over `items`.
     fn records(&self, path: &str, rec: &RecordsPlan, items: &[Doc]);
+    /// The expression or template `source` at `path` is not evaluated for `item`, which
+    /// the record list's `where` dropped (`scope` is the item's): its reads of the item
+    /// can still be checked against the item's shape.
+    fn filtered_out(&self, path: &str, source: &str, item: &Doc, scope: &Value) {
+        let _ = (path, source, item, scope);
+    }
 }
 
 /// Tells `probe` about a value about to be computed with `scope` (expressions and the
@@ -736,6 +742,17 @@ fn eval_items(
                 message: error_text(&e),
             })?;
             if !keep.is_true() {
+                if let Some(probe) = probe {
+                    for ((_, p, _), (_, plan)) in fields.iter().zip(&rec.fields) {
+                        match plan {
+                            ValuePlan::Expr(e) => {
+                                probe.filtered_out(p, e.source(), item, &item_value)
+                            }
+                            ValuePlan::Template(t) => probe.filtered_out(p, t, item, &item_value),
+                            _ => {}
+                        }
+                    }
+                }
                 continue;
             }
         }

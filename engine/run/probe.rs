@@ -456,6 +456,25 @@ impl Probe for FileProbe<'_> {
         }
     }
 
+    fn filtered_out(&self, path: &str, source: &str, item: &Doc, scope: &Value) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let site = state
+            .paths
+            .entry(path.to_owned())
+            .or_insert_with(|| site(source, self.free_names.get(source)));
+        // Only what the item holds: `item.key`, or a key of the item read as a name.
+        let of_item = |t: &Traced| match t.segments.first() {
+            Some(Seg::Key(root)) => root == "item" || item.field(root).is_some(),
+            _ => false,
+        };
+        let guards = &site.guards;
+        for t in site.traced.iter_mut().filter(|t| !t.matched && of_item(t)) {
+            trace(t, guards, scope);
+        }
+    }
+
     fn selected(&self, path: &str, found: &Doc) {
         if let Ok(mut state) = self.state.lock() {
             state.selectors.entry(path.to_owned()).or_default().found |= hit(found);
