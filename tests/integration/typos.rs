@@ -146,3 +146,65 @@ fn bundled_suites_validate_without_warnings() {
         .collect();
     assert!(found.is_empty(), "bundled suites:\n{}", found.join("\n"));
 }
+
+/// The `# validate-example:` block of docs/functions.md and its `# expect-warning:` paths.
+fn validate_example() -> (String, Vec<String>) {
+    let doc = std::fs::read_to_string("docs/functions.md").expect("docs/functions.md");
+    let start = doc
+        .find("```yaml\n# validate-example:")
+        .expect("a `# validate-example:` block in docs/functions.md");
+    let block = &doc[start + "```yaml\n".len()..];
+    let yaml = &block[..block.find("```").unwrap_or(block.len())];
+    let expected = yaml
+        .lines()
+        .filter_map(|l| l.strip_prefix("# expect-warning: "))
+        .map(str::to_owned)
+        .collect();
+    (yaml.to_owned(), expected)
+}
+
+#[test]
+fn the_validate_example_of_the_docs_reports_exactly_its_typos() {
+    let (yaml, expected) = validate_example();
+    assert!(expected.len() >= 4, "the example expects {expected:?}");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let suite_dir = tmp.path().join("judges.d/examples");
+    copy_dir(Path::new("tests/fixtures/examples"), &suite_dir);
+    std::fs::write(suite_dir.join("typos.yaml"), yaml).expect("write the example");
+    let diags = validate_path(&suite_dir, &RootOptions::default(), true);
+    let found: Vec<String> = diags.iter().map(describe).collect();
+    assert_eq!(
+        diags.len(),
+        expected.len(),
+        "reported:\n{}",
+        found.join("\n")
+    );
+    let source = std::fs::read_to_string(suite_dir.join("typos.yaml")).expect("read back");
+    for path in &expected {
+        let reported = diags.iter().any(|d| {
+            // A field path is named in the message; a selector is the text pointed at.
+            let pointed = d
+                .span
+                .and_then(|s| source.get(s.start..s.end))
+                .unwrap_or("");
+            d.code == Code::NeverMatched
+                && (d.message.contains(&format!("`{path}`")) || pointed == path)
+        });
+        assert!(reported, "`{path}` not reported:\n{}", found.join("\n"));
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from)
+        .expect("read_dir")
+        .filter_map(Result::ok)
+    {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
