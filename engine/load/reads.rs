@@ -64,8 +64,10 @@ pub fn reads(source: &str) -> Reads {
     let mut out = Reads::default();
     let mut loops = HashMap::new();
     if source.contains("<<") || source.contains("<%") {
-        for (n, (code, statement)) in template_parts(source).into_iter().enumerate() {
-            scan(code, statement, n, &mut loops, &mut out);
+        // Group ids of each part start after the last part's.
+        let mut base = 0;
+        for (code, statement) in template_parts(source) {
+            base += scan(code, statement, base, &mut loops, &mut out);
         }
     } else {
         scan(source, false, 0, &mut loops, &mut out);
@@ -105,7 +107,8 @@ fn is_identifier(k: &str) -> bool {
 
 /// The steps of an attribute string: `'a.0.b'` is key `a`, index 0, key `b`.
 fn attribute_path(text: &str) -> Option<Vec<Seg>> {
-    if text.is_empty() {
+    // Empty, or several attributes at once (`'a,b'`): not one path.
+    if text.is_empty() || text.contains([',', ' ']) {
         return None;
     }
     text.split('.')
@@ -259,16 +262,18 @@ fn tested(code: &Code<'_>, end: usize) -> bool {
 }
 
 /// Scans one expression, or one part of a template. `loops` maps the loop variables
-/// seen so far (`for r in repos`) to the path of their items.
+/// seen so far (`for r in repos`) to the path of their items; group ids start at `base`.
+/// Returns how many group ids the part may use.
 fn scan(
     text: &str,
     statement: bool,
-    part: usize,
+    base: usize,
     loops: &mut HashMap<String, Vec<Seg>>,
     out: &mut Reads,
-) {
+) -> usize {
     let (toks, spans): (Vec<_>, Vec<_>) = spanned_tokens(text).into_iter().unzip();
-    let groups = alternatives(&toks, part);
+    let ids = toks.len() + 1;
+    let groups = alternatives(&toks, base);
     let code = Code {
         text,
         toks,
@@ -328,6 +333,7 @@ fn scan(
         filters(&code, end, &segments, group, out);
         push(out, segments, code.text_of(k, end), group);
     }
+    ids
 }
 
 fn push(out: &mut Reads, segments: Vec<Seg>, written: &str, group: Option<usize>) {
@@ -341,9 +347,9 @@ fn push(out: &mut Reads, segments: Vec<Seg>, written: &str, group: Option<usize>
 }
 
 /// The group of each token: the bracket it sits in, when that is the argument list of
-/// `coalesce` or holds an `or` (at its own depth); else none. Groups of different parts
-/// of a template differ.
-fn alternatives(toks: &[Tok<'_>], part: usize) -> Vec<Option<usize>> {
+/// `coalesce` or holds an `or` (at its own depth); else none. Ids are `base` plus the
+/// region's, so groups of different parts of a template differ.
+fn alternatives(toks: &[Tok<'_>], base: usize) -> Vec<Option<usize>> {
     let mut enclosing = Vec::with_capacity(toks.len());
     let mut stack: Vec<usize> = Vec::new();
     // Region id: the index of its opening bracket plus one; 0 for the top level.
@@ -370,7 +376,6 @@ fn alternatives(toks: &[Tok<'_>], part: usize) -> Vec<Option<usize>> {
             }
         }
     }
-    let base = (part + 1) * (toks.len() + 2);
     enclosing
         .into_iter()
         .map(|r| (has_or[r] || coalesce[r]).then_some(base + r))
@@ -612,6 +617,21 @@ mod tests {
             texts("a.items() + b[1:].x + f(c).d + e[:2]"),
             ["a", "c", "e"]
         );
+    }
+
+    #[test]
+    fn alternatives_share_a_group_and_parts_of_a_template_do_not() {
+        let groups = |src: &str| -> Vec<Option<usize>> {
+            reads(src).reads.iter().map(|r| r.group).collect()
+        };
+        let g = groups("coalesce(a.x, a.y) + b.z");
+        assert!(g[0].is_some() && g[0] == g[1] && g[2].is_none(), "{g:?}");
+        let g = groups("(a.x or a.y) + (b.x or b.y)");
+        assert!(g[0] == g[1] && g[2] == g[3] && g[0] != g[2], "{g:?}");
+        let g = groups("<< (p or q) >> text << (r or s) >> << coalesce(t, u) >>");
+        assert!(g[0] == g[1] && g[0] != g[2] && g[2] != g[4], "{g:?}");
+        // A sum is no alternative.
+        assert_eq!(groups("a.x + a.y"), [None, None]);
     }
 
     #[test]
