@@ -517,8 +517,23 @@ fn filters(
                 read_in_items(attribute(Some(0), "key"));
                 return read_in_items(attribute(Some(1), "value"));
             }
-            "get" if first => {
-                if let Some((path, text)) = attribute(Some(0), "path") {
+            // `detected | match(expected, by='a')`: `a` in the items of both.
+            "match" if first => {
+                read_in_items(attribute(Some(1), "by"));
+                if let (Some(mut other), Some((path, text))) = (
+                    args.get(Some(0), "expected")
+                        .and_then(|r| plain_path(code, r, &HashMap::new())),
+                    attribute(Some(1), "by"),
+                ) {
+                    other.push(Seg::Each);
+                    other.extend(path);
+                    push(out, other, text, group);
+                }
+                return;
+            }
+            "get" | "attr" if first => {
+                let name = if filter == "get" { "path" } else { "name" };
+                if let Some((path, text)) = attribute(Some(0), name) {
                     let mut full = receiver.to_vec();
                     full.extend(path);
                     push(out, full, text, group);
@@ -544,35 +559,58 @@ fn builtin_call(
     loops: &HashMap<String, Vec<Seg>>,
     out: &mut Reads,
 ) {
-    let paths: &[(Option<usize>, &str)] = match name {
-        "get" => &[(Some(1), "path")],
-        "sort_by" | "count_by" | "group_by" | "distinct" => &[(Some(1), "attribute")],
-        "top" => &[(Some(2), "by")],
-        "to_map" => &[(Some(1), "key"), (Some(2), "value")],
+    // The arguments that are lists (or, for `get`, the object) and the string paths read
+    // in their items.
+    type Params = &'static [(Option<usize>, &'static str)];
+    let (lists, paths): (Params, Params) = match name {
+        "get" => (&[(Some(0), "obj")], &[(Some(1), "path")]),
+        "sort_by" | "count_by" | "group_by" | "distinct" => {
+            (&[(Some(0), "items")], &[(Some(1), "attribute")])
+        }
+        "top" => (&[(Some(0), "items")], &[(Some(2), "by")]),
+        "to_map" => (
+            &[(Some(0), "items")],
+            &[(Some(1), "key"), (Some(2), "value")],
+        ),
+        "match" => (
+            &[(Some(0), "detected"), (Some(1), "expected")],
+            &[(Some(2), "by")],
+        ),
         _ => return,
     };
     let args = code.arguments(k + 1);
-    let Some(first) = args.get(Some(0), if name == "get" { "obj" } else { "items" }) else {
-        return;
-    };
-    let Some((mut base, end)) = chain(code, first.start, loops) else {
-        return;
-    };
-    if end != first.end || !matches!(code.tok(first.start), Some(Tok::Ident(_))) {
-        return; // not a plain path
-    }
-    if name != "get" {
-        base.push(Seg::Each);
-    }
-    for (n, key) in paths {
-        let Some(text) = args.get(*n, key).and_then(|r| code.string(r)) else {
+    for (n, list) in lists {
+        let Some(mut base) = args.get(*n, list).and_then(|r| plain_path(code, r, loops)) else {
             continue;
         };
-        if let Some(path) = attribute_path(text) {
-            let mut full = base.clone();
-            full.extend(path);
-            push(out, full, text, code.groups[k]);
+        if name != "get" {
+            base.push(Seg::Each);
         }
+        for (n, key) in paths {
+            let Some(text) = args.get(*n, key).and_then(|r| code.string(r)) else {
+                continue;
+            };
+            if let Some(path) = attribute_path(text) {
+                let mut full = base.clone();
+                full.extend(path);
+                push(out, full, text, code.groups[k]);
+            }
+        }
+    }
+}
+
+/// The path that is the whole of token range `r` (`xs`, `a.b[0]`), if it is one.
+fn plain_path(
+    code: &Code<'_>,
+    r: &Range<usize>,
+    loops: &HashMap<String, Vec<Seg>>,
+) -> Option<Vec<Seg>> {
+    if !matches!(code.tok(r.start), Some(Tok::Ident(_))) {
+        return None;
+    }
+    match chain(code, r.start, loops)? {
+        (path, end) if end == r.end => Some(path),
+        _ => None,
     }
 }
 
@@ -610,6 +648,22 @@ mod tests {
                 "get(d, 'a.0.b', 1) + (xs | sort_by('k.v') | length) + count_by(ys, attribute='s')"
             ),
             ["d.a[0].b", "d", "xs[*].k.v", "xs", "ys[*].s", "ys"]
+        );
+        assert_eq!(
+            texts(
+                "match(found, truth.cves, by='id') + (found | match(expected, by='k.v')).tp + (x | attr('n'))"
+            ),
+            [
+                "found[*].id",
+                "truth.cves[*].id",
+                "found",
+                "truth.cves",
+                "found[*].k.v",
+                "expected[*].k.v",
+                "expected",
+                "x.n",
+                "x"
+            ]
         );
         // A method other than `.get`, a slice read from and a call result are not
         // followed further; a slice by itself stands for its list.

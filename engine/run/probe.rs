@@ -618,6 +618,17 @@ impl Walk<'_> {
         if self.segments[depth] == Seg::Each {
             return self.each(value, depth);
         }
+        // Plain items (ids, not records) are their own key for caldera's built-ins
+        // (`match(ids, records, by='id')`): no key to look for in them.
+        if depth > 0
+            && self.segments[depth - 1] == Seg::Each
+            && matches!(
+                value.kind(),
+                ValueKind::String | ValueKind::Number | ValueKind::Bool
+            )
+        {
+            return Outcome::Unchecked;
+        }
         let next = match &self.segments[depth] {
             Seg::Key(k) => value.get_attr(k).unwrap_or(Value::UNDEFINED),
             Seg::Index(n) => value.get_item(&Value::from(*n)).unwrap_or(Value::UNDEFINED),
