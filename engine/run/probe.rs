@@ -4,8 +4,13 @@
 //!
 //! - a field path (`truth.expectd.cves`) or name that never matched anything, with the
 //!   keys found where it stopped (a misspelled path reads as undefined, which minijinja
-//!   lets through: the judge would fall through to `when_no_data` or count nothing);
-//! - a JSONPath selector that never matched anything;
+//!   lets through: the judge would fall through to `when_no_data` or count nothing).
+//!   Every read `load/reads.rs` finds is followed: `.get('k')`, subscripts, attribute
+//!   strings of filters, string paths of built-ins, loop variables. A read under a guard
+//!   that is undefined or `none` (a branch that did not run), into an empty list, or
+//!   with an alternative that matched does not count;
+//! - a JSONPath selector that never matched anything (a `null` it matched counts), with
+//!   how far it got and the keys there;
 //! - an expression that raised (an unknown filter named in a string, a type error);
 //! - record-list items whose keys shadow a run-context name the record reads.
 
