@@ -48,6 +48,20 @@ pub struct Read {
     /// Reads that are alternatives of one another (the arguments of `coalesce`, the
     /// sides of `or`) share a group: one of them matching is enough.
     pub group: Option<usize>,
+    /// The branch the read is in: conditions that must hold (or not) for it to run
+    /// (`<% if c %>`, `x if c else y`).
+    pub conditions: Vec<Condition>,
+}
+
+/// A condition of a branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    /// The expression, as written.
+    pub source: String,
+    /// Whether the branch runs when it is true (else when it is false).
+    pub holds: bool,
+    /// The names it reads (a condition on a loop variable cannot be evaluated alone).
+    pub names: Vec<String>,
 }
 
 /// The reads and guards of one expression or template.
@@ -66,11 +80,114 @@ pub fn reads(source: &str) -> Reads {
     if source.contains("<<") || source.contains("<%") {
         // Group ids of each part start after the last part's.
         let mut base = 0;
+        let mut blocks = Blocks::default();
         for (code, statement) in template_parts(source) {
-            base += scan(code, statement, base, &mut loops, &mut out);
+            let keyword = if statement { first_word(code) } else { "" };
+            blocks.before(keyword);
+            let outer = blocks.conditions();
+            base += scan(code, statement, base, &outer, &mut loops, &mut out);
+            blocks.after(keyword, code);
         }
     } else {
-        scan(source, false, 0, &mut loops, &mut out);
+        scan(source, false, 0, &[], &mut loops, &mut out);
+    }
+    out
+}
+
+fn first_word(code: &str) -> &str {
+    code.split_whitespace().next().unwrap_or("")
+}
+
+/// The `if` blocks a template part is in (`for` blocks only keep the nesting right).
+#[derive(Default)]
+struct Blocks {
+    open: Vec<Block>,
+}
+
+#[derive(Default)]
+struct Block {
+    is_if: bool,
+    /// Conditions of earlier branches (`if`, `elif`): false in this one.
+    earlier: Vec<(String, Vec<String>)>,
+    /// The condition of this branch; none in `else`.
+    current: Option<(String, Vec<String>)>,
+}
+
+impl Blocks {
+    /// Before the part with statement `keyword` is scanned: an `elif` or `else` leaves
+    /// the branch before it (its own condition runs only when the earlier ones are false).
+    fn before(&mut self, keyword: &str) {
+        if matches!(keyword, "elif" | "else")
+            && let Some(block) = self.open.last_mut().filter(|b| b.is_if)
+            && let Some(c) = block.current.take()
+        {
+            block.earlier.push(c);
+        }
+    }
+
+    /// After it: an `if` or `elif` opens its branch, `for` a block; `endif`, `endfor`
+    /// close one.
+    fn after(&mut self, keyword: &str, code: &str) {
+        let condition = || {
+            let text = code.trim_start().strip_prefix(keyword).unwrap_or("").trim();
+            (text.to_owned(), names_in(text))
+        };
+        match keyword {
+            "if" => self.open.push(Block {
+                is_if: true,
+                earlier: Vec::new(),
+                current: Some(condition()),
+            }),
+            "elif" => {
+                if let Some(block) = self.open.last_mut() {
+                    block.current = Some(condition());
+                }
+            }
+            "for" => self.open.push(Block::default()),
+            "endif" | "endfor" => {
+                self.open.pop();
+            }
+            _ => {}
+        }
+    }
+
+    /// The conditions of the branches the next part is in.
+    fn conditions(&self) -> Vec<Condition> {
+        let mut out = Vec::new();
+        for block in &self.open {
+            for (source, names) in &block.earlier {
+                out.push(Condition {
+                    source: source.clone(),
+                    holds: false,
+                    names: names.clone(),
+                });
+            }
+            if let Some((source, names)) = &block.current {
+                out.push(Condition {
+                    source: source.clone(),
+                    holds: true,
+                    names: names.clone(),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The names an expression reads (not functions, filters, tests or attributes).
+fn names_in(code: &str) -> Vec<String> {
+    let toks: Vec<Tok<'_>> = spanned_tokens(code).into_iter().map(|(t, _)| t).collect();
+    let mut out: Vec<String> = Vec::new();
+    for (k, tok) in toks.iter().enumerate() {
+        if let Tok::Ident(name) = tok
+            && role(&toks, k, name) == Role::Name
+            && !KEYWORDS.contains(name)
+            && !matches!(*name, "true" | "false" | "none" | "True" | "False" | "None")
+            && toks.get(k + 1) != Some(&Tok::Punct(b'('))
+            && !out.iter().any(|n| n == name)
+        {
+            out.push((*name).to_owned());
+        }
     }
     out
 }
@@ -127,6 +244,8 @@ struct Code<'a> {
     spans: Vec<Range<usize>>,
     /// For each token, the group its reads belong to (see [`Read::group`]).
     groups: Vec<Option<usize>>,
+    /// For each token, the branch it is in (the template's, then inline `if`s).
+    branches: Vec<Vec<Condition>>,
 }
 
 impl<'a> Code<'a> {
@@ -268,18 +387,21 @@ fn scan(
     text: &str,
     statement: bool,
     base: usize,
+    outer: &[Condition],
     loops: &mut HashMap<String, Vec<Seg>>,
     out: &mut Reads,
 ) -> usize {
     let (toks, spans): (Vec<_>, Vec<_>) = spanned_tokens(text).into_iter().unzip();
     let ids = toks.len() + 1;
     let groups = alternatives(&toks, base);
-    let code = Code {
+    let mut code = Code {
         text,
         toks,
         spans,
         groups,
+        branches: Vec::new(),
     };
+    code.branches = inline_branches(&code, statement, outer);
     let for_loop = statement && code.tok(0) == Some(Tok::Ident("for"));
     for k in 0..code.toks.len() {
         let Some(Tok::Ident(name)) = code.tok(k) else {
@@ -330,20 +452,108 @@ fn scan(
         } else {
             code.groups[k]
         };
-        filters(&code, end, &segments, group, out);
-        push(out, segments, code.text_of(k, end), group);
+        filters(&code, k, end, &segments, group, out);
+        push(out, &code, k, segments, code.text_of(k, end), group);
     }
     ids
 }
 
-fn push(out: &mut Reads, segments: Vec<Seg>, written: &str, group: Option<usize>) {
-    if !out.reads.iter().any(|r| r.segments == segments) {
+/// Adds a read found at token `k`, once per branch it is in.
+fn push(
+    out: &mut Reads,
+    code: &Code<'_>,
+    k: usize,
+    segments: Vec<Seg>,
+    written: &str,
+    group: Option<usize>,
+) {
+    let conditions = code.branches.get(k).cloned().unwrap_or_default();
+    if !out
+        .reads
+        .iter()
+        .any(|r| r.segments == segments && r.conditions == conditions)
+    {
         out.reads.push(Read {
             segments,
             written: written.to_owned(),
             group,
+            conditions,
         });
     }
+}
+
+/// The branch of each token: `outer` (the template's), then the inline `x if c else y`
+/// it is in (`x` runs when `c` holds, `y` when it does not).
+fn inline_branches(code: &Code<'_>, statement: bool, outer: &[Condition]) -> Vec<Vec<Condition>> {
+    let toks = &code.toks;
+    let n = toks.len();
+    let mut out = vec![outer.to_vec(); n];
+    for i in 0..n {
+        if toks[i] != Tok::Ident("if") || (statement && i == 0) {
+            continue;
+        }
+        let Some(e) = matching_else(toks, i) else {
+            continue;
+        };
+        let stop = |t: Tok<'_>| matches!(t, Tok::Punct(b',' | b':')) || t == Tok::Ident("else");
+        // Back to the start of the value: a `,`, `:`, `else` or opening bracket.
+        let mut start = i;
+        let mut depth = 0usize;
+        while start > 0 {
+            match toks[start - 1] {
+                Tok::Punct(b')' | b']' | b'}') => depth += 1,
+                Tok::Punct(b'(' | b'[' | b'{') if depth == 0 => break,
+                Tok::Punct(b'(' | b'[' | b'{') => depth -= 1,
+                t if depth == 0 && stop(t) => break,
+                _ => {}
+            }
+            start -= 1;
+        }
+        // On to the end of the other value: a `,`, `:` or closing bracket.
+        let mut end = e + 1;
+        let mut depth = 0usize;
+        while end < n {
+            match toks[end] {
+                Tok::Punct(b'(' | b'[' | b'{') => depth += 1,
+                Tok::Punct(b')' | b']' | b'}') if depth == 0 => break,
+                Tok::Punct(b')' | b']' | b'}') => depth -= 1,
+                Tok::Punct(b',' | b':') if depth == 0 => break,
+                _ => {}
+            }
+            end += 1;
+        }
+        let source = code.text_of(i + 1, e).to_owned();
+        let names = names_in(&source);
+        for (range, holds) in [(start..i, true), (e + 1..end, false)] {
+            for branch in &mut out[range] {
+                branch.push(Condition {
+                    source: source.clone(),
+                    holds,
+                    names: names.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The `else` of the inline `if` at `i`, at its bracket depth (nested `if`s between
+/// have their own).
+fn matching_else(toks: &[Tok<'_>], i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut nested = 0usize;
+    for (k, tok) in toks.iter().enumerate().skip(i + 1) {
+        match tok {
+            Tok::Punct(b'(' | b'[' | b'{') => depth += 1,
+            Tok::Punct(b')' | b']' | b'}') if depth == 0 => return None,
+            Tok::Punct(b')' | b']' | b'}') => depth -= 1,
+            Tok::Ident("if") if depth == 0 => nested += 1,
+            Tok::Ident("else") if depth == 0 && nested == 0 => return Some(k),
+            Tok::Ident("else") if depth == 0 => nested -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The group of each token: the bracket it sits in, when that is the argument list of
@@ -457,6 +667,7 @@ fn chain(
 /// in each item of the list the filter goes over.
 fn filters(
     code: &Code<'_>,
+    k: usize,
     mut at: usize,
     receiver: &[Seg],
     group: Option<usize>,
@@ -482,7 +693,7 @@ fn filters(
             if let Some((path, text)) = found {
                 let mut full = items.clone();
                 full.extend(path);
-                push(out, full, text, group);
+                push(out, code, k, full, text, group);
             }
         };
         match filter {
@@ -527,7 +738,7 @@ fn filters(
                 ) {
                     other.push(Seg::Each);
                     other.extend(path);
-                    push(out, other, text, group);
+                    push(out, code, k, other, text, group);
                 }
                 return;
             }
@@ -536,7 +747,7 @@ fn filters(
                 if let Some((path, text)) = attribute(Some(0), name) {
                     let mut full = receiver.to_vec();
                     full.extend(path);
-                    push(out, full, text, group);
+                    push(out, code, k, full, text, group);
                 }
                 return;
             }
@@ -593,7 +804,7 @@ fn builtin_call(
             if let Some(path) = attribute_path(text) {
                 let mut full = base.clone();
                 full.extend(path);
-                push(out, full, text, code.groups[k]);
+                push(out, code, k, full, text, code.groups[k]);
             }
         }
     }
@@ -686,6 +897,46 @@ mod tests {
         assert!(g[0] == g[1] && g[0] != g[2] && g[2] != g[4], "{g:?}");
         // A sum is no alternative.
         assert_eq!(groups("a.x + a.y"), [None, None]);
+    }
+
+    #[test]
+    fn reads_know_the_branch_they_are_in() {
+        let branch = |src: &str, path: &str| -> Vec<(String, bool)> {
+            reads(src)
+                .reads
+                .iter()
+                .find(|r| display(&r.segments) == path)
+                .map(|r| {
+                    r.conditions
+                        .iter()
+                        .map(|c| (c.source.clone(), c.holds))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let t = "<% if a %><< x.p >><% elif b %><< x.q >><% else %><< x.r >><% endif %><< x.s >>";
+        assert_eq!(branch(t, "x.p"), [("a".to_owned(), true)]);
+        assert_eq!(
+            branch(t, "x.q"),
+            [("a".to_owned(), false), ("b".to_owned(), true)]
+        );
+        assert_eq!(
+            branch(t, "x.r"),
+            [("a".to_owned(), false), ("b".to_owned(), false)]
+        );
+        assert!(branch(t, "x.s").is_empty());
+        let e = "f(y.p | g(1) if c.d else y.q, y.r) + (y.s if k else y.t if m else y.u)";
+        assert_eq!(branch(e, "y.p"), [("c.d".to_owned(), true)]);
+        assert_eq!(branch(e, "y.q"), [("c.d".to_owned(), false)]);
+        assert!(branch(e, "y.r").is_empty());
+        assert_eq!(
+            branch(e, "y.t"),
+            [("k".to_owned(), false), ("m".to_owned(), true)]
+        );
+        assert_eq!(
+            branch(e, "y.u"),
+            [("k".to_owned(), false), ("m".to_owned(), false)]
+        );
     }
 
     #[test]

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use indexmap::IndexMap;
-use minijinja::Environment;
 use minijinja::value::{Value, ValueKind};
+use minijinja::{Environment, Expression};
 
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
@@ -30,7 +30,7 @@ use crate::evidence::select::{Reach, Selector};
 use crate::load::inputs::Inputs;
 use crate::load::judge::JudgePlan;
 use crate::load::names::FreeNames;
-use crate::load::reads::{Seg, display};
+use crate::load::reads::{Condition, Seg, display};
 use crate::load::suite::Suite;
 use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
@@ -235,6 +235,8 @@ struct Traced {
     written: String,
     /// Alternatives share a group (`coalesce(a.x, a.y)`): one matching is enough.
     group: Option<usize>,
+    /// The conditions of the branch it is in, compiled, with the truth each needs.
+    branch: Vec<(Expression<'static, 'static>, bool)>,
     matched: bool,
     /// How many leading segments were found at best, and the keys there.
     deepest: usize,
@@ -343,11 +345,20 @@ impl<'a> FileProbe<'a> {
                         .iter()
                         .any(|other| other.group == t.group && other.matched)
             };
-            for t in site
-                .traced
-                .iter()
-                .filter(|t| !t.matched && t.times > 0 && !alternative_matched(t))
-            {
+            // The same path read in several branches: one report, none if it matched.
+            let mut seen: Vec<&[Seg]> = Vec::new();
+            let path_matched = |t: &Traced| {
+                site.traced
+                    .iter()
+                    .any(|other| other.matched && other.segments == t.segments)
+            };
+            for t in site.traced.iter().filter(|t| {
+                !t.matched && t.times > 0 && !alternative_matched(t) && !path_matched(t)
+            }) {
+                if seen.contains(&t.segments.as_slice()) {
+                    continue;
+                }
+                seen.push(&t.segments);
                 out.push(self.locate(never_matched(t), path, Some(&t.written)));
             }
         }
@@ -469,9 +480,12 @@ impl Probe for FileProbe<'_> {
             .paths
             .entry(path.to_owned())
             .or_insert_with(|| site(source, self.free_names.get(source)));
-        // Only what the item holds: `item.key`, or a key of the item read as a name.
+        // Only what the item holds: `item.key`, or a key of the item read as a name; and
+        // not in a branch, whose conditions may read fields the item never got.
         let of_item = |t: &Traced| match t.segments.first() {
-            Some(Seg::Key(root)) => root == "item" || item.field(root).is_some(),
+            Some(Seg::Key(root)) => {
+                t.branch.is_empty() && (root == "item" || item.field(root).is_some())
+            }
             _ => false,
         };
         let guards = &site.guards;
@@ -581,6 +595,9 @@ const ITEMS_FOLLOWED: usize = 1000;
 /// Follows `t` in `scope`, noting how far it got. A read under a guard that is undefined
 /// or `none` does not count.
 fn trace(t: &mut Traced, guards: &[Vec<Seg>], scope: &Value) {
+    if !branch_runs(&t.branch, scope) {
+        return;
+    }
     let segments = t.segments.clone();
     let outcome = Walk {
         segments: &segments,
@@ -596,6 +613,34 @@ fn trace(t: &mut Traced, guards: &[Vec<Seg>], scope: &Value) {
         Outcome::Missed => t.times += 1,
         Outcome::Unchecked => {}
     }
+}
+
+/// Whether the branch of a read runs in `scope`: each condition has the truth it needs
+/// (one that cannot be evaluated is taken to hold: the read is checked).
+fn branch_runs(branch: &[(Expression<'static, 'static>, bool)], scope: &Value) -> bool {
+    branch
+        .iter()
+        .all(|(condition, holds)| match condition.eval(scope) {
+            Ok(value) => value.is_true() == *holds,
+            Err(_) => true,
+        })
+}
+
+/// The conditions of a branch that can be evaluated in the scope of the expression:
+/// those that read only its free names (not a loop variable), compiled.
+fn compile_branch(
+    conditions: Vec<Condition>,
+    free: &[String],
+) -> Vec<(Expression<'static, 'static>, bool)> {
+    let env = crate::render::shared();
+    conditions
+        .into_iter()
+        .filter(|c| c.names.iter().all(|n| free.contains(n)))
+        .filter_map(|c| {
+            let compiled = env.compile_expression_owned(c.source).ok()?;
+            Some((compiled, c.holds))
+        })
+        .collect()
 }
 
 /// One walk of a path through a scope.
@@ -721,6 +766,7 @@ fn site(source: &str, free: Option<&Vec<String>>) -> Site {
             segments: r.segments,
             written: r.written,
             group: r.group,
+            branch: compile_branch(r.conditions, free),
             matched: false,
             deepest: 0,
             keys: BTreeSet::new(),
@@ -838,6 +884,17 @@ mod tests {
         assert_eq!(t.times, 0);
         let t = traced("bonus if bonus is defined else 0", &serde_json::json!({}));
         assert_eq!(t.times, 0);
+        // A branch whose condition is false where it is read did not run.
+        let t = traced(
+            "<% if use_baseline %><< baseline.synthetic_score >><% endif %>",
+            &serde_json::json!({"use_baseline": false, "baseline": {}}),
+        );
+        assert_eq!(t.times, 0);
+        let t = traced(
+            "baseline.synthetic_score if use_baseline else 0",
+            &serde_json::json!({"use_baseline": true, "baseline": {}}),
+        );
+        assert_eq!((t.matched, t.times), (false, 1));
         // With the guard's value there, a misspelled key under it is still a miss.
         let t = traced(
             "<% if baseline is not none %><< baseline.synthetic_scor >><% endif %>",
