@@ -14,9 +14,9 @@
 //! - an expression that raised (an unknown filter named in a string, a type error);
 //! - record-list items whose keys shadow a run-context name the record reads.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use indexmap::IndexMap;
 use minijinja::value::{Value, ValueKind};
@@ -236,7 +236,7 @@ struct Traced {
     /// Alternatives share a group (`coalesce(a.x, a.y)`): one matching is enough.
     group: Option<usize>,
     /// The conditions of the branch it is in, compiled, with the truth each needs.
-    branch: Vec<(Expression<'static, 'static>, bool)>,
+    branch: Vec<(Arc<Expression<'static, 'static>>, bool)>,
     matched: bool,
     /// How many leading segments were found at best, and the keys there.
     deepest: usize,
@@ -523,10 +523,22 @@ impl Probe for FileProbe<'_> {
         if over_repos(&rec.for_each) {
             return; // their keys (`id`, `result`, `truth`) are the documented join
         }
+        // The context names the record reads, found once for all its items.
+        let mut read: Option<Vec<&str>> = None;
         for (n, item) in items.iter().enumerate() {
             let Doc::Object(map) = item else { continue };
             for name in CONTEXT_NAMES {
-                if map.get(name).is_some() && reads(rec, name, self.free_names) {
+                if map.get(name).is_none() {
+                    continue;
+                }
+                let read = read.get_or_insert_with(|| {
+                    CONTEXT_NAMES
+                        .iter()
+                        .copied()
+                        .filter(|name| reads(rec, name, self.free_names))
+                        .collect()
+                });
+                if read.contains(name) {
                     let label = crate::evidence::eval::item_label(item, n);
                     if let Ok(mut state) = self.state.lock() {
                         state
@@ -572,10 +584,13 @@ fn reads(rec: &RecordsPlan, name: &str, free: &FreeNames) -> bool {
 
 /// Whether a field path of the expression or template `source` starts at `name`.
 fn first_segment_is(source: &str, name: &str, free: &FreeNames) -> bool {
-    site(source, free.get(source))
-        .traced
-        .iter()
-        .any(|t| t.segments.first() == Some(&Seg::Key(name.to_owned())))
+    with_free_reads(source, free.get(source), |found, _| {
+        found
+            .reads
+            .iter()
+            .any(|r| matches!(r.segments.first(), Some(Seg::Key(root)) if root == name))
+    })
+    .unwrap_or(false)
 }
 
 /// What following a path through one scope showed.
@@ -617,7 +632,7 @@ fn trace(t: &mut Traced, guards: &[Vec<Seg>], scope: &Value) {
 
 /// Whether the branch of a read runs in `scope`: each condition has the truth it needs
 /// (one that cannot be evaluated is taken to hold: the read is checked).
-fn branch_runs(branch: &[(Expression<'static, 'static>, bool)], scope: &Value) -> bool {
+fn branch_runs(branch: &[(Arc<Expression<'static, 'static>>, bool)], scope: &Value) -> bool {
     branch
         .iter()
         .all(|(condition, holds)| match condition.eval(scope) {
@@ -628,17 +643,22 @@ fn branch_runs(branch: &[(Expression<'static, 'static>, bool)], scope: &Value) -
 
 /// The conditions of a branch that can be evaluated in the scope of the expression:
 /// those that read only its free names (not a loop variable), compiled.
+/// Each condition is compiled once per expression (`compiled`, by its text).
 fn compile_branch(
     conditions: Vec<Condition>,
     free: &[String],
-) -> Vec<(Expression<'static, 'static>, bool)> {
+    compiled: &mut HashMap<String, Option<Arc<Expression<'static, 'static>>>>,
+) -> Vec<(Arc<Expression<'static, 'static>>, bool)> {
     let env = crate::render::shared();
     conditions
         .into_iter()
         .filter(|c| c.names.iter().all(|n| free.contains(n)))
         .filter_map(|c| {
-            let compiled = env.compile_expression_owned(c.source).ok()?;
-            Some((compiled, c.holds))
+            let expr = compiled
+                .entry(c.source.clone())
+                .or_insert_with(|| env.compile_expression_owned(c.source).ok().map(Arc::new))
+                .clone()?;
+            Some((expr, c.holds))
         })
         .collect()
 }
@@ -740,43 +760,54 @@ impl Walk<'_> {
 /// variable of the template, not a function, filter or test), and its guards. `free`
 /// is the source's free names when load found them; else they are found here.
 fn site(source: &str, free: Option<&Vec<String>>) -> Site {
-    let template = source.contains("<<") || source.contains("<%");
+    let built = with_free_reads(source, free, |found, free| {
+        let mut compiled = HashMap::new();
+        let traced = found
+            .reads
+            .into_iter()
+            .map(|r| Traced {
+                segments: r.segments,
+                written: r.written,
+                group: r.group,
+                branch: compile_branch(r.conditions, free, &mut compiled),
+                matched: false,
+                deepest: 0,
+                keys: BTreeSet::new(),
+                times: 0,
+            })
+            .collect();
+        Site {
+            traced,
+            guards: found.guards,
+        }
+    });
+    built.unwrap_or(Site {
+        traced: Vec::new(),
+        guards: Vec::new(),
+    })
+}
+
+/// Calls `f` with the reads of `source` whose root is a free name, and the free names;
+/// `None` when `source` does not compile.
+fn with_free_reads<T>(
+    source: &str,
+    free: Option<&Vec<String>>,
+    f: impl FnOnce(crate::load::reads::Reads, &[String]) -> T,
+) -> Option<T> {
     let parsed;
     let free: &[String] = match free {
         Some(free) => free,
-        None => match free_names(source, template) {
-            Some(found) => {
-                parsed = found;
-                &parsed
-            }
-            None => {
-                return Site {
-                    traced: Vec::new(),
-                    guards: Vec::new(),
-                };
-            }
-        },
+        None => {
+            let template = source.contains("<<") || source.contains("<%");
+            parsed = free_names(source, template)?;
+            &parsed
+        }
     };
-    let found = crate::load::reads::reads(source);
-    let traced = found
+    let mut found = crate::load::reads::reads(source);
+    found
         .reads
-        .into_iter()
-        .filter(|r| matches!(r.segments.first(), Some(Seg::Key(root)) if free.contains(root)))
-        .map(|r| Traced {
-            segments: r.segments,
-            written: r.written,
-            group: r.group,
-            branch: compile_branch(r.conditions, free),
-            matched: false,
-            deepest: 0,
-            keys: BTreeSet::new(),
-            times: 0,
-        })
-        .collect();
-    Site {
-        traced,
-        guards: found.guards,
-    }
+        .retain(|r| matches!(r.segments.first(), Some(Seg::Key(root)) if free.contains(root)));
+    Some(f(found, free))
 }
 
 /// The free names of `source`, parsed here; `None` when it does not compile.
