@@ -130,8 +130,26 @@ pub trait Probe: Sync {
     fn expression(&self, path: &str, source: &str, scope: &Value);
     /// The selector at `path` gave `found`.
     fn selected(&self, path: &str, found: &Doc);
+    /// The selector `sel` at `path` gave `found` in `root` (so a probe can tell how far
+    /// it got, and a `null` it matched from nothing).
+    fn selected_in(
+        &self,
+        path: &str,
+        sel: &crate::evidence::select::Selector,
+        root: &Doc,
+        found: &Doc,
+    ) {
+        let _ = (sel, root);
+        self.selected(path, found);
+    }
     /// The record list at `path` goes over `items`.
     fn records(&self, path: &str, rec: &RecordsPlan, items: &[Doc]);
+    /// The expression or template `source` at `path` is not evaluated for `item`, which
+    /// the record list's `where` dropped (`scope` is the item's): its reads of the item
+    /// can still be checked against the item's shape.
+    fn filtered_out(&self, path: &str, source: &str, item: &Doc, scope: &Value) {
+        let _ = (path, source, item, scope);
+    }
 }
 
 /// Tells `probe` about a value about to be computed with `scope` (expressions and the
@@ -219,14 +237,15 @@ fn compute(
 ) -> Result<Option<Doc>, EvalError> {
     Ok(Some(match value {
         ValuePlan::Select(sel) => {
-            let found = sel
-                .select(&ctx.root_with(evidence))
-                .map_err(|message| EvalError {
-                    key_path: path.to_owned(),
-                    item: None,
-                    message,
-                })?;
-            observe_after(probe, value, path, Some(&found));
+            let root = ctx.root_with(evidence);
+            let found = sel.select(&root).map_err(|message| EvalError {
+                key_path: path.to_owned(),
+                item: None,
+                message,
+            })?;
+            if let Some(probe) = probe {
+                probe.selected_in(path, sel, &root, &found);
+            }
             found
         }
         ValuePlan::Records(rec) => {
@@ -419,7 +438,7 @@ fn eval_records(
                 message,
             })?;
             if let Some(probe) = probe {
-                probe.selected(&for_each_path, &Doc::from(items.clone()));
+                probe.selected_in(&for_each_path, sel, root, &Doc::from(items.clone()));
             }
             items
         }
@@ -739,6 +758,17 @@ fn eval_items(
                 message: error_text(&e),
             })?;
             if !keep.is_true() {
+                if let Some(probe) = probe {
+                    for ((_, p, _), (_, plan)) in fields.iter().zip(&rec.fields) {
+                        match plan {
+                            ValuePlan::Expr(e) => {
+                                probe.filtered_out(p, e.source(), item, &item_value)
+                            }
+                            ValuePlan::Template(t) => probe.filtered_out(p, t, item, &item_value),
+                            _ => {}
+                        }
+                    }
+                }
                 continue;
             }
         }

@@ -107,6 +107,92 @@ impl Selector {
     }
 }
 
+/// How far a selector of names, indices and wildcards got in a document (see
+/// [`Selector::reach`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reach {
+    /// Whether every step found something (a `null` counts: the key is there).
+    pub complete: bool,
+    /// The selector up to the last step that found something (`$.repos[*].result`).
+    pub found: String,
+    /// The name the next step looked for, when it was a name.
+    pub missing: Option<String>,
+    /// The keys of the objects where that name was looked for, for "did you mean".
+    pub keys: Vec<String>,
+    /// How many steps found something.
+    pub steps: usize,
+    /// Whether it stopped at an empty list (a wildcard or index with nothing to take):
+    /// nothing there to check, rather than a misspelled key.
+    pub empty_list: bool,
+}
+
+/// Keys kept for "did you mean".
+const REACH_KEYS: usize = 64;
+
+impl Selector {
+    /// How far the selector gets in `root`, step by step; `None` for a selector with
+    /// filters, slices or descendants, which is not followed step by step.
+    pub fn reach(&self, root: &Doc) -> Option<Reach> {
+        let steps = self.simple.as_ref()?;
+        let mut current = vec![root.clone()];
+        let mut found = String::from("$");
+        for (n, step) in steps.iter().enumerate() {
+            let mut next = Vec::new();
+            let mut keys = std::collections::BTreeSet::new();
+            let mut lists = false;
+            for node in &current {
+                match (step, node) {
+                    (Step::Name(name), Doc::Object(map)) => match map.get(name.as_str()) {
+                        Some(v) => next.push(v.clone()),
+                        None => keys.extend(map.keys().take(REACH_KEYS).map(|k| k.to_string())),
+                    },
+                    (Step::Index(i), Doc::Array(items)) => {
+                        lists = true;
+                        let idx = if *i < 0 { items.len() as i64 + i } else { *i };
+                        next.extend(
+                            usize::try_from(idx)
+                                .ok()
+                                .and_then(|i| items.get(i))
+                                .cloned(),
+                        );
+                    }
+                    (Step::Wildcard, Doc::Array(items)) => {
+                        lists = true;
+                        next.extend(items.iter().cloned());
+                    }
+                    (Step::Wildcard, Doc::Object(map)) => next.extend(map.values().cloned()),
+                    _ => {}
+                }
+            }
+            if next.is_empty() {
+                return Some(Reach {
+                    complete: false,
+                    found,
+                    missing: match step {
+                        Step::Name(name) => Some(name.clone()),
+                        _ => None,
+                    },
+                    keys: keys.into_iter().take(REACH_KEYS).collect(),
+                    steps: n,
+                    empty_list: lists,
+                });
+            }
+            match step {
+                Step::Name(name) => found.push_str(&format!(".{name}")),
+                Step::Index(i) => found.push_str(&format!("[{i}]")),
+                Step::Wildcard => found.push_str("[*]"),
+            }
+            current = next;
+        }
+        Some(Reach {
+            complete: true,
+            found,
+            steps: steps.len(),
+            ..Reach::default()
+        })
+    }
+}
+
 /// Folds a multi-line parser message (`--> 1:9`, a caret drawing, `= expected string`)
 /// into "at column 9: expected string".
 fn one_line(message: &str) -> String {

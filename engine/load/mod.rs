@@ -9,6 +9,7 @@ pub mod judge;
 pub mod lenient;
 pub mod names;
 pub mod patterns;
+pub mod reads;
 pub mod reasoning;
 pub mod suite;
 pub mod yaml;

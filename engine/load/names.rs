@@ -26,12 +26,16 @@ pub struct Uses {
     pub tests: Vec<String>,
 }
 
-/// One token of expression text, as far as name checks need to tell: identifiers, and
-/// one byte of anything else (a string or number literal counts as one `Other`).
-#[derive(Clone, Copy, PartialEq)]
-enum Tok<'a> {
+/// One token of expression text, as far as name checks need to tell: identifiers,
+/// string and number literals, and one byte of anything else.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum Tok<'a> {
     Ident(&'a str),
     Punct(u8),
+    /// A string literal's text between its quotes (escapes left as written).
+    Str(&'a str),
+    /// A number, with any letters glued to it (`1e5`).
+    Num(&'a str),
     Other,
 }
 
@@ -40,6 +44,11 @@ enum Tok<'a> {
 /// without its `unicode` feature. One pass and no regex: the scan runs on every
 /// expression of every judge at load, before the first model call.
 fn tokens(code: &str) -> Vec<Tok<'_>> {
+    spanned_tokens(code).into_iter().map(|(t, _)| t).collect()
+}
+
+/// [`tokens`] with the byte range each one covers in `code`.
+pub(crate) fn spanned_tokens(code: &str) -> Vec<(Tok<'_>, std::ops::Range<usize>)> {
     let bytes = code.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -51,14 +60,18 @@ fn tokens(code: &str) -> Vec<Tok<'_>> {
             continue;
         } else if b == b'"' || b == b'\'' {
             i = skip_string(bytes, i);
-            Tok::Other
+            // The text between the quotes, when the string is closed.
+            match code.get(start + 1..i.saturating_sub(1)) {
+                Some(text) if i > start + 1 && bytes.get(i - 1) == Some(&b) => Tok::Str(text),
+                _ => Tok::Other,
+            }
         } else if b.is_ascii_alphabetic() || b == b'_' {
             i = word_end(bytes, i);
             Tok::Ident(&code[start..i])
         } else if b.is_ascii_digit() {
             // A number, with any letters glued to it (`1e5`): never a name.
             i = word_end(bytes, i);
-            Tok::Other
+            Tok::Num(&code[start..i])
         } else {
             i += 1;
             if b.is_ascii() {
@@ -67,7 +80,7 @@ fn tokens(code: &str) -> Vec<Tok<'_>> {
                 Tok::Other
             }
         };
-        out.push(tok);
+        out.push((tok, start..i));
     }
     out
 }
@@ -82,7 +95,7 @@ fn word_end(bytes: &[u8], mut i: usize) -> usize {
 
 /// What an identifier is, from the tokens before it.
 #[derive(PartialEq)]
-enum Role {
+pub(crate) enum Role {
     /// `| name`.
     Filter,
     /// `is name`, `is not name`.
@@ -96,7 +109,7 @@ enum Role {
 }
 
 /// The role of the identifier `name` at token `k`.
-fn role(toks: &[Tok<'_>], k: usize, name: &str) -> Role {
+pub(crate) fn role(toks: &[Tok<'_>], k: usize, name: &str) -> Role {
     let before = |n: usize| k.checked_sub(n).map(|j| toks[j]);
     match (before(2), before(1)) {
         (_, Some(Tok::Punct(b'|'))) => Role::Filter,
@@ -110,7 +123,7 @@ fn role(toks: &[Tok<'_>], k: usize, name: &str) -> Role {
 }
 
 /// Operator words: never a name, never a call when `(` follows.
-const KEYWORDS: &[&str] = &["not", "and", "or", "in", "if", "else", "is"];
+pub(crate) const KEYWORDS: &[&str] = &["not", "and", "or", "in", "if", "else", "is"];
 
 /// Scans expression text (for a template: the text inside its delimiters) for calls,
 /// filters and tests, each listed once in order of first use. Free variables come from
@@ -187,7 +200,14 @@ pub fn paths(code: &str) -> Vec<Vec<&str>> {
 /// The code parts of a template (inside `<< >>` and `<% %>`, without the `-` of
 /// whitespace control), joined by newlines.
 pub fn template_code(src: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
+    let parts: Vec<&str> = template_parts(src).into_iter().map(|(c, _)| c).collect();
+    parts.join("\n")
+}
+
+/// The code parts of a template in order, each with whether it is a statement
+/// (`<% %>`) rather than an expression (`<< >>`).
+pub(crate) fn template_parts(src: &str) -> Vec<(&str, bool)> {
+    let mut parts = Vec::new();
     let mut rest = src;
     loop {
         let open = match (rest.find("<<"), rest.find("<%")) {
@@ -206,18 +226,19 @@ pub fn template_code(src: &str) -> String {
         match inner.find(close) {
             Some(end) => {
                 let code = &inner[..end];
-                parts.push(if statement {
+                let code = if statement {
                     code.strip_suffix('-').unwrap_or(code)
                 } else {
                     code
-                });
+                };
+                parts.push((code, statement));
                 rest = &inner[end + 2..];
             }
             // Not closed: look for the next opening after this one.
             None => rest = &rest[open + 1..],
         }
     }
-    parts.join("\n")
+    parts
 }
 
 /// Which functions, filters and tests the environment knows. Filters and tests have no

@@ -4,26 +4,33 @@
 //!
 //! - a field path (`truth.expectd.cves`) or name that never matched anything, with the
 //!   keys found where it stopped (a misspelled path reads as undefined, which minijinja
-//!   lets through: the judge would fall through to `when_no_data` or count nothing);
-//! - a JSONPath selector that never matched anything;
+//!   lets through: the judge would fall through to `when_no_data` or count nothing).
+//!   Every read `load/reads.rs` finds is followed: `.get('k')`, subscripts, attribute
+//!   strings of filters, string paths of built-ins, loop variables. A read under a guard
+//!   that is undefined or `none` (a branch that did not run), into an empty list, or
+//!   with an alternative that matched does not count;
+//! - a JSONPath selector that never matched anything (a `null` it matched counts), with
+//!   how far it got and the keys there;
 //! - an expression that raised (an unknown filter named in a string, a type error);
 //! - record-list items whose keys shadow a run-context name the record reads.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use indexmap::IndexMap;
-use minijinja::Environment;
 use minijinja::value::{Value, ValueKind};
+use minijinja::{Environment, Expression};
 
 use crate::diag::{Code, Diagnostic, Span, did_you_mean_help};
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, EvalError, Probe, evaluate_probed, full_scope};
 use crate::evidence::plan::{RecordsPlan, ValuePlan, condition_source};
+use crate::evidence::select::{Reach, Selector};
 use crate::load::inputs::Inputs;
 use crate::load::judge::JudgePlan;
-use crate::load::names::{FreeNames, paths, template_code};
+use crate::load::names::FreeNames;
+use crate::load::reads::{Condition, Seg, display};
 use crate::load::suite::Suite;
 use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
@@ -198,18 +205,38 @@ struct FileProbe<'a> {
 #[derive(Default)]
 struct State {
     /// Field paths read by each expression.
-    paths: IndexMap<String, Vec<Traced>>,
-    /// Each selector: its text, and whether it ever found something.
-    selectors: IndexMap<String, bool>,
+    paths: IndexMap<String, Site>,
+    /// Each selector by key path: whether it ever found something, and else how far it
+    /// got at best.
+    selectors: IndexMap<String, SelectorSeen>,
     /// Item keys shadowing a context name: (record list path, name) -> example item.
     shadows: IndexMap<(String, String), String>,
     /// Evaluation errors: key path -> (message, times).
     errors: IndexMap<String, (String, usize)>,
 }
 
+/// What one selector found over the suite's inputs.
+#[derive(Default)]
+struct SelectorSeen {
+    found: bool,
+    reach: Option<Reach>,
+}
+
+/// The reads of one expression, and its guards.
+struct Site {
+    traced: Vec<Traced>,
+    guards: Vec<Vec<Seg>>,
+}
+
 /// One field path of one expression.
 struct Traced {
-    segments: Vec<String>,
+    segments: Vec<Seg>,
+    /// The path as written, to point at it in the file.
+    written: String,
+    /// Alternatives share a group (`coalesce(a.x, a.y)`): one matching is enough.
+    group: Option<usize>,
+    /// The conditions of the branch it is in, compiled, with the truth each needs.
+    branch: Vec<(Arc<Expression<'static, 'static>>, bool)>,
     matched: bool,
     /// How many leading segments were found at best, and the keys there.
     deepest: usize,
@@ -304,20 +331,35 @@ impl<'a> FileProbe<'a> {
             ));
             out.push(self.locate(d, &format!("{path}.for_each"), None));
         }
-        for (path, found) in &state.selectors {
-            if *found {
+        for (path, seen) in &state.selectors {
+            if seen.found {
                 continue;
             }
-            let d = Diagnostic::warning(
-                Code::NeverMatched,
-                "this selector never matched anything in the suite's inputs",
-            )
-            .help("check each step of the path against the documents (a misspelled key selects nothing)");
-            out.push(self.locate(d, path, None));
+            out.push(self.locate(selector_never_matched(seen.reach.as_ref()), path, None));
         }
-        for (path, traced) in &state.paths {
-            for t in traced.iter().filter(|t| !t.matched && t.times > 0) {
-                out.push(self.locate(never_matched(t), path, Some(&t.segments.join("."))));
+        for (path, site) in &state.paths {
+            let alternative_matched = |t: &Traced| {
+                t.group.is_some()
+                    && site
+                        .traced
+                        .iter()
+                        .any(|other| other.group == t.group && other.matched)
+            };
+            // The same path read in several branches: one report, none if it matched.
+            let mut seen: Vec<&[Seg]> = Vec::new();
+            let path_matched = |t: &Traced| {
+                site.traced
+                    .iter()
+                    .any(|other| other.matched && other.segments == t.segments)
+            };
+            for t in site.traced.iter().filter(|t| {
+                !t.matched && t.times > 0 && !alternative_matched(t) && !path_matched(t)
+            }) {
+                if seen.contains(&t.segments.as_slice()) {
+                    continue;
+                }
+                seen.push(&t.segments);
+                out.push(self.locate(never_matched(t), path, Some(&t.written)));
             }
         }
         // In the order of the file.
@@ -326,9 +368,49 @@ impl<'a> FileProbe<'a> {
     }
 }
 
+/// The warning for a selector that never matched: how far it got, the keys found there
+/// and "did you mean", as for field paths.
+fn selector_never_matched(reach: Option<&Reach>) -> Diagnostic {
+    let d = Diagnostic::warning(
+        Code::NeverMatched,
+        "this selector never matched anything in the suite's inputs",
+    );
+    let generic =
+        "check each step of the path against the documents (a misspelled key selects nothing)";
+    let Some(reach) = reach.filter(|r| r.steps > 0) else {
+        return d.help(generic);
+    };
+    let Some(missing) = &reach.missing else {
+        return d
+            .note(format!(
+                "`{}` was found, but not the next step",
+                reach.found
+            ))
+            .help(generic);
+    };
+    if reach.keys.is_empty() {
+        return d
+            .note(format!(
+                "`{}` was found but has no key `{missing}`",
+                reach.found
+            ))
+            .help(generic);
+    }
+    let keys: Vec<&str> = reach.keys.iter().map(String::as_str).take(12).collect();
+    let d = d.note(format!(
+        "`{}` was found; its keys include: {}",
+        reach.found,
+        keys.join(", ")
+    ));
+    match did_you_mean_help(missing, reach.keys.iter().map(String::as_str)) {
+        Some(h) => d.help(h.replacen('`', &format!("`{}.", reach.found), 1)),
+        None => d.help(generic),
+    }
+}
+
 /// The warning for a path that never matched.
 fn never_matched(t: &Traced) -> Diagnostic {
-    let text = t.segments.join(".");
+    let text = display(&t.segments);
     if t.segments.len() == 1 {
         return Diagnostic::warning(
             Code::NeverMatched,
@@ -339,8 +421,11 @@ fn never_matched(t: &Traced) -> Diagnostic {
             t.times
         ));
     }
-    let found = t.segments[..t.deepest].join(".");
-    let missing = &t.segments[t.deepest.min(t.segments.len() - 1)];
+    let found = display(&t.segments[..t.deepest]);
+    let missing = match &t.segments[t.deepest.min(t.segments.len() - 1)] {
+        Seg::Key(k) => k.clone(),
+        other => display(std::slice::from_ref(other)),
+    };
     let mut d = Diagnostic::warning(
         Code::NeverMatched,
         format!("field path `{text}` never matched anything in the suite's inputs"),
@@ -350,7 +435,10 @@ fn never_matched(t: &Traced) -> Diagnostic {
         t.times
     ));
     if t.deepest == 0 {
-        return d.note(format!("`{}` itself was never defined", t.segments[0]));
+        return d.note(format!(
+            "`{}` itself was never defined",
+            display(&t.segments[..1])
+        ));
     }
     if !t.keys.is_empty() {
         let keys: Vec<&str> = t.keys.iter().map(String::as_str).take(12).collect();
@@ -360,7 +448,7 @@ fn never_matched(t: &Traced) -> Diagnostic {
         ));
         let prefix = format!("{found}.");
         d = d.maybe_help(
-            did_you_mean_help(missing, t.keys.iter().map(String::as_str))
+            did_you_mean_help(&missing, t.keys.iter().map(String::as_str))
                 .map(|h| h.replacen('`', &format!("`{prefix}"), 1)),
         );
     } else {
@@ -374,23 +462,60 @@ impl Probe for FileProbe<'_> {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        let traced = state
+        let site = state
             .paths
             .entry(path.to_owned())
-            .or_insert_with(|| field_paths(source, self.free_names.get(source)));
-        for t in traced.iter_mut().filter(|t| !t.matched) {
-            trace(t, scope);
+            .or_insert_with(|| site(source, self.free_names.get(source)));
+        let guards = &site.guards;
+        for t in site.traced.iter_mut().filter(|t| !t.matched) {
+            trace(t, guards, scope);
+        }
+    }
+
+    fn filtered_out(&self, path: &str, source: &str, item: &Doc, scope: &Value) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let site = state
+            .paths
+            .entry(path.to_owned())
+            .or_insert_with(|| site(source, self.free_names.get(source)));
+        // Only what the item holds: `item.key`, or a key of the item read as a name; and
+        // not in a branch, whose conditions may read fields the item never got.
+        let of_item = |t: &Traced| match t.segments.first() {
+            Some(Seg::Key(root)) => {
+                t.branch.is_empty() && (root == "item" || item.field(root).is_some())
+            }
+            _ => false,
+        };
+        let guards = &site.guards;
+        for t in site.traced.iter_mut().filter(|t| !t.matched && of_item(t)) {
+            trace(t, guards, scope);
         }
     }
 
     fn selected(&self, path: &str, found: &Doc) {
-        let hit = match found {
-            Doc::Null => false,
-            Doc::Array(items) => !items.is_empty(),
-            _ => true,
-        };
         if let Ok(mut state) = self.state.lock() {
-            *state.selectors.entry(path.to_owned()).or_insert(false) |= hit;
+            state.selectors.entry(path.to_owned()).or_default().found |= hit(found);
+        }
+    }
+
+    fn selected_in(&self, path: &str, sel: &Selector, root: &Doc, found: &Doc) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let seen = state.selectors.entry(path.to_owned()).or_default();
+        if seen.found || hit(found) {
+            seen.found = true;
+            return;
+        }
+        match sel.reach(root) {
+            // It matched a `null`, or stopped at an empty list: nothing misspelled.
+            Some(r) if r.complete || r.empty_list => seen.found = true,
+            Some(r) if seen.reach.as_ref().is_none_or(|old| r.steps > old.steps) => {
+                seen.reach = Some(r);
+            }
+            _ => {}
         }
     }
 
@@ -398,10 +523,22 @@ impl Probe for FileProbe<'_> {
         if over_repos(&rec.for_each) {
             return; // their keys (`id`, `result`, `truth`) are the documented join
         }
+        // The context names the record reads, found once for all its items.
+        let mut read: Option<Vec<&str>> = None;
         for (n, item) in items.iter().enumerate() {
             let Doc::Object(map) = item else { continue };
             for name in CONTEXT_NAMES {
-                if map.get(name).is_some() && reads(rec, name, self.free_names) {
+                if map.get(name).is_none() {
+                    continue;
+                }
+                let read = read.get_or_insert_with(|| {
+                    CONTEXT_NAMES
+                        .iter()
+                        .copied()
+                        .filter(|name| reads(rec, name, self.free_names))
+                        .collect()
+                });
+                if read.contains(name) {
                     let label = crate::evidence::eval::item_label(item, n);
                     if let Ok(mut state) = self.state.lock() {
                         state
@@ -412,6 +549,15 @@ impl Probe for FileProbe<'_> {
                 }
             }
         }
+    }
+}
+
+/// Whether a selector's result holds something.
+fn hit(found: &Doc) -> bool {
+    match found {
+        Doc::Null => false,
+        Doc::Array(items) => !items.is_empty(),
+        _ => true,
     }
 }
 
@@ -438,82 +584,230 @@ fn reads(rec: &RecordsPlan, name: &str, free: &FreeNames) -> bool {
 
 /// Whether a field path of the expression or template `source` starts at `name`.
 fn first_segment_is(source: &str, name: &str, free: &FreeNames) -> bool {
-    field_paths(source, free.get(source))
-        .iter()
-        .any(|t| t.segments.first().is_some_and(|r| r == name))
+    with_free_reads(source, free.get(source), |found, _| {
+        found
+            .reads
+            .iter()
+            .any(|r| matches!(r.segments.first(), Some(Seg::Key(root)) if root == name))
+    })
+    .unwrap_or(false)
 }
 
-/// Follows `t` in `scope`, noting how far it got.
-fn trace(t: &mut Traced, scope: &Value) {
-    t.times += 1;
-    let mut current = scope.get_attr(&t.segments[0]).unwrap_or(Value::UNDEFINED);
-    if current.is_undefined() {
+/// What following a path through one scope showed.
+#[derive(Clone, Copy, PartialEq)]
+enum Outcome {
+    Matched,
+    Missed,
+    /// Nothing to check: a guard of the path is undefined or `none` (the branch did not
+    /// run, the value is optional), or a list it goes into is empty.
+    Unchecked,
+}
+
+/// Items of one list followed for a path through `[*]`: enough to find a key some items
+/// have, bounded so a large input does not slow `validate` down.
+const ITEMS_FOLLOWED: usize = 1000;
+
+/// Follows `t` in `scope`, noting how far it got. A read under a guard that is undefined
+/// or `none` does not count.
+fn trace(t: &mut Traced, guards: &[Vec<Seg>], scope: &Value) {
+    if !branch_runs(&t.branch, scope) {
         return;
     }
-    for (depth, seg) in (1..).zip(&t.segments[1..]) {
-        let next = current.get_attr(seg).unwrap_or(Value::UNDEFINED);
-        if next.is_undefined() {
-            if depth >= t.deepest {
-                if depth > t.deepest {
-                    t.keys.clear();
-                }
-                t.deepest = depth;
-                if current.kind() == ValueKind::Map
-                    && let Ok(keys) = current.try_iter()
-                {
-                    for k in keys.take(KEYS_KEPT) {
-                        if t.keys.len() < KEYS_KEPT {
-                            t.keys.insert(k.to_string());
-                        }
-                    }
-                }
-            }
-            return;
-        }
-        current = next;
+    let segments = t.segments.clone();
+    let outcome = Walk {
+        segments: &segments,
+        guards,
+        t,
     }
-    t.matched = true;
+    .step(scope, 0);
+    match outcome {
+        Outcome::Matched => {
+            t.times += 1;
+            t.matched = true;
+        }
+        Outcome::Missed => t.times += 1,
+        Outcome::Unchecked => {}
+    }
 }
 
-/// The field paths an expression or template reads: `name(.attr)*` whose root is a free
-/// name (not a loop variable of the template, not a function, filter or test). `free`
+/// Whether the branch of a read runs in `scope`: each condition has the truth it needs
+/// (one that cannot be evaluated is taken to hold: the read is checked).
+fn branch_runs(branch: &[(Arc<Expression<'static, 'static>>, bool)], scope: &Value) -> bool {
+    branch
+        .iter()
+        .all(|(condition, holds)| match condition.eval(scope) {
+            Ok(value) => value.is_true() == *holds,
+            Err(_) => true,
+        })
+}
+
+/// The conditions of a branch that can be evaluated in the scope of the expression:
+/// those that read only its free names (not a loop variable), compiled.
+/// Each condition is compiled once per expression (`compiled`, by its text).
+fn compile_branch(
+    conditions: Vec<Condition>,
+    free: &[String],
+    compiled: &mut HashMap<String, Option<Arc<Expression<'static, 'static>>>>,
+) -> Vec<(Arc<Expression<'static, 'static>>, bool)> {
+    let env = crate::render::shared();
+    conditions
+        .into_iter()
+        .filter(|c| c.names.iter().all(|n| free.contains(n)))
+        .filter_map(|c| {
+            let expr = compiled
+                .entry(c.source.clone())
+                .or_insert_with(|| env.compile_expression_owned(c.source).ok().map(Arc::new))
+                .clone()?;
+            Some((expr, c.holds))
+        })
+        .collect()
+}
+
+/// One walk of a path through a scope.
+struct Walk<'w> {
+    segments: &'w [Seg],
+    guards: &'w [Vec<Seg>],
+    t: &'w mut Traced,
+}
+
+impl Walk<'_> {
+    /// Whether the first `n` segments are a guard.
+    fn guarded(&self, n: usize) -> bool {
+        n > 0
+            && self
+                .guards
+                .iter()
+                .any(|g| g.as_slice() == &self.segments[..n])
+    }
+
+    /// Follows the path from `value`, the value at its first `depth` segments.
+    fn step(&mut self, value: &Value, depth: usize) -> Outcome {
+        if depth == self.segments.len() {
+            return Outcome::Matched;
+        }
+        if self.segments[depth] == Seg::Each {
+            return self.each(value, depth);
+        }
+        // Plain items (ids, not records) are their own key for caldera's built-ins
+        // (`match(ids, records, by='id')`): no key to look for in them.
+        if depth > 0
+            && self.segments[depth - 1] == Seg::Each
+            && matches!(
+                value.kind(),
+                ValueKind::String | ValueKind::Number | ValueKind::Bool
+            )
+        {
+            return Outcome::Unchecked;
+        }
+        let next = match &self.segments[depth] {
+            Seg::Key(k) => value.get_attr(k).unwrap_or(Value::UNDEFINED),
+            Seg::Index(n) => value.get_item(&Value::from(*n)).unwrap_or(Value::UNDEFINED),
+            Seg::Each => Value::UNDEFINED,
+        };
+        if (next.is_undefined() || next.is_none()) && self.guarded(depth + 1) {
+            return Outcome::Unchecked;
+        }
+        if next.is_undefined() {
+            self.missed_at(value, depth);
+            return Outcome::Missed;
+        }
+        self.step(&next, depth + 1)
+    }
+
+    /// `[*]`: matched when some item matches; nothing to check in an empty list (or in
+    /// a map, whose items are its keys).
+    fn each(&mut self, value: &Value, depth: usize) -> Outcome {
+        if value.kind() != ValueKind::Seq {
+            return Outcome::Unchecked;
+        }
+        let Ok(items) = value.try_iter() else {
+            return Outcome::Unchecked;
+        };
+        let mut outcome = Outcome::Unchecked;
+        for item in items.take(ITEMS_FOLLOWED) {
+            match self.step(&item, depth + 1) {
+                Outcome::Matched => return Outcome::Matched,
+                Outcome::Missed => outcome = Outcome::Missed,
+                Outcome::Unchecked => {}
+            }
+        }
+        outcome
+    }
+
+    /// Notes that segment `depth` was missing in `value`, with the keys found there.
+    fn missed_at(&mut self, value: &Value, depth: usize) {
+        let t = &mut *self.t;
+        if depth == 0 || depth < t.deepest {
+            return;
+        }
+        if depth > t.deepest {
+            t.keys.clear();
+        }
+        t.deepest = depth;
+        if value.kind() == ValueKind::Map
+            && let Ok(keys) = value.try_iter()
+        {
+            for k in keys.take(KEYS_KEPT) {
+                if t.keys.len() < KEYS_KEPT {
+                    t.keys.insert(k.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// The reads of an expression or template whose root is a free name (not a loop
+/// variable of the template, not a function, filter or test), and its guards. `free`
 /// is the source's free names when load found them; else they are found here.
-fn field_paths(source: &str, free: Option<&Vec<String>>) -> Vec<Traced> {
-    let template = source.contains("<<") || source.contains("<%");
-    let code = if template {
-        template_code(source)
-    } else {
-        source.to_owned()
-    };
+fn site(source: &str, free: Option<&Vec<String>>) -> Site {
+    let built = with_free_reads(source, free, |found, free| {
+        let mut compiled = HashMap::new();
+        let traced = found
+            .reads
+            .into_iter()
+            .map(|r| Traced {
+                segments: r.segments,
+                written: r.written,
+                group: r.group,
+                branch: compile_branch(r.conditions, free, &mut compiled),
+                matched: false,
+                deepest: 0,
+                keys: BTreeSet::new(),
+                times: 0,
+            })
+            .collect();
+        Site {
+            traced,
+            guards: found.guards,
+        }
+    });
+    built.unwrap_or(Site {
+        traced: Vec::new(),
+        guards: Vec::new(),
+    })
+}
+
+/// Calls `f` with the reads of `source` whose root is a free name, and the free names;
+/// `None` when `source` does not compile.
+fn with_free_reads<T>(
+    source: &str,
+    free: Option<&Vec<String>>,
+    f: impl FnOnce(crate::load::reads::Reads, &[String]) -> T,
+) -> Option<T> {
     let parsed;
     let free: &[String] = match free {
         Some(free) => free,
-        None => match free_names(source, template) {
-            Some(found) => {
-                parsed = found;
-                &parsed
-            }
-            None => return Vec::new(),
-        },
-    };
-    let mut out: Vec<Traced> = Vec::new();
-    for segments in paths(&code) {
-        let segments: Vec<String> = segments.into_iter().map(str::to_owned).collect();
-        let Some(root) = segments.first() else {
-            continue;
-        };
-        if !free.iter().any(|f| f == root) || out.iter().any(|t| t.segments == segments) {
-            continue;
+        None => {
+            let template = source.contains("<<") || source.contains("<%");
+            parsed = free_names(source, template)?;
+            &parsed
         }
-        out.push(Traced {
-            segments,
-            matched: false,
-            deepest: 0,
-            keys: BTreeSet::new(),
-            times: 0,
-        });
-    }
-    out
+    };
+    let mut found = crate::load::reads::reads(source);
+    found
+        .reads
+        .retain(|r| matches!(r.segments.first(), Some(Seg::Key(root)) if free.contains(root)));
+    Some(f(found, free))
 }
 
 /// The free names of `source`, parsed here; `None` when it does not compile.
@@ -541,10 +835,22 @@ mod tests {
     use super::*;
 
     fn texts(source: &str) -> Vec<String> {
-        field_paths(source, None)
+        site(source, None)
+            .traced
             .into_iter()
-            .map(|t| t.segments.join("."))
+            .map(|t| display(&t.segments))
             .collect()
+    }
+
+    /// The longest read of `source`, traced once in `scope`.
+    fn traced(source: &str, scope: &serde_json::Value) -> Traced {
+        let mut site = site(source, None);
+        site.traced.sort_by_key(|t| t.segments.len());
+        let Some(mut t) = site.traced.pop() else {
+            panic!("no read in {source}");
+        };
+        trace(&mut t, &site.guards, &Doc::from_json(scope).to_value());
+        t
     }
 
     #[test]
@@ -557,24 +863,74 @@ mod tests {
         );
         assert_eq!(
             texts("<% for f in findings %><< f.rule >> << f.x | default(d.e) >><% endfor %>"),
-            vec!["findings", "d.e"]
+            vec!["findings", "findings[*].rule", "findings[*].x", "d.e"]
         );
-        assert_eq!(texts("sort_by(xs, 'a', reverse=true)"), vec!["xs"]);
+        assert_eq!(
+            texts("sort_by(xs, 'a', reverse=true)"),
+            vec!["xs[*].a", "xs"]
+        );
     }
 
     #[test]
     fn traces_how_far_a_path_gets() {
-        let scope =
-            Doc::from_json(&serde_json::json!({"truth": {"expected": {"cves": [1]}}})).to_value();
-        let mut t = field_paths("truth.expectd.cves", None).remove(0);
-        trace(&mut t, &scope);
+        let scope = serde_json::json!({"truth": {"expected": {"cves": [1]}}});
+        let t = traced("truth.expectd.cves", &scope);
         assert!(!t.matched);
         assert_eq!(t.deepest, 1);
         assert!(t.keys.contains("expected"));
         let d = never_matched(&t);
         assert_eq!(d.help.as_deref(), Some("did you mean `truth.expected`?"));
-        let mut ok = field_paths("truth.expected.cves", None).remove(0);
-        trace(&mut ok, &scope);
-        assert!(ok.matched);
+        assert!(traced("truth.expected.cves", &scope).matched);
+    }
+
+    #[test]
+    fn traces_into_every_item_and_reports_the_keys_of_items() {
+        let scope =
+            serde_json::json!({"repos": [{"result": {}}, {"result": {"vulnerabilities": []}}]});
+        let t = traced(
+            "repos | map(attribute='result.vulnerabilitiez') | list",
+            &scope,
+        );
+        assert!(!t.matched);
+        assert_eq!(display(&t.segments), "repos[*].result.vulnerabilitiez");
+        assert_eq!(t.deepest, 3);
+        let d = never_matched(&t);
+        assert_eq!(
+            d.help.as_deref(),
+            Some("did you mean `repos[*].result.vulnerabilities`?")
+        );
+        assert!(traced("repos[1].result.vulnerabilities", &scope).matched);
+        // An empty list has nothing to check: not counted as a read.
+        let t = traced("xs | map(attribute='a')", &serde_json::json!({"xs": []}));
+        assert_eq!((t.matched, t.times), (false, 0));
+    }
+
+    #[test]
+    fn reads_under_an_undefined_or_none_guard_do_not_count() {
+        let scope = serde_json::json!({"baseline": null});
+        let t = traced(
+            "<% if baseline is not none %><< baseline.synthetic_score >><% endif %>",
+            &scope,
+        );
+        assert_eq!(t.times, 0);
+        let t = traced("bonus if bonus is defined else 0", &serde_json::json!({}));
+        assert_eq!(t.times, 0);
+        // A branch whose condition is false where it is read did not run.
+        let t = traced(
+            "<% if use_baseline %><< baseline.synthetic_score >><% endif %>",
+            &serde_json::json!({"use_baseline": false, "baseline": {}}),
+        );
+        assert_eq!(t.times, 0);
+        let t = traced(
+            "baseline.synthetic_score if use_baseline else 0",
+            &serde_json::json!({"use_baseline": true, "baseline": {}}),
+        );
+        assert_eq!((t.matched, t.times), (false, 1));
+        // With the guard's value there, a misspelled key under it is still a miss.
+        let t = traced(
+            "<% if baseline is not none %><< baseline.synthetic_scor >><% endif %>",
+            &serde_json::json!({"baseline": {"synthetic_score": 1}}),
+        );
+        assert_eq!((t.matched, t.times), (false, 1));
     }
 }

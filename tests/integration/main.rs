@@ -55,6 +55,7 @@ mod sdk_requests;
 mod shared;
 mod trivy_parity;
 mod trivy_suite;
+mod typos;
 
 /// A line `cargo test` shows even for a passing test (a skipped check, a missing tool):
 /// written to the process's stderr, which the harness does not capture as it does
