@@ -228,12 +228,44 @@ fn schemas_are_shaped_for_editors() {
 fn the_editor_settings_map_the_schemas_to_the_suites() {
     let text = std::fs::read_to_string(".vscode/settings.json").expect(".vscode/settings.json");
     let settings: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-    let map = &settings["yaml.schemas"];
-    let judge = map["./schemas/judge.schema.json"].to_string();
-    let suite = map["./schemas/suite.schema.json"].to_string();
-    assert!(judge.contains("judges.d/**/*.yaml") && judge.contains("!judges.d/**/suite.yaml"));
-    assert!(suite.contains("judges.d/**/suite.yaml"));
-    for file in ["schemas/judge.schema.json", "schemas/suite.schema.json"] {
-        assert!(Path::new(file).is_file());
+    let map = settings["yaml.schemas"].as_object().expect("yaml.schemas");
+    // Globs as the editor reads them: `*` stays within one folder; `!` excludes.
+    let options = glob::MatchOptions {
+        require_literal_separator: true,
+        ..glob::MatchOptions::default()
+    };
+    let matches = |patterns: &serde_json::Value, path: &str| {
+        let patterns: Vec<&str> = patterns
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str())
+            .collect();
+        let hit = |p: &str| glob::Pattern::new(p).unwrap().matches_with(path, options);
+        patterns
+            .iter()
+            .filter(|p| !p.starts_with('!'))
+            .any(|p| hit(p))
+            && !patterns.iter().filter_map(|p| p.strip_prefix('!')).any(hit)
+    };
+    // Every bundled YAML file gets exactly the schema the loader reads it with, from
+    // the settings alone (no modeline needed): a case or expectation file never gets the
+    // judge schema.
+    for path in yaml_files(Path::new("judges.d")) {
+        let shown = path.to_string_lossy().replace('\\', "/");
+        let mapped: Vec<&String> = map
+            .iter()
+            .filter(|(_, patterns)| matches(patterns, &shown))
+            .map(|(schema, _)| schema)
+            .collect();
+        let expected = Which::ALL
+            .iter()
+            .find(|(w, _)| std::mem::discriminant(w) == std::mem::discriminant(&which_for(&path)))
+            .map(|(_, name)| format!("./schemas/{name}.schema.json"))
+            .unwrap();
+        assert_eq!(mapped, [&expected], "{shown}");
+    }
+    for schema in map.keys() {
+        assert!(Path::new(schema).is_file(), "{schema}");
     }
 }
