@@ -57,6 +57,27 @@ pub fn execute(args: &InitArgs) -> Exit {
             return Exit::Error;
         }
     }
+    // The starter files' modelines name `schemas/` at the project root: write the
+    // schemas there unless the project has its own, so an editor validates at once.
+    let mut files = files;
+    for (which, name) in [
+        (crate::cli::schema::Which::Suite, "suite"),
+        (crate::cli::schema::Which::Judge, "judge"),
+    ] {
+        let path = PathBuf::from(format!("schemas/{name}.schema.json"));
+        if std::fs::symlink_metadata(args.dir.join(&path)).is_ok() {
+            continue;
+        }
+        let text = crate::cli::schema::schema_text(which);
+        if let Err(e) = write_new(&args.dir.join(&path), &text) {
+            eprintln!(
+                "error: cannot write {}: {e}",
+                args.dir.join(&path).display()
+            );
+            return Exit::Error;
+        }
+        files.push((path, text));
+    }
     if !output::quiet() {
         let suite = args.dir.join("judges.d").join(tool);
         output::print(&format!(

@@ -312,3 +312,44 @@ async fn a_run_left_without_scores_by_replay_or_budget_exits_3() {
     assert!(text(&budget.stderr).starts_with("incomplete: the --max-cost budget stopped"));
     assert_eq!(server.hits(), 0, "no call fits the budget");
 }
+
+#[test]
+fn init_writes_the_schemas_its_modelines_name_unless_the_project_has_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = caldera()
+        .args(["init", "mytool", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(init.status.code(), Some(0), "{}", text(&init.stderr));
+    for (file, schema) in [("suite.yaml", "suite"), ("finding_accuracy.yaml", "judge")] {
+        let yaml = std::fs::read_to_string(dir.path().join("judges.d/mytool").join(file)).unwrap();
+        let named = yaml
+            .lines()
+            .next()
+            .unwrap()
+            .split("$schema=")
+            .nth(1)
+            .unwrap()
+            .to_owned();
+        let at = dir.path().join("judges.d/mytool").join(&named);
+        let written = std::fs::read_to_string(&at).unwrap_or_else(|e| panic!("{named}: {e}"));
+        let printed = caldera().args(["schema", schema]).output().unwrap();
+        assert_eq!(written, String::from_utf8_lossy(&printed.stdout), "{named}");
+    }
+    // A project's own schemas are left as they are.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(other.path().join("schemas")).unwrap();
+    std::fs::write(other.path().join("schemas/judge.schema.json"), "{}").unwrap();
+    let init = caldera()
+        .args(["init", "mytool", "--dir"])
+        .arg(other.path())
+        .output()
+        .unwrap();
+    assert_eq!(init.status.code(), Some(0), "{}", text(&init.stderr));
+    assert_eq!(
+        std::fs::read_to_string(other.path().join("schemas/judge.schema.json")).unwrap(),
+        "{}"
+    );
+    assert!(other.path().join("schemas/suite.schema.json").is_file());
+}
