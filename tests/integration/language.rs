@@ -192,6 +192,45 @@ prompt: ../../prompts/asked.md
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// A suite whose judges all say `llm: never` asks no model, so a run without
+/// `--heuristic` needs no provider: no key, no `claude` on PATH. It scores every judge
+/// by its heuristic and says on stderr that no model was asked and no provider needed.
+#[test]
+fn a_suite_of_llm_never_judges_runs_without_a_provider_and_says_so() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    project(tmp.path(), &[("counts.yaml", COUNTS)], &[]);
+    let empty = tmp.path().join("no-tools");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let (code, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--cache", "off"],
+        &[("PATH", empty.to_str().expect("utf-8 path"))],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr
+            .contains("every judge says `llm: never`: no model is asked, so no provider is needed"),
+        "{stderr}"
+    );
+    assert_eq!(result["mode"], "llm", "{result:#}");
+    assert!(result["provider"].is_null(), "{result:#}");
+    assert!(result["model"].is_null(), "{result:#}");
+    let never = dimension(&result, "counts");
+    assert_eq!(never["source"], "heuristic");
+    assert_eq!(never["score"], 4);
+    assert!(
+        never["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("llm: never"),
+        "{never:#}"
+    );
+    assert!(
+        !tmp.path().join("result.interactions.jsonl").exists(),
+        "no interaction, no log"
+    );
+}
+
 const GAMMA: &str = "\
 dimension: gamma
 weight: 1
