@@ -404,6 +404,8 @@ pub struct GateView {
     pub blocked: bool,
     /// One line: why the decision is what it is.
     pub reason: String,
+    /// The decision table's bars (none in results written before they were recorded).
+    pub bars: Vec<f64>,
 }
 
 /// Counts and problems.
@@ -471,6 +473,12 @@ impl Report {
     /// drifted apart; it names the key path.
     pub fn of(result: &RunResult) -> Result<Report, String> {
         Report::from_value(crate::report::json::document(result))
+    }
+
+    /// The bars of the decision table (see [`GateView::bars`]); none when the document
+    /// does not record them, and then scores are shown with their usual decimals.
+    pub fn bars(&self) -> &[f64] {
+        self.gate.as_ref().map_or(&[], |g| g.bars.as_slice())
     }
 
     /// Reads a document; the error names the key path that does not fit.
