@@ -56,6 +56,9 @@ pub struct Report {
     pub decision: String,
     /// What the decision rests on, when the document says.
     pub gate: Option<GateView>,
+    /// The suite's fields that identify a record in evidence comparisons, when it names
+    /// them.
+    pub identity_keys: Option<Vec<String>>,
     /// Counts and problems.
     pub summary: SummaryView,
     /// What was read.

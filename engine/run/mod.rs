@@ -371,6 +371,7 @@ fn assemble(
         summary,
         inputs: input_summary(inputs),
         suite_evidence: indexmap::IndexMap::new(),
+        identity_keys: suite.spec.identity_keys.clone(),
         dimensions: dims,
         duration_ms: started.elapsed().as_millis() as u64,
     }

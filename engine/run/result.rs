@@ -229,6 +229,10 @@ pub struct RunResult {
     /// the order written; private `_names` are left out. Absent when the suite has none.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub suite_evidence: IndexMap<String, Doc>,
+    /// The suite's `identity_keys`, for comparisons of this result with another. Absent
+    /// when the suite names none (the default fields then apply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_keys: Option<Vec<String>>,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
 }

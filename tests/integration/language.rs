@@ -231,6 +231,61 @@ fn a_suite_of_llm_never_judges_runs_without_a_provider_and_says_so() {
     );
 }
 
+/// `identity_keys` in suite.yaml says which field identifies a record when two runs'
+/// evidence is compared: with `rule`, a finding whose line moved is one change of its
+/// line, where the first distinct field (`line`) would read it as a removal and an
+/// addition. The result records the keys, so `caldera diff` of saved results uses them.
+#[test]
+fn identity_keys_of_the_suite_match_evidence_records_in_a_diff() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = "\
+dimension: rules
+weight: 1
+llm: never
+evidence:
+  found:
+    for_each: $.results.beta.findings[*]
+    fields:
+      line: $.line
+      rule: $.rule
+heuristic:
+  score: 3
+  reasoning: constant
+";
+    let suite = project(tmp.path(), &[("rules.yaml", rules)], &[]);
+    let yaml = std::fs::read_to_string(suite.join("suite.yaml")).expect("read");
+    std::fs::write(
+        suite.join("suite.yaml"),
+        format!("{yaml}identity_keys: [rule]\n"),
+    )
+    .expect("write");
+    let beta = |g101_line: u32| {
+        let doc = serde_json::json!({"id": "beta", "findings": [
+            {"rule": "G101", "line": g101_line}, {"rule": "G102", "line": 9}]});
+        std::fs::write(suite.join("data/results/beta.json"), doc.to_string()).expect("write");
+    };
+    beta(3);
+    let (code, stderr, result) = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(result["identity_keys"], serde_json::json!(["rule"]));
+    std::fs::rename(tmp.path().join("result.json"), tmp.path().join("base.json")).expect("mv");
+    beta(5);
+    let (code, stderr, _) = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let diff = Command::new(get_cargo_bin("caldera"))
+        .current_dir(tmp.path())
+        .env("NO_COLOR", "1")
+        .args(["diff", "base.json", "result.json"])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&diff.stdout);
+    assert!(
+        stdout.contains("$.evidence.found[?@.rule=='G101'].line: 3 -> 5"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("removed"), "{stdout}");
+}
+
 const GAMMA: &str = "\
 dimension: gamma
 weight: 1
