@@ -286,6 +286,66 @@ heuristic:
     assert!(!stdout.contains("removed"), "{stdout}");
 }
 
+/// Each repo of the run context names its result file: `file`, the path relative to the
+/// results folder (`/`-separated, the run folder included), and `stem`, its name without
+/// `.json`. A judge can choose its mode from them (here a score by the file name); the
+/// result documents do not carry them, only the context does.
+#[test]
+fn repos_in_the_context_carry_the_result_file_and_its_stem() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let by_file = "\
+dimension: by_file
+weight: 1
+llm: never
+evidence:
+  files: << repos | map(attribute='file') | list >>
+  stems: << repos | map(attribute='stem') | list >>
+  per_repo:
+    for_each: $.repos[*]
+    fields:
+      id: $.id
+      file: $.file
+      stem: $.stem
+heuristic:
+  score: << 5 if 'gamma' in files | map('replace', '/output.json', '') | list else 1 >>
+  reasoning: << files | join(', ') >>
+";
+    let suite = project(tmp.path(), &[("by_file.yaml", by_file)], &[]);
+    let run = suite.join("data/results/gamma");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    std::fs::write(
+        run.join("output.json"),
+        r#"{"language": "c", "findings": []}"#,
+    )
+    .expect("write");
+    std::fs::write(
+        suite.join("suite.yaml"),
+        "suite: examples\nweights: relative\ninputs:\n  results: { folder: data/results, run_file: output.json }\n  ground_truth: data/truth\n",
+    )
+    .expect("write");
+    let (code, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let d = dimension(&result, "by_file");
+    assert_eq!(
+        d["evidence"]["files"],
+        serde_json::json!(["alpha.json", "beta.json", "gamma/output.json"]),
+        "{d:#}"
+    );
+    assert_eq!(
+        d["evidence"]["stems"],
+        serde_json::json!(["alpha", "beta", "output"])
+    );
+    assert_eq!(
+        d["evidence"]["per_repo"][2],
+        serde_json::json!({"id": "gamma", "file": "gamma/output.json", "stem": "output"})
+    );
+    assert_eq!(d["score"], 5, "{d:#}");
+}
+
 const GAMMA: &str = "\
 dimension: gamma
 weight: 1
