@@ -39,7 +39,11 @@ TARGETS[llm]='--lib'
 FILES[exit]='engine/cli/run.rs'
 TARGETS[exit]='--lib'
 RE[exit]='exit_of|gate'
-ORDER=(verdict reply score llm exit stats)
+# The selectors and the built-ins whose numbers judges score with: detection metrics,
+# whole-number counts, mean, median and standard deviation.
+FILES[builtins]='engine/evidence/select.rs engine/evidence/builtins/detection.rs engine/evidence/builtins/stats.rs'
+TARGETS[builtins]='--lib'
+ORDER=(verdict reply score llm exit stats builtins)
 
 command -v cargo-mutants >/dev/null || {
     echo "cargo-mutants is not installed: cargo install --locked cargo-mutants" >&2

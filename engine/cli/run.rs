@@ -662,6 +662,7 @@ mod tests {
             errors_allowed: false,
             blocked,
             reason: reason.to_owned(),
+            bars: vec![0.7],
         }
     }
 

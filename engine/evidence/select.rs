@@ -257,6 +257,57 @@ mod tests {
         }
     }
 
+    /// By hand: where each selector stops, what it looked for there and what was there
+    /// instead; a filter is not followed step by step.
+    #[test]
+    fn reach_names_the_step_that_found_nothing() {
+        let d = doc(r#"{"a": [{"b": 1}, {"b": 2, "c": 3}], "m": {"x": 1}, "e": []}"#);
+        let reach = |path: &str| Selector::parse(path).unwrap().reach(&d);
+        let whole = |found: &str, steps| Reach {
+            complete: true,
+            found: found.to_owned(),
+            steps,
+            ..Reach::default()
+        };
+        assert_eq!(reach("$.a[0].b"), Some(whole("$.a[0].b", 3)));
+        assert_eq!(reach("$.a[-1].c"), Some(whole("$.a[-1].c", 3)));
+        assert_eq!(reach("$.m[*]"), Some(whole("$.m[*]", 2)));
+        assert_eq!(
+            reach("$.a[0].c"),
+            Some(Reach {
+                found: "$.a[0]".to_owned(),
+                missing: Some("c".to_owned()),
+                keys: vec!["b".to_owned()],
+                steps: 2,
+                ..Reach::default()
+            })
+        );
+        for (path, found, steps) in [
+            ("$.e[*].x", "$.e", 1),
+            ("$.a[5]", "$.a", 1),
+            ("$.a[-3]", "$.a", 1),
+        ] {
+            let stop = Reach {
+                found: found.to_owned(),
+                steps,
+                empty_list: true,
+                ..Reach::default()
+            };
+            assert_eq!(reach(path), Some(stop), "{path}");
+        }
+        assert_eq!(reach("$.a[?@.b > 1]"), None);
+    }
+
+    #[test]
+    fn parse_errors_fold_to_one_line_with_the_column() {
+        let err = Selector::parse("$.a[").unwrap_err();
+        assert_eq!(err, "at column 5: expected selector");
+        let drawn = " --> 1:9\n  |\n1 | $.a.'b\n  |         ^---\n  |\n  = expected string";
+        assert_eq!(one_line(drawn), "at column 9: expected string");
+        assert_eq!(one_line("bad\n  = expected name"), "expected name");
+        assert_eq!(one_line("  no parse \nmore"), "no parse");
+    }
+
     #[test]
     fn bad_selector_is_an_error() {
         assert!(Selector::parse("$.a[").is_err());

@@ -36,7 +36,9 @@ impl Reporter for Markdown {
 }
 
 fn heading(out: &mut String, r: &Report, c: Option<&Comparison>) {
-    let total = r.total_score.map_or("-".into(), |t| format!("{t:.2}"));
+    let total = r.total_score.map_or("-".into(), |t| {
+        crate::score::round::decisive(t, r.bars(), 2)
+    });
     let delta = c
         .and_then(|c| c.total_delta)
         .map_or(String::new(), |d| format!(" ({})", fmt_delta(Some(d))));

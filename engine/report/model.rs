@@ -56,6 +56,9 @@ pub struct Report {
     pub decision: String,
     /// What the decision rests on, when the document says.
     pub gate: Option<GateView>,
+    /// The suite's fields that identify a record in evidence comparisons, when it names
+    /// them.
+    pub identity_keys: Option<Vec<String>>,
     /// Counts and problems.
     pub summary: SummaryView,
     /// What was read.
@@ -404,6 +407,8 @@ pub struct GateView {
     pub blocked: bool,
     /// One line: why the decision is what it is.
     pub reason: String,
+    /// The decision table's bars (none in results written before they were recorded).
+    pub bars: Vec<f64>,
 }
 
 /// Counts and problems.
@@ -471,6 +476,12 @@ impl Report {
     /// drifted apart; it names the key path.
     pub fn of(result: &RunResult) -> Result<Report, String> {
         Report::from_value(crate::report::json::document(result))
+    }
+
+    /// The bars of the decision table (see [`GateView::bars`]); none when the document
+    /// does not record them, and then scores are shown with their usual decimals.
+    pub fn bars(&self) -> &[f64] {
+        self.gate.as_ref().map_or(&[], |g| g.bars.as_slice())
     }
 
     /// Reads a document; the error names the key path that does not fit.

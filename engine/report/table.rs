@@ -12,6 +12,7 @@ use crate::report::compare::{Change, Comparison, DimensionDelta};
 use crate::report::model::{Dimension, Report, Status};
 use crate::report::{Input, Reporter, fmt_delta, fmt_score};
 use crate::run::result::RunResult;
+use crate::score::round::decisive;
 
 const GREEN: Style = AnsiColor::Green.on_default();
 const RED: Style = AnsiColor::Red.on_default();
@@ -90,7 +91,9 @@ fn run_table(out: &mut String, r: &Report, per_repo: bool) {
             repo_lines(out, d, width);
         }
     }
-    let total = r.total_score.map_or("-".into(), |t| format!("{t:.2}"));
+    let total = r
+        .total_score
+        .map_or("-".into(), |t| decisive(t, r.bars(), 2));
     let decision = match r.decision.as_str() {
         "FAIL" | "NO_SCORE" => paint(RED.bold(), &r.decision),
         "WEAK_PASS" => paint(YELLOW.bold(), &r.decision),

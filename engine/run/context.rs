@@ -1,6 +1,8 @@
 //! The run context: the inputs joined by repo id, plus the suite's named inputs and its
 //! own evidence. Every judge of a run reads the same context.
 
+use std::path::Path;
+
 use indexmap::IndexMap;
 use minijinja::Environment;
 
@@ -50,7 +52,8 @@ pub fn suite_evidence(suite: &Suite, ctx: &Context) -> IndexMap<String, Doc> {
         .collect()
 }
 
-/// Builds the context: `results`, `truth`, `repos` (the join), `suite`, `inputs`.
+/// Builds the context: `results`, `truth`, `repos` (the join: each repo's `id`, its
+/// result `file` and that file's `stem`, `result` and `truth`), `suite`, `inputs`.
 pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
     let results = Doc::object(
         inputs
@@ -69,8 +72,11 @@ pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
                     .iter()
                     .find(|t| t.id == r.id)
                     .map_or(Doc::Null, |t| t.doc.clone());
+                let (file, stem) = file_and_stem(&r.file, &inputs.results_dir);
                 Doc::object([
                     ("id", Doc::from(r.id.as_str())),
+                    ("file", Doc::from(file.as_str())),
+                    ("stem", Doc::from(stem.as_str())),
                     ("result", r.doc.clone()),
                     ("truth", t),
                 ])
@@ -96,6 +102,31 @@ pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
     names.insert("suite".to_owned(), suite_doc);
     names.insert("inputs".to_owned(), named);
     Context { names }
+}
+
+/// Where a result came from, as a judge that chooses its mode by file name or folder
+/// reads it: the path relative to the results folder with `/` between its parts (the
+/// run folder included: `gamma/output.json`), and the file name without its extension.
+/// A file outside the folder (never the case for a folder that was listed) gives its
+/// name alone.
+fn file_and_stem(file: &Path, results_dir: &Path) -> (String, String) {
+    let relative = file
+        .strip_prefix(results_dir)
+        .ok()
+        .or_else(|| file.file_name().map(Path::new))
+        .unwrap_or(file);
+    let parts: Vec<String> = relative
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (parts.join("/"), stem)
 }
 
 /// The context of one repo for a per-repo judge: the run context plus `repo`, `id`,
@@ -124,4 +155,28 @@ pub fn repo_context(ctx: &Context, repo: &Doc) -> Context {
         repo.field("truth").cloned().unwrap_or(Doc::Null),
     );
     Context { names }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_and_stem;
+    use std::path::Path;
+
+    #[test]
+    fn file_is_relative_to_the_results_folder_and_stem_drops_the_extension() {
+        let dir = Path::new("suite/data/results");
+        assert_eq!(
+            file_and_stem(&dir.join("alpha.json"), dir),
+            ("alpha.json".to_owned(), "alpha".to_owned())
+        );
+        assert_eq!(
+            file_and_stem(&dir.join("run-7").join("output.json"), dir),
+            ("run-7/output.json".to_owned(), "output".to_owned())
+        );
+        // Never a path from elsewhere on the machine: the name alone.
+        assert_eq!(
+            file_and_stem(Path::new("/elsewhere/secret/x.json"), dir),
+            ("x.json".to_owned(), "x".to_owned())
+        );
+    }
 }

@@ -246,22 +246,32 @@ fn run_with(
     let ctx = context::shared_context(env, suite, inputs)?;
     clock.mark("suite evidence");
     let run_id = options.run_id.clone().unwrap_or_else(new_run_id);
-    // A provider that cannot be used stops the run before any evidence is computed.
+    // A provider that cannot be used stops the run before any evidence is computed; a
+    // suite whose judges all say `llm: never` asks no model and so needs none.
     let models = match source {
-        ScoreSource::Heuristic => None,
-        ScoreSource::Models(opts) => Some(models::ModelSource::open(suite, opts, &run_id)?),
+        ScoreSource::Models(opts) if !models::asks_no_model(suite) => {
+            Some(models::ModelSource::open(suite, opts, &run_id)?)
+        }
+        _ => None,
     };
-    let (mode, units, scored) = match &models {
-        None => {
+    let (mode, units, scored) = match (&models, source) {
+        (Some(m), _) => {
+            let (units, scored, ready) = m.prepare_and_score(env, suite, &ctx)?;
+            clock.mark_at("judges", ready);
+            (RunMode::Llm, units, scored)
+        }
+        (None, ScoreSource::Models(_)) => {
+            log::info!("{}", models::NO_MODEL_ASKED);
+            let units = prepare_all(env, suite, &ctx);
+            clock.mark("judges");
+            let scored = models::without_models(suite, &units);
+            (RunMode::Llm, units, scored)
+        }
+        (None, ScoreSource::Heuristic) => {
             let units = prepare_all(env, suite, &ctx);
             clock.mark("judges");
             let scored = heuristic(suite, &units);
             (RunMode::Heuristic, units, scored)
-        }
-        Some(m) => {
-            let (units, scored, ready) = m.prepare_and_score(env, suite, &ctx)?;
-            clock.mark_at("judges", ready);
-            (RunMode::Llm, units, scored)
         }
     };
     let mut result = assemble(
@@ -361,6 +371,7 @@ fn assemble(
         summary,
         inputs: input_summary(inputs),
         suite_evidence: indexmap::IndexMap::new(),
+        identity_keys: suite.spec.identity_keys.clone(),
         dimensions: dims,
         duration_ms: started.elapsed().as_millis() as u64,
     }

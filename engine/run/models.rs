@@ -570,6 +570,34 @@ fn read_asks(
     (scorings, failures)
 }
 
+/// What an LLM run says when none of its judges asks a model.
+pub(crate) const NO_MODEL_ASKED: &str =
+    "every judge says `llm: never`: no model is asked, so no provider is needed";
+
+/// Whether every judge of the run says `llm: never` (after `--judge`): such a run asks
+/// no model, so it opens no provider and needs neither a key nor the `claude` CLI.
+pub(crate) fn asks_no_model(suite: &Suite) -> bool {
+    suite
+        .judges
+        .iter()
+        .all(|plan| plan.spec.llm == LlmUse::Never)
+}
+
+/// An LLM run in which no judge asks a model: every judge scored by its heuristic, as
+/// in a run with a provider, with no model, provider or usage to report.
+pub(crate) fn without_models(suite: &Suite, units: &[Vec<Unit>]) -> Scored {
+    let weights = suite.weights();
+    Scored {
+        dimensions: suite
+            .judges
+            .iter()
+            .zip(units)
+            .map(|(plan, units)| heuristic_only(plan, units, weights))
+            .collect(),
+        ..Scored::default()
+    }
+}
+
 /// The verdict of a judge with `llm: never`: its heuristic's, saying so.
 fn heuristic_only(plan: &JudgePlan, units: &[Unit], weights: SuiteWeights) -> Verdict {
     let mut v = combine::heuristic_verdict(plan.judge(), units, weights);

@@ -229,6 +229,10 @@ pub struct RunResult {
     /// the order written; private `_names` are left out. Absent when the suite has none.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub suite_evidence: IndexMap<String, Doc>,
+    /// The suite's `identity_keys`, for comparisons of this result with another. Absent
+    /// when the suite names none (the default fields then apply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_keys: Option<Vec<String>>,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
 }
@@ -434,6 +438,10 @@ pub struct Gate {
     pub blocked: bool,
     /// One line: why the decision is what it is.
     pub reason: String,
+    /// The decision table's bars (each row's `min`, in table order): reports show a score
+    /// with the digits that put it on the same side of each as the exact score
+    /// ([`crate::score::round::decisive`]), so 2.996 is never shown as 3.00 beside a FAIL.
+    pub bars: Vec<f64>,
 }
 
 /// The decision and its gate. Rules, in order: no scored judge gives `NO_SCORE`; a judge
@@ -467,6 +475,7 @@ pub fn gate(
         errors_allowed,
         blocked: false,
         reason: String::new(),
+        bars: table.iter().filter_map(|row| row.min).collect(),
     };
     let decision = if score.is_none() {
         g.reason = "no judge gave a score".into();
@@ -489,22 +498,34 @@ pub fn gate(
         Decision::Blocked
     } else {
         let label = decide(score, table);
-        g.reason = table_reason(&label, score.unwrap_or_default(), units, scored_units);
+        g.reason = table_reason(
+            &label,
+            score.unwrap_or_default(),
+            &g.bars,
+            (units, scored_units),
+        );
         label
     };
     (decision, g)
 }
 
-/// Why the decision table gave `label`: the score it was read with, and the units
+/// Why the decision table gave `label`: the score it was read with (four decimals, or
+/// the more it takes to stand beside `bars` as the exact score does), and the units
 /// counted at the floor.
-fn table_reason(label: &Decision, score: f64, units: usize, scored_units: usize) -> String {
+fn table_reason(
+    label: &Decision,
+    score: f64,
+    bars: &[f64],
+    (units, scored_units): (usize, usize),
+) -> String {
+    let shown = crate::score::round::decisive(score, bars, 4);
     if scored_units < units {
         format!(
-            "{label} on {score:.4}, the {} unit(s) without a score counted at {FLOOR}",
+            "{label} on {shown}, the {} unit(s) without a score counted at {FLOOR}",
             units - scored_units
         )
     } else {
-        format!("{label} on the weighted score {score:.4}")
+        format!("{label} on the weighted score {shown}")
     }
 }
 

@@ -126,6 +126,17 @@ pub struct SuiteSpec {
     #[schemars(example = serde_json::json!([{"min": 4.0, "label": "STRONG_PASS"}, {"min": 3.5, "label": "PASS"}, {"min": 3.0, "label": "WEAK_PASS"}, {"label": "FAIL"}]), length(min = 1))]
     pub decision: Option<Vec<DecisionRow>>,
 
+    /// The fields that identify a record of an evidence list when two results are compared
+    /// (`caldera diff`, `--baseline`), most preferred first: two lists of records are
+    /// matched item to item by the first of these fields that every record on both sides
+    /// has, with distinct values (then by the first record's other fields, in order), so
+    /// an inserted finding reads as one addition and its neighbours do not change. Default:
+    /// `id`, `repo`, `name`, `key`, `path`, `file`. The result records the list, so
+    /// `caldera diff` of two saved results uses it too.
+    #[serde(default)]
+    #[schemars(example = serde_json::json!(["repo", "cve_id", "path"]))]
+    pub identity_keys: Option<Vec<String>>,
+
     /// Evidence computed once per run, before any judge, and visible to every judge by
     /// name (e.g. one normalised record per repo). Same language as a judge's evidence.
     #[serde(default)]

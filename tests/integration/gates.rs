@@ -201,6 +201,57 @@ fn the_exact_score_decides_not_the_rounded_one() {
     assert_eq!(code, 0);
 }
 
+/// Runs `caldera run <suite> --heuristic` with `extra` in `root`; returns (stdout, stderr).
+fn run_shown(root: &Path, suite: &str, extra: &[&str]) -> (String, String) {
+    let output = Command::new(get_cargo_bin("caldera"))
+        .current_dir(root)
+        .env("NO_COLOR", "1")
+        .args(["run", suite, "--heuristic", "--out"])
+        .arg(root.join("result.json"))
+        .args(extra)
+        .output()
+        .expect("runs");
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A score just below a bar is shown with the digits that keep it below: 2.996 is
+/// "2.996 -> FAIL" in the table and the Markdown heading (not "3.00 -> FAIL", which reads
+/// as reaching the WEAK_PASS bar of 3), and 2.99996 is "2.99996" in the gate line too
+/// (not "3.0000"). A score that needs no more keeps two decimals.
+#[test]
+fn a_score_next_to_a_bar_is_shown_with_the_digits_that_explain_the_decision() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    two_judge_suite(tmp.path(), ("0.996", "0.004"), (3, 2));
+    let (table, _) = run_shown(tmp.path(), "judges.d/exact", &[]);
+    assert!(
+        table.contains("weighted score 2.996 / 5  ->  FAIL"),
+        "{table}"
+    );
+    let (md, _) = run_shown(tmp.path(), "judges.d/exact", &["--format", "md"]);
+    assert!(md.contains("FAIL 2.996 / 5"), "{md}");
+
+    two_judge_suite(tmp.path(), ("0.99996", "0.00004"), (3, 2));
+    let (table, stderr) = run_shown(tmp.path(), "judges.d/exact", &[]);
+    assert!(
+        table.contains("weighted score 2.99996 / 5  ->  FAIL"),
+        "{table}"
+    );
+    assert!(
+        stderr.contains("FAIL: FAIL on the weighted score 2.99996"),
+        "{stderr}"
+    );
+
+    two_judge_suite(tmp.path(), ("0.5", "0.5"), (4, 3));
+    let (table, _) = run_shown(tmp.path(), "judges.d/exact", &[]);
+    assert!(
+        table.contains("weighted score 3.50 / 5  ->  PASS"),
+        "{table}"
+    );
+}
+
 /// 0.5 x 4 + 0.5 x 3 = 3.5 exactly: the PASS bar is reached (>=), and `--fail-under 3.5`
 /// passes while `--fail-under 3.51` fails: `<` against the bar, not `<=`.
 #[test]

@@ -192,6 +192,160 @@ prompt: ../../prompts/asked.md
     assert_eq!(code, 0, "{stderr}");
 }
 
+/// A suite whose judges all say `llm: never` asks no model, so a run without
+/// `--heuristic` needs no provider: no key, no `claude` on PATH. It scores every judge
+/// by its heuristic and says on stderr that no model was asked and no provider needed.
+#[test]
+fn a_suite_of_llm_never_judges_runs_without_a_provider_and_says_so() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    project(tmp.path(), &[("counts.yaml", COUNTS)], &[]);
+    let empty = tmp.path().join("no-tools");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let (code, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--cache", "off"],
+        &[("PATH", empty.to_str().expect("utf-8 path"))],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr
+            .contains("every judge says `llm: never`: no model is asked, so no provider is needed"),
+        "{stderr}"
+    );
+    assert_eq!(result["mode"], "llm", "{result:#}");
+    assert!(result["provider"].is_null(), "{result:#}");
+    assert!(result["model"].is_null(), "{result:#}");
+    let never = dimension(&result, "counts");
+    assert_eq!(never["source"], "heuristic");
+    assert_eq!(never["score"], 4);
+    assert!(
+        never["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("llm: never"),
+        "{never:#}"
+    );
+    assert!(
+        !tmp.path().join("result.interactions.jsonl").exists(),
+        "no interaction, no log"
+    );
+}
+
+/// `identity_keys` in suite.yaml says which field identifies a record when two runs'
+/// evidence is compared: with `rule`, a finding whose line moved is one change of its
+/// line, where the first distinct field (`line`) would read it as a removal and an
+/// addition. The result records the keys, so `caldera diff` of saved results uses them.
+#[test]
+fn identity_keys_of_the_suite_match_evidence_records_in_a_diff() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let rules = "\
+dimension: rules
+weight: 1
+llm: never
+evidence:
+  found:
+    for_each: $.results.beta.findings[*]
+    fields:
+      line: $.line
+      rule: $.rule
+heuristic:
+  score: 3
+  reasoning: constant
+";
+    let suite = project(tmp.path(), &[("rules.yaml", rules)], &[]);
+    let yaml = std::fs::read_to_string(suite.join("suite.yaml")).expect("read");
+    std::fs::write(
+        suite.join("suite.yaml"),
+        format!("{yaml}identity_keys: [rule]\n"),
+    )
+    .expect("write");
+    let beta = |g101_line: u32| {
+        let doc = serde_json::json!({"id": "beta", "findings": [
+            {"rule": "G101", "line": g101_line}, {"rule": "G102", "line": 9}]});
+        std::fs::write(suite.join("data/results/beta.json"), doc.to_string()).expect("write");
+    };
+    beta(3);
+    let (code, stderr, result) = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(result["identity_keys"], serde_json::json!(["rule"]));
+    std::fs::rename(tmp.path().join("result.json"), tmp.path().join("base.json")).expect("mv");
+    beta(5);
+    let (code, stderr, _) = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let diff = Command::new(get_cargo_bin("caldera"))
+        .current_dir(tmp.path())
+        .env("NO_COLOR", "1")
+        .args(["diff", "base.json", "result.json"])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&diff.stdout);
+    assert!(
+        stdout.contains("$.evidence.found[?@.rule=='G101'].line: 3 -> 5"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("removed"), "{stdout}");
+}
+
+/// Each repo of the run context names its result file: `file`, the path relative to the
+/// results folder (`/`-separated, the run folder included), and `stem`, its name without
+/// `.json`. A judge can choose its mode from them (here a score by the file name); the
+/// result documents do not carry them, only the context does.
+#[test]
+fn repos_in_the_context_carry_the_result_file_and_its_stem() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let by_file = "\
+dimension: by_file
+weight: 1
+llm: never
+evidence:
+  files: << repos | map(attribute='file') | list >>
+  stems: << repos | map(attribute='stem') | list >>
+  per_repo:
+    for_each: $.repos[*]
+    fields:
+      id: $.id
+      file: $.file
+      stem: $.stem
+heuristic:
+  score: << 5 if 'gamma' in files | map('replace', '/output.json', '') | list else 1 >>
+  reasoning: << files | join(', ') >>
+";
+    let suite = project(tmp.path(), &[("by_file.yaml", by_file)], &[]);
+    let run = suite.join("data/results/gamma");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    std::fs::write(
+        run.join("output.json"),
+        r#"{"language": "c", "findings": []}"#,
+    )
+    .expect("write");
+    std::fs::write(
+        suite.join("suite.yaml"),
+        "suite: examples\nweights: relative\ninputs:\n  results: { folder: data/results, run_file: output.json }\n  ground_truth: data/truth\n",
+    )
+    .expect("write");
+    let (code, stderr, result) = caldera(
+        tmp.path(),
+        &["run", "judges.d/examples", "--heuristic"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let d = dimension(&result, "by_file");
+    assert_eq!(
+        d["evidence"]["files"],
+        serde_json::json!(["alpha.json", "beta.json", "gamma/output.json"]),
+        "{d:#}"
+    );
+    assert_eq!(
+        d["evidence"]["stems"],
+        serde_json::json!(["alpha", "beta", "output"])
+    );
+    assert_eq!(
+        d["evidence"]["per_repo"][2],
+        serde_json::json!({"id": "gamma", "file": "gamma/output.json", "stem": "output"})
+    );
+    assert_eq!(d["score"], 5, "{d:#}");
+}
+
 const GAMMA: &str = "\
 dimension: gamma
 weight: 1

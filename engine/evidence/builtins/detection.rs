@@ -333,6 +333,32 @@ mod tests {
         assert!(msg.contains("'counts' or 'harmonic'"), "{msg}");
     }
 
+    /// Each part of the whole-number check rejects on its own: a fraction inside the
+    /// range, a whole number below it, a whole number above it (counts stay below
+    /// 9e15, where every integer is exact in a float) and the bound itself.
+    #[test]
+    fn counts_must_be_whole_and_in_range_each_check_alone() {
+        for bad in [
+            json!(2.5),
+            json!(-3),
+            json!(-3.0),
+            json!(1e16),
+            json!(9.0e15),
+        ] {
+            let msg = error("detection(n, 0, 0)", json!({ "n": bad }));
+            assert!(
+                msg.contains("argument 'tp' must be a non-negative whole number"),
+                "{bad}: {msg}"
+            );
+        }
+        // The largest count taken, and a whole float below it.
+        assert_eq!(
+            json("detection(n, 0, 0).tp", json!({"n": 8.0e15})),
+            "8000000000000000"
+        );
+        assert_eq!(json("detection(4.0, 0, 0).tp", json!({})), "4");
+    }
+
     #[test]
     fn summary_stats_sample_and_population() {
         let xs = json!({"xs": [2, 4, 4, 4, 5, 5, 7, 9]});

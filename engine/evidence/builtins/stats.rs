@@ -85,6 +85,16 @@ mod tests {
         );
     }
 
+    /// By hand: one value is its own median, five values have a middle one (the third
+    /// of `[1, 2, 3, 4, 5]`), six the mean of the third and fourth. A list of three
+    /// alone cannot tell `n % 2` from `n / 2` (both are 1).
+    #[test]
+    fn median_of_one_five_and_six_values_by_hand() {
+        assert_eq!(json("median([7])", json!({})), "7.0");
+        assert_eq!(json("median([5, 1, 4, 2, 3])", json!({})), "3.0");
+        assert_eq!(json("median([6, 1, 5, 2, 4, 3])", json!({})), "3.5");
+    }
+
     #[test]
     fn stdev_sample_and_population() {
         // Python: statistics.stdev([2,4,4,4,5,5,7,9]) = 2.138089935299395,

@@ -1087,13 +1087,28 @@ impl<'a> JudgeCx<'a> {
                         Code::MetricNotEvidence,
                         format!("heuristic metric `{metric}` is not an evidence name"),
                     )
-                    .maybe_help(did_you_mean_help(metric, names.iter().map(String::as_str)));
+                    .maybe_help(self.metric_help(metric, names));
                     let d = self.diag(d, "heuristic.metric");
                     self.push(d);
                 }
                 self.check_bands(&h.bands);
             }
         }
+    }
+
+    /// Why a metric that is no evidence name of the judge is not one. A name of the
+    /// suite's evidence is visible to expressions but is no metric (a band table reads
+    /// one of the judge's own values, recorded on its verdict): say so and how to use it.
+    /// Otherwise, the judge's closest name.
+    fn metric_help(&self, metric: &str, names: &[String]) -> Option<String> {
+        if self.checker.shared.iter().any(|s| s == metric) {
+            return Some(format!(
+                "`{metric}` is suite evidence, and suite names do not count as a \
+                 metric: add evidence to the judge that reads it, such as \
+                 `{metric}_value: << {metric} >>`, and name that"
+            ));
+        }
+        did_you_mean_help(metric, names.iter().map(String::as_str))
     }
 
     /// A score (`score: true`, 1-5) or a confidence (0..1), constant or computed.

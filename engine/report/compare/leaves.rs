@@ -1,10 +1,11 @@
 //! Evidence leaves that changed between two runs, with their key paths.
 //!
 //! Both sides are walked together. Objects are compared key by key; lists are matched by
-//! identity where they have one (a list of distinct scalars by value, a list of records
-//! by a field whose values are distinct on both sides, such as `repo` or `cve_id`), so an
-//! inserted item reads as one addition rather than every later item changing; otherwise
-//! by position. Paths are JSONPath (`$.evidence.cve_matching[?@.cve=='CVE-1'].status`).
+//! identity where they have one (a list of distinct strings by value, a list of records
+//! by a field whose values are distinct on both sides: the first of the suite's
+//! `identity_keys`, such as `repo` or, in the trivy suite, `cve_id`), so an inserted item
+//! reads as one addition rather than every later item changing; otherwise by position.
+//! Which fields identify a record is the suite's to say, not this module's. Paths are JSONPath (`$.evidence.cve_matching[?@.cve=='CVE-1'].status`).
 //! The walk is bounded in depth and nodes so a hostile document cannot exhaust memory.
 //! Changes are ordered most significant first: shallow paths (the headline metrics)
 //! before deep ones, larger relative numeric moves before smaller.
@@ -22,6 +23,10 @@ pub const MAX_DEPTH: usize = 64;
 
 /// Changes shown per dimension (the count of all of them is kept).
 pub const SHOWN: usize = 12;
+
+/// The fields that identify a record, most preferred first, for a suite that names none
+/// (`identity_keys` in suite.yaml): names any tool's records may carry.
+pub const DEFAULT_IDENTITY_KEYS: [&str; 6] = ["id", "repo", "name", "key", "path", "file"];
 
 /// How a leaf changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -96,9 +101,15 @@ pub struct EvidenceDelta {
     pub truncated: bool,
 }
 
-/// Compares two values leaf by leaf under `root` (a path such as `$.evidence`).
-pub fn diff(root: &str, before: &Value, after: &Value) -> EvidenceDelta {
-    let mut walk = Walk::default();
+/// Compares two values leaf by leaf under `root` (a path such as `$.evidence`); records
+/// of a list are matched by the first of `keys` that tells them apart.
+pub fn diff(root: &str, before: &Value, after: &Value, keys: &[String]) -> EvidenceDelta {
+    let mut walk = Walk {
+        keys,
+        changes: Vec::new(),
+        nodes: 0,
+        truncated: false,
+    };
     walk.values(root, Some(before), Some(after), 0);
     let total = walk.changes.len();
     let mut changes = walk.changes;
@@ -110,14 +121,15 @@ pub fn diff(root: &str, before: &Value, after: &Value) -> EvidenceDelta {
     }
 }
 
-#[derive(Default)]
-struct Walk {
+struct Walk<'k> {
+    /// The fields that identify a record, most preferred first.
+    keys: &'k [String],
     changes: Vec<LeafChange>,
     nodes: usize,
     truncated: bool,
 }
 
-impl Walk {
+impl Walk<'_> {
     fn values(&mut self, path: &str, a: Option<&Value>, b: Option<&Value>, depth: usize) {
         self.nodes += 1;
         if self.nodes > MAX_NODES {
@@ -151,7 +163,7 @@ impl Walk {
     }
 
     fn lists(&mut self, path: &str, x: &[Value], y: &[Value], depth: usize) {
-        if let Some(ids) = identity(x, y) {
+        if let Some(ids) = identity(x, y, self.keys) {
             let (ix, iy) = (ids.of(x), ids.of(y));
             let at_y: HashMap<String, usize> = iy
                 .iter()
@@ -205,9 +217,10 @@ impl Identity {
 }
 
 /// The identity of a list pair: by value when every item on both sides is a distinct
-/// scalar; else by the first field (preferring common id names) that every item on
-/// both sides has as a distinct scalar; else none (compared by position).
-fn identity(x: &[Value], y: &[Value]) -> Option<Identity> {
+/// string; else by the first field that every item on both sides has as a distinct
+/// scalar, trying `keys` first and then the first record's other fields in order; else
+/// none (compared by position).
+fn identity(x: &[Value], y: &[Value], keys: &[String]) -> Option<Identity> {
     if x.is_empty() || y.is_empty() {
         return None;
     }
@@ -223,15 +236,9 @@ fn identity(x: &[Value], y: &[Value]) -> Option<Identity> {
         return (distinct(&vx) && distinct(&vy)).then_some(Identity::Value);
     }
     let first = x.first()?.as_object()?;
-    let mut keys: Vec<&String> = first.keys().collect();
-    const PREFERRED: [&str; 8] = ["id", "repo", "name", "key", "cve_id", "cve", "path", "file"];
-    keys.sort_by_key(|k| {
-        PREFERRED
-            .iter()
-            .position(|p| p == k)
-            .unwrap_or(PREFERRED.len())
-    });
-    keys.into_iter()
+    let others = first.keys().filter(|k| !keys.contains(k));
+    keys.iter()
+        .chain(others)
         .find(|k| {
             let fx: Option<Vec<&Value>> = x
                 .iter()
@@ -295,13 +302,55 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn defaults() -> Vec<String> {
+        DEFAULT_IDENTITY_KEYS.map(str::to_owned).to_vec()
+    }
+
+    fn keys(names: &[&str]) -> Vec<String> {
+        names.iter().map(|k| (*k).to_owned()).collect()
+    }
+
+    /// Records whose `severity` happens to be distinct on both sides and whose `cve_id`
+    /// is: by the defaults, which name no CVE field, the first record's first distinct
+    /// field (`severity`) identifies them; a suite that names `cve_id` gets them matched
+    /// by CVE, so a changed severity is one change, not a removal and an addition.
+    #[test]
+    fn the_suite_names_the_fields_that_identify_a_record() {
+        let a = json!({"found": [
+            {"severity": "HIGH", "cve_id": "CVE-1"},
+            {"severity": "LOW", "cve_id": "CVE-2"}]});
+        let b = json!({"found": [
+            {"severity": "CRITICAL", "cve_id": "CVE-1"},
+            {"severity": "LOW", "cve_id": "CVE-2"}]});
+        let lines = |keys: &[String]| -> Vec<String> {
+            diff("$.evidence", &a, &b, keys)
+                .changes
+                .iter()
+                .map(LeafChange::line)
+                .collect()
+        };
+        assert_eq!(
+            lines(&defaults()),
+            [
+                "$.evidence.found[?@.severity=='HIGH']: removed (was {\"severity\":\"HIGH\",\"cve_id\":\"CVE-1\"})",
+                "$.evidence.found[?@.severity=='CRITICAL']: added {\"severity\":\"CRITICAL\",\"cve_id\":\"CVE-1\"}",
+            ]
+        );
+        assert_eq!(
+            lines(&keys(&["cve_id"])),
+            ["$.evidence.found[?@.cve_id=='CVE-1'].severity: \"HIGH\" -> \"CRITICAL\""]
+        );
+        // No key at all: the first distinct field still beats positions.
+        assert_eq!(lines(&[]), lines(&defaults()));
+    }
+
     #[test]
     fn changed_added_and_removed_leaves_have_paths() {
         let a = json!({"rate": 50, "rows": [[1], [2]], "gone": true,
             "per_repo": [{"repo": "a", "missed": ["x"]}, {"repo": "c", "missed": []}]});
         let b = json!({"rate": 80, "rows": [[1], [3]], "odd key": 1,
             "per_repo": [{"repo": "b", "missed": []}, {"repo": "a", "missed": ["x", "y"]}, {"repo": "c", "missed": []}]});
-        let d = diff("$.evidence", &a, &b);
+        let d = diff("$.evidence", &a, &b, &defaults());
         let lines: Vec<String> = d.changes.iter().map(LeafChange::line).collect();
         assert_eq!(d.total, 6, "{lines:#?}");
         assert_eq!(
@@ -327,11 +376,11 @@ mod tests {
             deep = json!([deep]);
             other = json!([other]);
         }
-        let d = diff("$", &deep, &other);
+        let d = diff("$", &deep, &other, &defaults());
         assert_eq!(d.total, 1);
         assert_eq!(d.changes[0].path.matches("[0]").count(), MAX_DEPTH);
         let wide = Value::Array((0..MAX_NODES + 10).map(|i| json!([i])).collect());
-        let d = diff("$", &wide, &json!([[-1]]));
+        let d = diff("$", &wide, &json!([[-1]]), &defaults());
         assert!(d.truncated);
         assert_eq!(d.changes.len(), SHOWN);
     }

@@ -229,18 +229,23 @@ pub fn compare(base: &Report, new: &Report, tolerance: f64) -> Result<Comparison
         });
     }
     let tolerance = tolerance.max(0.0);
+    let keys = identity_keys(base, new);
+    let keys = keys.as_slice();
     let base_dims = by_name(&base.dimensions);
     let new_dims = by_name(&new.dimensions);
     let mut dimensions: Vec<DimensionDelta> = new
         .dimensions
         .iter()
-        .map(|d| dimension_delta(base_dims.get(d.name.as_str()).copied(), Some(d), tolerance))
+        .map(|d| {
+            let base = base_dims.get(d.name.as_str()).copied();
+            dimension_delta((base, Some(d)), tolerance, keys)
+        })
         .collect();
     dimensions.extend(
         base.dimensions
             .iter()
             .filter(|d| !new_dims.contains_key(d.name.as_str()))
-            .map(|d| dimension_delta(Some(d), None, tolerance)),
+            .map(|d| dimension_delta((Some(d), None), tolerance, keys)),
     );
     let mut regressions: Vec<String> = dimensions
         .iter()
@@ -352,10 +357,24 @@ fn regression_line(d: &DimensionDelta) -> String {
     }
 }
 
+/// The fields that identify a record in evidence lists: the new result's suite's, else
+/// the base's, else [`leaves::DEFAULT_IDENTITY_KEYS`].
+fn identity_keys(base: &Report, new: &Report) -> Vec<String> {
+    new.identity_keys
+        .clone()
+        .or_else(|| base.identity_keys.clone())
+        .unwrap_or_else(|| {
+            leaves::DEFAULT_IDENTITY_KEYS
+                .iter()
+                .map(|k| (*k).to_owned())
+                .collect()
+        })
+}
+
 fn dimension_delta(
-    base: Option<&Dimension>,
-    new: Option<&Dimension>,
+    (base, new): (Option<&Dimension>, Option<&Dimension>),
     tolerance: f64,
+    keys: &[String],
 ) -> DimensionDelta {
     let name = new.or(base).map(|d| d.name.clone()).unwrap_or_default();
     let scored = |d: Option<&Dimension>| {
@@ -372,13 +391,13 @@ fn dimension_delta(
     let null = serde_json::Value::Null;
     let evidence = match (base, new) {
         (Some(a), Some(b)) => {
-            let mut e = leaves::diff("$.evidence", &a.evidence, &b.evidence);
+            let mut e = leaves::diff("$.evidence", &a.evidence, &b.evidence, keys);
             if !a.repos.is_empty() || !b.repos.is_empty() {
-                merge(&mut e, repo_evidence(a, b));
+                merge(&mut e, repo_evidence(a, b, keys));
             }
             e
         }
-        _ => leaves::diff("$.evidence", &null, &null),
+        _ => leaves::diff("$.evidence", &null, &null, keys),
     };
     DimensionDelta {
         name,
@@ -469,7 +488,7 @@ fn repo_deltas(base: &Dimension, new: &Dimension) -> RepoDeltas {
 }
 
 /// Evidence of per-repo verdicts, compared repo by repo (by id, not position).
-fn repo_evidence(base: &Dimension, new: &Dimension) -> EvidenceDelta {
+fn repo_evidence(base: &Dimension, new: &Dimension, keys: &[String]) -> EvidenceDelta {
     let mut all = EvidenceDelta::default();
     let null = serde_json::Value::Null;
     let mut base_evidence = HashMap::with_capacity(base.repos.len());
@@ -484,7 +503,7 @@ fn repo_evidence(base: &Dimension, new: &Dimension) -> EvidenceDelta {
         );
         merge(
             &mut all,
-            leaves::diff(&format!("{root}.evidence"), before, &r.evidence),
+            leaves::diff(&format!("{root}.evidence"), before, &r.evidence, keys),
         );
     }
     all
