@@ -5,8 +5,9 @@
 //! The path of a run, module by module, top to bottom (a module uses only those below
 //! it; `tests/integration/architecture.rs` holds the order):
 //!
-//! - `cli` parses arguments and prints; `report`, `judgetest`, `calibrate` and `plan`
-//!   are the engines of the commands other than `run`;
+//! - `cli` parses arguments and prints; `history` (many saved runs, through `report`),
+//!   `report`, `judgetest`, `calibrate` and `plan` are the engines of the commands other
+//!   than `run`;
 //! - `run` is the one pipeline: inputs, context, units, a score source (the heuristic,
 //!   one model, a panel, a batch), verdicts, and the result assembled once;
 //! - `llm` asks models (concurrency, retries, cache, batches) through `provider`;
@@ -41,6 +42,7 @@ pub mod cli;
 pub mod diag;
 pub mod doc;
 pub mod evidence;
+pub mod history;
 pub mod judgetest;
 pub mod llm;
 pub mod load;

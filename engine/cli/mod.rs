@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod completions;
 pub mod diff;
 pub mod doctor;
+pub mod history;
 pub mod init;
 pub mod log;
 pub mod output;
@@ -93,6 +94,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare two saved results of one suite: score, evidence and problem changes.
     Diff(diff::DiffArgs),
+    /// Every run in a results folder, in time order: scores, trends, changes, unstable judges.
+    History(history::HistoryArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(completions::CompletionsArgs),
     /// Write a starter suite for a tool: suite.yaml, one judge, its prompt, sample data.
@@ -129,6 +132,7 @@ pub fn main() -> ExitCode {
         Command::Doctor(args) => doctor::execute(args),
         Command::Report(args) => report::execute(args),
         Command::Diff(args) => diff::execute(args),
+        Command::History(args) => history::execute(args),
         Command::Completions(args) => completions::execute(&args),
         Command::Init(args) => init::execute(&args),
         Command::Test(args) => test::execute(args),

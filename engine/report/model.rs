@@ -555,7 +555,11 @@ impl Report {
             let (msg, span) = located(e.inner(), &bytes);
             Diagnostic::error(
                 Code::WrongType,
-                format!("not a caldera result: `{}`: {msg}", e.path()),
+                format!(
+                    "not a caldera result: `{}`: {}",
+                    e.path(),
+                    without_values(&msg)
+                ),
             )
             .in_file(path)
             .at(span)
@@ -735,6 +739,25 @@ fn located(e: &serde_json::Error, bytes: &[u8]) -> (String, Option<Span>) {
     (msg, span)
 }
 
+/// A type error's message without the text it found: serde quotes a string or character
+/// value (`invalid type: string "...", expected f64`) and an unknown variant, and a file
+/// that is not a result may hold anything (a key in a field a result has as a number).
+/// The place and what was expected are kept.
+fn without_values(msg: &str) -> String {
+    static QUOTED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?s)\b(string|character) (?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|unknown variant `.*`, expected"#,
+        )
+        .unwrap_or_else(|e| unreachable!("a fixed pattern: {e}"))
+    });
+    QUOTED
+        .replace_all(msg, |c: &regex::Captures<'_>| match c.get(1) {
+            Some(kind) => format!("{} (not shown)", kind.as_str()),
+            None => "unknown variant (not shown), expected".to_owned(),
+        })
+        .into_owned()
+}
+
 /// The top level of a document, as [`check_shape`] reads it: an object keeps its keys,
 /// with scalar values as they are and lists and objects as `null`; anything else is an
 /// empty list. Read without building the rest of the document.
@@ -909,6 +932,30 @@ mod tests {
             ),
             "{line}"
         );
+    }
+
+    #[test]
+    fn type_errors_name_the_expected_type_without_the_value_found() {
+        for (msg, want) in [
+            (
+                r#"invalid type: string "sk-\"TOP\" SECRET", expected f64"#,
+                "invalid type: string (not shown), expected f64",
+            ),
+            (
+                "invalid type: character 'x', expected a sequence",
+                "invalid type: character (not shown), expected a sequence",
+            ),
+            (
+                "unknown variant `TOP`, SECRET`, expected one of `scored`, `unscored`, `error`",
+                "unknown variant (not shown), expected one of `scored`, `unscored`, `error`",
+            ),
+            (
+                "invalid type: integer `3`, expected a string",
+                "invalid type: integer `3`, expected a string",
+            ),
+        ] {
+            assert_eq!(without_values(msg), want);
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["main", "lib"],
     &["cli"],
+    &["history"],
     &["calibrate", "judgetest", "plan", "report"],
     &["run"],
     &["llm"],

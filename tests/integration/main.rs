@@ -13,6 +13,7 @@ mod confine;
 mod diagnostics;
 mod doc_examples;
 mod gates;
+mod history;
 mod hostile;
 mod judge_cases;
 mod language;

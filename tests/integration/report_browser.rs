@@ -14,7 +14,7 @@ use crate::llm_server::{MockServer, anthropic_text};
 use crate::reports::{caldera, run_suite, text};
 
 /// The browser, if this machine has one.
-fn chromium() -> Option<PathBuf> {
+pub fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "chromium", "chromium-browser"]
         .iter()
         .map(PathBuf::from)
@@ -27,7 +27,7 @@ fn chromium() -> Option<PathBuf> {
 }
 
 /// Chromium, headless, isolated in its own profile folder.
-fn browser(chromium: &Path, profile: &Path) -> Command {
+pub fn browser(chromium: &Path, profile: &Path) -> Command {
     let mut cmd = Command::new(chromium);
     cmd.args([
         "--headless",
@@ -45,7 +45,7 @@ fn browser(chromium: &Path, profile: &Path) -> Command {
 
 /// Hooks installed before anything else on the page: every error, console error or
 /// warning, failed resource load and unhandled rejection is recorded.
-const HOOKS: &str = r#"<script>
+pub const HOOKS: &str = r#"<script>
 window.__problems = [];
 window.addEventListener('error', function (e) {
   window.__problems.push('error: ' + (e.message || (e.target && (e.target.src || e.target.href)) || 'resource'));
@@ -124,7 +124,12 @@ fn probe(chromium: &Path, dir: &Path, page: &str) -> Seen {
 }
 
 /// Console messages chromium logged while loading the untouched page, and a screenshot.
-fn console_and_screenshot(chromium: &Path, dir: &Path, html: &Path, shot: &Path) -> Vec<String> {
+pub fn console_and_screenshot(
+    chromium: &Path,
+    dir: &Path,
+    html: &Path,
+    shot: &Path,
+) -> Vec<String> {
     let out = browser(chromium, &dir.join("profile-shot"))
         .arg(format!("--screenshot={}", shot.display()))
         .arg("--window-size=1280,2400")

@@ -102,8 +102,15 @@ pub struct EvidenceDelta {
 }
 
 /// Compares two values leaf by leaf under `root` (a path such as `$.evidence`); records
-/// of a list are matched by the first of `keys` that tells them apart.
+/// of a list are matched by the first of `keys` that tells them apart. Equal values are
+/// known equal from one comparison, without a walk that names every key path: most
+/// evidence is the same from one run to the next (`caldera history` compares hundreds of
+/// pairs), and a large equal document is then compared whole rather than cut at
+/// [`MAX_NODES`].
 pub fn diff(root: &str, before: &Value, after: &Value, keys: &[String]) -> EvidenceDelta {
+    if before == after {
+        return EvidenceDelta::default();
+    }
     let mut walk = Walk {
         keys,
         changes: Vec::new(),
@@ -367,6 +374,13 @@ mod tests {
         ] {
             assert!(lines.contains(&want.to_owned()), "{want} not in {lines:#?}");
         }
+    }
+
+    #[test]
+    fn equal_documents_past_the_node_bound_are_compared_whole() {
+        let wide = Value::Array((0..MAX_NODES + 10).map(|i| json!([i])).collect());
+        let d = diff("$", &wide, &wide.clone(), &[]);
+        assert_eq!(d, EvidenceDelta::default());
     }
 
     #[test]

@@ -33,7 +33,8 @@ pub const MAX_HEATMAP_RATERS: usize = 40;
 /// Heuristic and model scores this far apart are a divergence worth a human look.
 const DIVERGENCE: f64 = 2.0;
 
-const STYLE: &str = include_str!("style.css");
+/// The page's stylesheet, shared with the other pages caldera writes (`caldera history`).
+pub const STYLE: &str = include_str!("style.css");
 
 /// The HTML format.
 pub struct Html;

@@ -1,0 +1,437 @@
+//! The history as one self-contained HTML page, like the run report
+//! ([`crate::report::html`], whose stylesheet and escaping it uses): no script, no
+//! network. Per suite: the weighted score over the runs as a chart, a small chart per
+//! dimension, the steps that changed something, unstable judges, then the runs with
+//! their model usage; then the files skipped. Every chart is `role="img"` with a title, and every
+//! point carries its run and value as text, so no chart relies on colour alone.
+
+use std::fmt::Write as _;
+
+use super::{History, Step, SuiteHistory, Trend};
+use crate::report::html::svg::{BLUE, GREY, VERMILLION};
+use crate::report::html::{STYLE, esc};
+use crate::report::{fmt_delta, fmt_score};
+
+/// What the history page adds to the run report's stylesheet: the grid of small charts.
+const EXTRA_STYLE: &str = "\
+.trends { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 12px; }
+figure.trend { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: 8px 10px; }
+figure.trend figcaption { font-weight: 600; overflow-wrap: anywhere; }
+svg .point { stroke: #fff; stroke-width: 1; }
+table.runs td { white-space: nowrap; }
+";
+
+/// Renders the history page.
+pub fn render(h: &History) -> String {
+    let mut out = String::with_capacity(64 * 1024);
+    let _ = write!(
+        out,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <link rel=\"icon\" href=\"data:,\">\n<title>caldera history: {}</title>\n<style>\n{STYLE}{EXTRA_STYLE}</style>\n</head>\n<body>\n<main>\n",
+        esc(&h.folder)
+    );
+    let runs: usize = h.suites.iter().map(|s| s.runs.len()).sum();
+    let _ = writeln!(
+        out,
+        "<section class=\"verdict\" aria-label=\"history\">\n<div>\n<h1>History of <code>{}</code></h1>\n<div class=\"meta\">{runs} run(s) of {} suite(s){}. Runs are in time order; each is compared with the one before it as <code>caldera diff</code> compares them (tolerance {}).</div>\n</div>\n</section>",
+        esc(&h.folder),
+        h.suites.len(),
+        if h.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; <a href=\"#skipped\">{} file(s) skipped</a>",
+                h.skipped.len()
+            )
+        },
+        fmt_score(Some(h.tolerance))
+    );
+    for (i, s) in h.suites.iter().enumerate() {
+        suite(&mut out, i, s);
+    }
+    skipped(&mut out, h);
+    let _ = write!(
+        out,
+        "<footer>Written by caldera {}. Every figure here is in <code>caldera history --format json</code>.</footer>\n</main>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}
+
+fn suite(out: &mut String, i: usize, s: &SuiteHistory) {
+    let span = match (s.runs.first(), s.runs.last()) {
+        (Some(a), Some(b)) => format!(", {} to {}", esc(&a.timestamp), esc(&b.timestamp)),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "<section class=\"block\" id=\"suite-{i}\">\n<h2>Suite <code>{}</code>: {} run(s){span}</h2>",
+        esc(&s.suite),
+        s.runs.len()
+    );
+    let ids: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
+    let totals: Vec<Option<f64>> = s.runs.iter().map(|r| r.total_score).collect();
+    let _ = writeln!(
+        out,
+        "<h3>Weighted score</h3>\n{}",
+        trend_chart(
+            &format!(
+                "Weighted score of suite {} over {} runs",
+                s.suite,
+                s.runs.len()
+            ),
+            "weighted score",
+            &totals,
+            &ids,
+            None
+        )
+    );
+    out.push_str("<h3>Trends by dimension</h3>\n<p class=\"muted\">Each dimension's score per run, oldest on the left (1 to 5; vermillion points are below the pass threshold, the dashed line; grey marks at the foot are runs without a score).</p>\n<div class=\"trends\">\n");
+    for t in &s.trends {
+        trend(out, t, &ids);
+    }
+    out.push_str("</div>\n");
+    steps(out, s);
+    unstable(out, s);
+    runs(out, s);
+    out.push_str("</section>\n");
+}
+
+fn runs(out: &mut String, s: &SuiteHistory) {
+    let llm = s.usage.is_some();
+    let _ = writeln!(
+        out,
+        "<h3>Runs</h3>\n<table class=\"runs\"><thead><tr><th class=\"num\">#</th><th>run</th><th>time</th><th>mode</th><th>decision</th><th class=\"num\">score</th><th class=\"num\">delta</th>{}</tr></thead><tbody>",
+        if llm {
+            "<th class=\"num\">tokens (in + out)</th><th class=\"num\">cost</th>"
+        } else {
+            ""
+        }
+    );
+    let mut previous: Option<f64> = None;
+    for (i, r) in s.runs.iter().enumerate() {
+        let delta = previous.zip(r.total_score).map(|(a, b)| b - a);
+        previous = r.total_score;
+        let mode = match &r.model {
+            Some(m) => format!("{} {}", esc(&r.mode), esc(m)),
+            None => esc(&r.mode),
+        };
+        let usage = match (&r.usage, llm) {
+            (Some(u), _) => format!(
+                "<td class=\"num\">{} + {}</td><td class=\"num\">{}</td>",
+                u.input_tokens,
+                u.output_tokens,
+                esc(&u.cost_text())
+            ),
+            (None, true) => "<td class=\"num\">-</td><td class=\"num\">-</td>".into(),
+            (None, false) => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td>{mode}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{usage}</tr>",
+            i + 1,
+            esc(&r.run_id),
+            esc(&r.timestamp),
+            esc(&r.decision),
+            r.total_score.map_or("-".into(), |t| format!("{t:.2}")),
+            if i == 0 {
+                String::new()
+            } else {
+                fmt_delta(delta)
+            }
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    if let Some(u) = &s.usage {
+        let _ = writeln!(
+            out,
+            "<p>Model usage over {} run(s): {} input + {} output tokens, {}.</p>",
+            u.runs,
+            u.input_tokens,
+            u.output_tokens,
+            esc(&u.cost_text())
+        );
+    }
+}
+
+fn trend(out: &mut String, t: &Trend, ids: &[&str]) {
+    let _ = writeln!(
+        out,
+        "<figure class=\"trend\" data-dimension=\"{d}\"><figcaption>{d}</figcaption>\n{}\n<p class=\"muted\">first {}, last {}, min {}, max {}, mean {}; scored in {} of {} runs.</p></figure>",
+        trend_chart(
+            &format!("Trend of {} over {} runs", t.dimension, t.scores.len()),
+            &t.dimension,
+            &t.scores,
+            ids,
+            t.pass_threshold
+        ),
+        fmt_score(t.first),
+        fmt_score(t.last),
+        fmt_score(t.min),
+        fmt_score(t.max),
+        fmt_score(t.mean),
+        t.scored,
+        t.scores.len(),
+        d = esc(&t.dimension)
+    );
+}
+
+/// A line of scores on the 0-5 scale, one point per run (oldest left), broken where a
+/// run has no score (a grey mark at the foot says so); the pass threshold dashed.
+fn trend_chart(
+    title: &str,
+    what: &str,
+    scores: &[Option<f64>],
+    ids: &[&str],
+    threshold: Option<f64>,
+) -> String {
+    let (left, right, top, bottom) = (28.0, 12.0, 12.0, 24.0);
+    let (width, height) = (360.0, 150.0);
+    let (plot_w, plot_h) = (width - left - right, height - top - bottom);
+    let n = scores.len();
+    let x_of = |i: usize| {
+        if n <= 1 {
+            left + plot_w / 2.0
+        } else {
+            left + plot_w * i as f64 / (n - 1) as f64
+        }
+    };
+    let y_of = |s: f64| top + plot_h * (1.0 - s.clamp(0.0, 5.0) / 5.0);
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r#"<svg class="chart trend" role="img" aria-label="{t}" data-runs="{n}" viewBox="0 0 {width:.0} {height:.0}" width="{width:.0}" height="{height:.0}" xmlns="http://www.w3.org/2000/svg"><title>{t}</title>"#,
+        t = esc(title)
+    );
+    for tick in 0..=5 {
+        let y = y_of(f64::from(tick));
+        let _ = write!(
+            svg,
+            r##"<line x1="{left}" y1="{y:.1}" x2="{x2:.1}" y2="{y:.1}" stroke="#e2e2e2"/><text x="{tx:.1}" y="{ty:.1}" class="tick" text-anchor="end">{tick}</text>"##,
+            x2 = width - right,
+            tx = left - 6.0,
+            ty = y + 4.0
+        );
+    }
+    let _ = write!(
+        svg,
+        r#"<text x="{left}" y="{y:.1}" class="tick">run 1</text><text x="{x:.1}" y="{y:.1}" class="tick" text-anchor="end">run {n}</text>"#,
+        y = height - 6.0,
+        x = width - right
+    );
+    if let Some(t) = threshold {
+        let y = y_of(t);
+        let _ = write!(
+            svg,
+            r##"<line x1="{left}" y1="{y:.1}" x2="{x2:.1}" y2="{y:.1}" stroke="#000" stroke-width="1.5" stroke-dasharray="5 3"><title>pass threshold {v}</title></line>"##,
+            x2 = width - right,
+            v = fmt_score(Some(t))
+        );
+    }
+    svg.push_str(&line_path(scores, &x_of, &y_of));
+    let r = if n > 120 { 1.6 } else { 3.2 };
+    for (i, s) in scores.iter().enumerate() {
+        let id = esc(ids.get(i).copied().unwrap_or("-"));
+        let x = x_of(i);
+        match s {
+            Some(v) => {
+                let below = threshold.is_some_and(|t| *v < t);
+                let _ = write!(
+                    svg,
+                    r#"<circle class="point" cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{c}"><title>run {k} ({id}): {w} {v}</title></circle>"#,
+                    y = y_of(*v),
+                    c = if below { VERMILLION } else { BLUE },
+                    k = i + 1,
+                    w = esc(what),
+                    v = fmt_score(Some(*v))
+                );
+            }
+            None => {
+                let _ = write!(
+                    svg,
+                    r#"<rect class="gap" x="{x0:.1}" y="{y:.1}" width="3" height="6" fill="{GREY}"><title>run {k} ({id}): no score</title></rect>"#,
+                    x0 = x - 1.5,
+                    y = y_of(0.0) - 6.0,
+                    k = i + 1
+                );
+            }
+        }
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// The line through consecutive scored runs, broken at a run without a score.
+fn line_path(
+    scores: &[Option<f64>],
+    x_of: &dyn Fn(usize) -> f64,
+    y_of: &dyn Fn(f64) -> f64,
+) -> String {
+    let mut d = String::new();
+    let mut pen_down = false;
+    for (i, s) in scores.iter().enumerate() {
+        match s {
+            Some(v) => {
+                let _ = write!(
+                    d,
+                    "{}{:.1} {:.1} ",
+                    if pen_down { "L" } else { "M" },
+                    x_of(i),
+                    y_of(*v)
+                );
+                pen_down = true;
+            }
+            None => pen_down = false,
+        }
+    }
+    if d.is_empty() {
+        return String::new();
+    }
+    format!(
+        r#"<path d="{}" fill="none" stroke="{BLUE}" stroke-width="1.5"/>"#,
+        d.trim_end()
+    )
+}
+
+fn steps(out: &mut String, s: &SuiteHistory) {
+    if s.steps.is_empty() {
+        return;
+    }
+    let quiet = s.steps.iter().filter(|st| st.is_quiet()).count();
+    let _ = writeln!(
+        out,
+        "<h3>Changes between consecutive runs</h3>\n<p class=\"muted\">{} of {} step(s) changed something; the others changed nothing (scores, evidence, problems and decision alike).</p>",
+        s.steps.len() - quiet,
+        s.steps.len()
+    );
+    if quiet == s.steps.len() {
+        return;
+    }
+    out.push_str("<table class=\"steps\"><thead><tr><th>step</th><th>dimension</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">delta</th><th>change</th><th>evidence</th></tr></thead><tbody>\n");
+    for st in s.steps.iter().filter(|st| !st.is_quiet()) {
+        step(out, st);
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn step(out: &mut String, st: &Step) {
+    let decision = st.decision.as_ref().map_or(String::new(), |(a, b)| {
+        format!("; decision {} → {}", esc(a), esc(b))
+    });
+    let _ = writeln!(
+        out,
+        "<tr><th colspan=\"7\">Run {} → {} (<code>{}</code> → <code>{}</code>): weighted {}{decision}</th></tr>",
+        st.from + 1,
+        st.from + 2,
+        esc(&st.base),
+        esc(&st.new),
+        fmt_delta(st.total_delta)
+    );
+    if let Some(why) = &st.incomparable {
+        let _ = writeln!(
+            out,
+            "<tr><td></td><td colspan=\"6\">Not compared: {}</td></tr>",
+            esc(why)
+        );
+        return;
+    }
+    for c in &st.changes {
+        let cls = if c.change.is_regression() {
+            " class=\"badge regressed\""
+        } else {
+            ""
+        };
+        let evidence = match &c.evidence_first {
+            Some(first) => format!(
+                "{} leaf(s) changed, first <code>{}</code>",
+                c.evidence_changed,
+                esc(first)
+            ),
+            None => "unchanged".into(),
+        };
+        let interval = c.interval.as_deref().map_or(String::new(), |ci| {
+            format!("<br><span class=\"muted\">{}</span>", esc(ci))
+        });
+        let _ = writeln!(
+            out,
+            "<tr><td></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span{cls}>{}</span>{interval}</td><td>{evidence}</td></tr>",
+            esc(&c.dimension),
+            fmt_score(c.before),
+            fmt_score(c.after),
+            fmt_delta(c.delta),
+            c.change.as_str()
+        );
+    }
+    let lines = st
+        .regressions
+        .iter()
+        .map(|r| format!("<strong>Regression:</strong> {}", esc(r)))
+        .chain(
+            st.problems_new
+                .iter()
+                .map(|p| format!("New problem: {}", esc(p))),
+        )
+        .chain(
+            st.problems_gone
+                .iter()
+                .map(|p| format!("Problem gone: {}", esc(p))),
+        )
+        .chain(st.notes.iter().map(|n| format!("Note: {}", esc(n))));
+    for line in lines {
+        let _ = writeln!(out, "<tr><td></td><td colspan=\"6\">{line}</td></tr>");
+    }
+}
+
+fn unstable(out: &mut String, s: &SuiteHistory) {
+    if s.unstable.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Unstable judges</h3>\n<p class=\"muted\">Judges whose score moved while their evidence stayed the same, between runs of the same mode and model.</p>\n<ul class=\"problems\">\n");
+    for u in &s.unstable {
+        let moves: Vec<String> = u
+            .moves
+            .iter()
+            .take(5)
+            .map(|m| {
+                format!(
+                    "{} → {} (<code>{}</code> → <code>{}</code>)",
+                    fmt_score(Some(m.before)),
+                    fmt_score(Some(m.after)),
+                    esc(&m.base),
+                    esc(&m.new)
+                )
+            })
+            .collect();
+        let more = u.moves.len().saturating_sub(5);
+        let _ = writeln!(
+            out,
+            "<li><span class=\"badge unscored\">unstable</span> <strong>{}</strong>: {} of {} comparable step(s): {}{}</li>",
+            esc(&u.dimension),
+            u.moves.len(),
+            u.comparable_steps,
+            moves.join("; "),
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    out.push_str("</ul>\n");
+}
+
+fn skipped(out: &mut String, h: &History) {
+    if h.skipped.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<section class=\"block\" id=\"skipped\">\n<h2>Skipped ({})</h2>\n<p class=\"muted\">Files of the folder that are not part of any history, and why (their content is not shown).</p>\n<ul class=\"problems\">",
+        h.skipped.len()
+    );
+    for s in &h.skipped {
+        let _ = writeln!(out, "<li>{}</li>", esc(&s.line()));
+    }
+    out.push_str("</ul>\n</section>\n");
+}
