@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::diag::{Code, Diagnostic, Span};
@@ -60,21 +61,56 @@ pub fn read(path: &Path, dimensions: &[&str]) -> Result<Vec<Label>, Vec<Diagnost
     }
 }
 
-/// A row as read, before its score is checked.
-#[derive(Debug, Deserialize)]
+/// A row as read, before its score is checked. Its schema (`caldera schema labels`)
+/// describes one line of a JSONL labels file (a CSV row has the same columns): every key
+/// but `note` required and not blank, the score an integer 1-5, `unit` or `repo` (one).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "caldera calibration label",
+    description = "One person's score of one unit on one dimension: one line of a JSONL labels file (`caldera calibrate --labels`).",
+    example = serde_json::json!({"unit": "critical-cves", "dimension": "vulnerability_accuracy", "score": 4, "rater": "ana"}),
+    extend(
+        "required" = ["dimension", "score", "rater"],
+        "oneOf" = [{"required": ["unit"]}, {"required": ["repo"]}]
+    )
+)]
 struct Row {
+    /// The repo (or other unit) rated; `repo` is the same key.
     #[serde(default, alias = "repo")]
+    #[schemars(with = "String", regex(pattern = r"\S"), example = &"critical-cves")]
     unit: Option<String>,
+    /// The dimension, as the suite names it.
     #[serde(default)]
+    #[schemars(with = "String", regex(pattern = r"\S"), example = &"vulnerability_accuracy")]
     dimension: Option<String>,
+    /// The score, an integer from 1 to 5.
     #[serde(default)]
+    #[schemars(with = "i64", range(min = 1, max = 5), example = 4)]
     score: Option<serde_json::Value>,
+    /// Who rated.
     #[serde(default)]
+    #[schemars(with = "String", regex(pattern = r"\S"), example = &"ana")]
     rater: Option<String>,
+    /// A note, kept with the label and not read.
     #[serde(default)]
     #[allow(dead_code)]
+    #[schemars(example = &"fine, mostly")]
     note: Option<String>,
+}
+
+/// The schema of one labels row (`caldera schema labels`).
+pub fn row_schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
+    let mut schema = generator.into_root_schema_for::<Row>();
+    // schemars does not see serde's alias: `repo` is `unit` under another name.
+    if let Some(properties) = schema
+        .get_mut("properties")
+        .and_then(serde_json::Value::as_object_mut)
+        && let Some(unit) = properties.get("unit").cloned()
+    {
+        properties.insert("repo".into(), unit);
+    }
+    schema
 }
 
 fn read_csv(path: &Path, text: &str) -> (Vec<Label>, Vec<Diagnostic>) {

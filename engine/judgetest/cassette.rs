@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use minijinja::Environment;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -22,9 +23,10 @@ use crate::provider::ProviderKind;
 use crate::run::llm::{LlmOptions, PlannedCall, cache_key, model_table, plan_calls, run_llm_on};
 use crate::verdict::combine::Unit;
 
-/// The recorded replies of one judge in one case.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// The recorded replies of one judge in one case (`caldera schema cassette`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "caldera cassette")]
 pub struct CassetteFile {
     /// The judge's dimension.
     pub judge: String,
@@ -33,7 +35,7 @@ pub struct CassetteFile {
 }
 
 /// One recorded reply.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Cassette {
     /// The model as the case names it (alias or id).

@@ -166,6 +166,7 @@ pub fn load_suite_with(
     };
     check_decision(&parsed.value, &parsed.index, &file, &mut diags);
     check_suite_name(&parsed.value, &parsed.index, &file, &mut diags);
+    check_named_inputs(&parsed.value, &parsed.index, &file, &mut diags);
 
     let confinement = Confinement::for_suite(dir, root);
     let listed = Listed {
@@ -471,6 +472,37 @@ fn judge_files(
 
 /// The suite's name becomes a file name (`results/<suite>/<run>.json`,
 /// `<out-dir>/<suite>.<ext>`): one plain component, or results land anywhere.
+/// A named input reads one file (`file`) or the newest match of a glob (`newest`):
+/// exactly one of them, checked when the suite loads so the error points at the input
+/// (reading the inputs would find it later, without a place in the file).
+fn check_named_inputs(
+    spec: &SuiteSpec,
+    index: &KeyIndex,
+    file: &Path,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for (name, input) in &spec.inputs.files {
+        let how = match (&input.file, &input.newest) {
+            (Some(_), None) | (None, Some(_)) => continue,
+            (Some(_), Some(_)) => "has both `file` and `newest`",
+            (None, None) => "has neither `file` nor `newest`",
+        };
+        let key = format!("inputs.files.{name}");
+        diags.push(
+            Diagnostic::error(
+                Code::WrongType,
+                format!("named input `{name}` {how}: it needs exactly one of them"),
+            )
+            .in_file(file)
+            .at(index.value_span(&key))
+            .key(key)
+            .help(
+                "`file` reads one file; `newest` reads the most recently modified match of a glob",
+            ),
+        );
+    }
+}
+
 fn check_suite_name(spec: &SuiteSpec, index: &KeyIndex, file: &Path, diags: &mut Vec<Diagnostic>) {
     if let Some(why) = crate::load::confine::file_name_problem(&spec.suite) {
         diags.push(

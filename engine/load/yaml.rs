@@ -272,6 +272,8 @@ pub fn parse<T: DeserializeOwned + JsonSchema>(
     path: &Path,
     source: &str,
 ) -> Result<Parsed<T>, Vec<Diagnostic>> {
+    let yaml12 = as_yaml12(source);
+    let source: &str = &yaml12;
     let index = KeyIndex::build(source);
     match serde_saphyr::from_str_with_options::<T>(source, options()) {
         Ok(value) => Ok(Parsed {
@@ -290,6 +292,51 @@ pub fn parse<T: DeserializeOwned + JsonSchema>(
             Err(vec![first])
         }
     }
+}
+
+/// Plain scalars serde-saphyr reads as numbers that YAML 1.2's core schema (and so an
+/// editor checking the file against its schema) reads as text: binary `0b11`, upper-case
+/// radix prefixes `0X1` / `0O7`, and signed hexadecimal or octal `+0x1`.
+fn not_a_yaml12_number(text: &str) -> bool {
+    static FORMS: OnceLock<regex::Regex> = OnceLock::new();
+    FORMS
+        .get_or_init(|| {
+            regex::Regex::new(
+                r"^(?:[-+]?0[bB][01_]+|[-+]?0X[0-9a-fA-F_]+|[-+]?0O[0-7_]+|[-+]0x[0-9a-fA-F_]+|[-+]0o[0-7_]+)$",
+            )
+            .unwrap_or_else(|_| unreachable!())
+        })
+        .is_match(text)
+}
+
+/// `source` read as YAML 1.2 core reads it: the plain scalars of [`not_a_yaml12_number`]
+/// quoted, so they are the text an editor sees (a number key given `0b11` is then refused
+/// as text, with its line and column). Borrowed unchanged when there are none (the usual
+/// case); with some, columns after a quoted scalar on its line move by two.
+pub fn as_yaml12(source: &str) -> std::borrow::Cow<'_, str> {
+    use serde_saphyr::granit_parser::ScalarStyle;
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    for event in Parser::new_from_str(source) {
+        let Ok((event, span)) = event else { break };
+        if let Event::Scalar(text, ScalarStyle::Plain, _, None) = &event
+            && not_a_yaml12_number(text)
+        {
+            let start = span.start.byte_offset().unwrap_or(span.start.index());
+            let end = start + text.len();
+            if source.get(start..end) == Some(text.as_ref()) {
+                found.push((start, end));
+            }
+        }
+    }
+    if found.is_empty() {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let mut out = source.to_owned();
+    for (start, end) in found.into_iter().rev() {
+        out.insert(end, '\'');
+        out.insert(start, '\'');
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Every key of `source` that the schema of `T` does not allow, as diagnostics in file
@@ -630,7 +677,16 @@ fn in_users_words(
             .strip_prefix("string \"")
             .and_then(|t| t.strip_suffix('"'))
             .filter(|t| t.trim().parse::<f64>().is_ok() || matches!(*t, "true" | "false"));
-        let help = quoted.map(|t| format!("quotes make it text: write `{t}` without them"));
+        let yaml12_text = c[1]
+            .strip_prefix("string \"")
+            .and_then(|t| t.strip_suffix('"'))
+            .filter(|t| not_a_yaml12_number(t) && expected.contains("number"));
+        let help = match yaml12_text {
+            Some(t) => Some(format!(
+                "YAML 1.2 reads `{t}` as text, not a number: write it in decimal (or as `0x..` / `0o..`)"
+            )),
+            None => quoted.map(|t| format!("quotes make it text: write `{t}` without them")),
+        };
         return Some((
             Code::WrongType,
             format!("expected {expected}, found {found}"),

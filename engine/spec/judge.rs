@@ -25,7 +25,10 @@ pub struct JudgeSpec {
     /// Relative weight in the suite's overall score (> 0). Weights are normalised by their
     /// sum, so 0.35 among weights summing to 1.5 counts for 0.35 / 1.5.
     #[serde(deserialize_with = "strict::number")]
-    #[schemars(example = 0.35, extend("exclusiveMinimum" = 0))]
+    #[schemars(
+        example = 0.35,
+        extend("exclusiveMinimum" = 0, "maximum" = f64::MAX)
+    )]
     pub weight: f64,
 
     /// What the judge checks, and any deliberate departure from an earlier judge.
@@ -215,7 +218,7 @@ pub struct HeuristicSpec {
     /// Instead of `metric` and `bands`: the score itself, a constant (a judge that always
     /// gives 3 when it has data) or an `<< expression >>` giving an integer 1-5.
     #[serde(default)]
-    #[schemars(example = 3)]
+    #[schemars(example = 3, with = "Option<ComputedScore>")]
     pub score: Option<Computed>,
 
     /// When this condition holds there is nothing to judge: give this score instead of
@@ -227,7 +230,7 @@ pub struct HeuristicSpec {
     /// Confidence of a banded verdict, 0..1 (default 0.8): a number or an
     /// `<< expression >>` (e.g. lower when no repo has ground truth).
     #[serde(default)]
-    #[schemars(example = 0.8)]
+    #[schemars(example = 0.8, with = "Option<ComputedConfidence>")]
     pub confidence: Option<Computed>,
 
     /// Why the score is what it is: a text with `<< >>` parts.
@@ -254,9 +257,10 @@ pub struct HeuristicSpec {
     #[schemars(example = serde_json::json!({"cve_identification": "<< 5 if rate >= 90 else 3 >>"}))]
     pub sub_scores: IndexMap<String, String>,
 
-    /// The scale of the sub-scores, `[lowest, highest]` integers (default `[1, 5]`).
+    /// The scale of the sub-scores, `[lowest, highest]` integers (default `[1, 5]`); the
+    /// lowest comes first (`caldera validate` checks the order, which a schema cannot).
     #[serde(default)]
-    #[schemars(example = serde_json::json!([0, 100]))]
+    #[schemars(example = serde_json::json!([0, 100]), extend("default" = [1, 5]))]
     pub sub_score_scale: Option<[i64; 2]>,
 }
 
@@ -311,6 +315,45 @@ impl JsonSchema for Computed {
     }
 }
 
+/// The schema of a [`Computed`] score: a whole number 1-5 or an expression (the loader
+/// refuses other constants).
+pub struct ComputedScore;
+
+impl JsonSchema for ComputedScore {
+    fn schema_name() -> Cow<'static, str> {
+        "ComputedScore".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A score 1-5, or an expression `<< ... >>` computing it.",
+            "anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": 5},
+                {"type": "string", "pattern": "^\\s*<<[\\s\\S]*>>\\s*$"}
+            ]
+        })
+    }
+}
+
+/// The schema of a [`Computed`] confidence: a number 0..1 or an expression.
+pub struct ComputedConfidence;
+
+impl JsonSchema for ComputedConfidence {
+    fn schema_name() -> Cow<'static, str> {
+        "ComputedConfidence".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A confidence 0..1, or an expression `<< ... >>` computing it.",
+            "anyOf": [
+                {"type": "number", "minimum": 0, "maximum": 1},
+                {"type": "string", "pattern": "^\\s*<<[\\s\\S]*>>\\s*$"}
+            ]
+        })
+    }
+}
+
 /// One band: all given bounds must hold.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -347,12 +390,12 @@ pub struct NoDataSpec {
     #[schemars(example = &"<< total_expected == 0 >>")]
     pub condition: String,
     /// The score to give, 1-5: a number or an `<< expression >>`.
-    #[schemars(example = 4)]
+    #[schemars(example = 4, with = "ComputedScore")]
     pub score: Computed,
     /// Its confidence, 0..1 (default 0.4: little was seen): a number or an
     /// `<< expression >>`.
     #[serde(default)]
-    #[schemars(example = 0.4)]
+    #[schemars(example = 0.4, with = "Option<ComputedConfidence>")]
     pub confidence: Option<Computed>,
     /// Why: a text with `<< >>` parts.
     #[schemars(example = &"No ground truth lists known CVEs.")]

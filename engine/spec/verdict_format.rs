@@ -61,7 +61,9 @@ pub struct VerdictFormat {
         example = serde_json::json!({"A>B": 1, "A=B": 1.5, "B>A": 2})
     )]
     pub labels: Option<IndexMap<String, f64>>,
-    /// Inclusive `[min, max]` of the score; the default is the engine's 1..5.
+    /// Inclusive `[min, max]` of the score; the default is the engine's 1..5. `min` comes
+    /// first and is below `max` (`caldera validate` checks the order, which a schema
+    /// cannot).
     #[serde(
         default = "default_scale",
         deserialize_with = "crate::spec::strict::number_pair"

@@ -90,15 +90,9 @@ fn every_bundled_yaml_file_validates_and_names_its_schema() {
             .next()
             .unwrap_or_default()
             .to_owned();
-        let name = match which {
-            Which::Judge => "judge.schema.json",
-            Which::Suite => "suite.schema.json",
-            Which::Case => "case.schema.json",
-            Which::Expect => "expect.schema.json",
-            Which::Models => "models.schema.json",
-        };
+        let name = format!("{}.schema.json", which.name());
         assert!(
-            first.starts_with("# yaml-language-server: $schema=") && first.ends_with(name),
+            first.starts_with("# yaml-language-server: $schema=") && first.ends_with(&name),
             "{} must start with a yaml-language-server modeline naming {name}, found {first:?}",
             path.display()
         );
@@ -182,12 +176,16 @@ fn schemas_are_shaped_for_editors() {
             if let Some(f) = map.get("format").and_then(|f| f.as_str()) {
                 panic!("{at}: non-standard format {f}");
             }
+            // Only draft-07 keywords: Ajv refuses a schema with editor-only ones.
+            for editor_only in [
+                "markdownDescription",
+                "enumDescriptions",
+                "markdownEnumDescriptions",
+                "defaultSnippets",
+            ] {
+                assert!(!map.contains_key(editor_only), "{at}: {editor_only}");
+            }
             if let Some(text) = map.get("description").and_then(|d| d.as_str()) {
-                assert_eq!(
-                    map.get("markdownDescription").and_then(|d| d.as_str()),
-                    Some(text),
-                    "{at}: markdownDescription"
-                );
                 // Paragraphs are unwrapped: a line break only before a list item or
                 // between paragraphs.
                 for (i, line) in text.split('\n').enumerate().skip(1) {
@@ -198,11 +196,17 @@ fn schemas_are_shaped_for_editors() {
                     );
                 }
             }
+            // An enum's values are documented in its description, one list item each.
             if let Some(values) = map.get("enum").and_then(|e| e.as_array()) {
-                let docs = map
-                    .get("markdownEnumDescriptions")
-                    .and_then(|d| d.as_array());
-                assert_eq!(docs.map(Vec::len), Some(values.len()), "{at}: enum docs");
+                let text = map
+                    .get("description")
+                    .or_else(|| map.get("$comment"))
+                    .and_then(|d| d.as_str())
+                    .unwrap_or_default();
+                for v in values {
+                    let item = format!("- `{}`: ", v.as_str().unwrap_or_default());
+                    assert!(text.contains(&item), "{at}: enum value {v} undocumented");
+                }
             }
             assert!(
                 !map.contains_key("oneOf")
@@ -214,7 +218,7 @@ fn schemas_are_shaped_for_editors() {
         }
     }
     let judge = schema(Which::Judge);
-    let verdict = &judge["definitions"]["VerdictFormat"];
+    let verdict = &judge["definitions"]["verdict-format"];
     assert!(verdict["examples"].is_array(), "VerdictFormat has examples");
     for (key, field) in verdict["properties"].as_object().expect("properties") {
         assert!(
@@ -267,5 +271,240 @@ fn the_editor_settings_map_the_schemas_to_the_suites() {
     }
     for schema in map.keys() {
         assert!(Path::new(schema).is_file(), "{schema}");
+    }
+}
+
+/// Every schema, parsed, with its file stem.
+fn all_schemas() -> Vec<(&'static str, serde_json::Value)> {
+    Which::ALL
+        .iter()
+        .map(|(which, name)| (*name, schema(*which)))
+        .collect()
+}
+
+#[test]
+fn every_schema_has_a_stable_id_named_after_its_file() {
+    for (name, schema) in all_schemas() {
+        assert_eq!(
+            schema["$id"],
+            format!("https://caldera.dev/schemas/{name}.schema.json"),
+            "{name}"
+        );
+    }
+}
+
+/// The schema at a place of `root`, standing alone: the place with the root's
+/// definitions (so its `$ref`s resolve) and without the annotations being checked.
+fn standalone(
+    root: &serde_json::Value,
+    place: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    let mut place = place.clone();
+    for annotation in ["default", "examples", "defaultSnippets"] {
+        place.remove(annotation);
+    }
+    if let Some(definitions) = root.get("definitions") {
+        place.insert("definitions".into(), definitions.clone());
+    }
+    serde_json::Value::Object(place)
+}
+
+#[test]
+fn every_default_and_example_is_valid_where_it_appears() {
+    let mut invalid = Vec::new();
+    let mut checked = 0;
+    for (name, root) in all_schemas() {
+        let mut all = Vec::new();
+        objects(&root, String::new(), &mut all);
+        for (at, map) in all {
+            // Annotations sit in schema objects: skip `properties` maps and examples
+            // themselves (an example value may hold a key named `default`).
+            if at.contains("/examples") || at.contains("/default") || at.ends_with("/properties") {
+                continue;
+            }
+            let mut values: Vec<(String, &serde_json::Value)> = Vec::new();
+            if let Some(d) = map.get("default") {
+                values.push(("default".into(), d));
+            }
+            for (i, e) in map
+                .get("examples")
+                .and_then(|e| e.as_array())
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                values.push((format!("examples/{i}"), e));
+            }
+            for (i, s) in map
+                .get("defaultSnippets")
+                .and_then(|e| e.as_array())
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                if let Some(body) = s.get("body") {
+                    values.push((format!("defaultSnippets/{i}/body"), body));
+                }
+            }
+            if values.is_empty() {
+                continue;
+            }
+            let validator = jsonschema::draft7::new(&standalone(&root, map))
+                .unwrap_or_else(|e| panic!("{name}{at}: {e}"));
+            for (what, value) in values {
+                checked += 1;
+                let errors: Vec<String> = validator
+                    .iter_errors(value)
+                    .map(|e| e.to_string())
+                    .collect();
+                if !errors.is_empty() {
+                    invalid.push(format!("{name}.schema.json{at}/{what}: {value} {errors:?}"));
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "the schemas have examples: {checked}");
+    assert!(invalid.is_empty(), "{}", invalid.join("\n"));
+}
+
+#[test]
+fn every_property_has_its_own_title_and_description_for_hovers() {
+    for (name, root) in all_schemas() {
+        let mut all = Vec::new();
+        objects(&root, String::new(), &mut all);
+        for (at, map) in all {
+            // Skip values, and the conditions of the loader's rules (`if`/`then`/`not`
+            // name keys, they do not define them).
+            let rule = ["/if", "/then", "/else", "/not", "/allOf/"]
+                .iter()
+                .any(|r| at.contains(r));
+            if at.contains("/examples") || at.contains("/default") || rule {
+                continue;
+            }
+            let Some(properties) = map.get("properties").and_then(|p| p.as_object()) else {
+                continue;
+            };
+            for (key, property) in properties {
+                let text = property
+                    .get("description")
+                    .and_then(|d| d.as_str())
+                    .unwrap_or_default();
+                assert!(
+                    !text.trim().is_empty(),
+                    "{name}.schema.json{at}/properties/{key}: no description of its own"
+                );
+                // draft-07 ignores the siblings of `$ref`: a description next to one is lost.
+                assert!(
+                    property.get("$ref").is_none(),
+                    "{name}.schema.json{at}/properties/{key}: `$ref` with siblings"
+                );
+                // The YAML language server heads a hover with the first title and shows
+                // the first description among the schemas a value matched, the shared
+                // definition's before the key's own: the key has the title, and the
+                // definition it refers to has neither.
+                assert_eq!(
+                    property["title"],
+                    key.as_str(),
+                    "{name}.schema.json{at}/properties/{key}: title"
+                );
+                let refs = ["anyOf", "allOf"]
+                    .iter()
+                    .filter_map(|k| property.get(*k).and_then(|v| v.as_array()))
+                    .flatten()
+                    .filter_map(|v| v.get("$ref").and_then(|r| r.as_str()));
+                for r in refs {
+                    let definition = &root["definitions"][r.trim_start_matches("#/definitions/")];
+                    for hidden in ["title", "description"] {
+                        assert!(
+                            definition.get(hidden).is_none(),
+                            "{name}.schema.json{at}/properties/{key}: {r} has a {hidden} that hides the key's"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn titles_descriptions_and_definition_names_are_in_user_words() {
+    // Rust type names: a CamelCase word, or one ending in `Spec`.
+    let rust = regex::Regex::new(r"\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b|Spec\b").unwrap();
+    for (name, root) in all_schemas() {
+        for definition in root["definitions"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            assert!(
+                !rust.is_match(definition),
+                "{name}: definition {definition}"
+            );
+        }
+        let mut all = Vec::new();
+        objects(&root, String::new(), &mut all);
+        for (at, map) in all {
+            if at.contains("/examples") || at.contains("/default") {
+                continue;
+            }
+            for key in ["title", "description"] {
+                if let Some(text) = map.get(key).and_then(|t| t.as_str()) {
+                    let found: Vec<&str> = rust
+                        .find_iter(text)
+                        .map(|m| m.as_str())
+                        // Product names, not types.
+                        .filter(|w| !["OpenAI", "JSONPath", "DeepSeek", "NaN"].contains(w))
+                        .collect();
+                    assert!(
+                        found.is_empty(),
+                        "{name}.schema.json{at}/{key}: {found:?} in {text:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_bundled_cassette_validates_against_the_cassette_schema() {
+    let validator = jsonschema::draft7::new(&schema(Which::Cassette)).expect("schema compiles");
+    let mut checked = 0;
+    for case in glob::glob("judges.d/*/cases/*/cassettes/*.json")
+        .unwrap()
+        .filter_map(Result::ok)
+    {
+        let text = std::fs::read_to_string(&case).unwrap();
+        let instance: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&instance)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", case.display());
+        checked += 1;
+    }
+    assert!(checked > 0, "the bundled cases have cassettes");
+}
+
+#[test]
+fn the_labels_schema_accepts_the_rows_calibrate_reads_and_refuses_the_rest() {
+    let validator = jsonschema::draft7::new(&schema(Which::Labels)).expect("schema compiles");
+    let row = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    for good in [
+        r#"{"unit": "r1", "dimension": "iac_quality", "score": 4, "rater": "ana", "note": "fine"}"#,
+        r#"{"repo": "r1", "dimension": "iac_quality", "score": 1, "rater": "ben"}"#,
+    ] {
+        assert!(validator.is_valid(&row(good)), "{good}");
+    }
+    for bad in [
+        r#"{"unit": "r1", "dimension": "iac_quality", "score": 6, "rater": "ana"}"#,
+        r#"{"unit": "r1", "dimension": "iac_quality", "score": 4.5, "rater": "ana"}"#,
+        r#"{"unit": "r1", "dimension": "iac_quality", "score": "4", "rater": "ana"}"#,
+        r#"{"dimension": "iac_quality", "score": 4, "rater": "ana"}"#,
+        r#"{"unit": "r1", "repo": "r1", "dimension": "iac_quality", "score": 4, "rater": "ana"}"#,
+        r#"{"unit": "r1", "dimension": "iac_quality", "score": 4, "rater": " "}"#,
+        r#"{"unit": "r1", "dimension": "iac_quality", "score": 4, "rater": "ana", "grade": 1}"#,
+    ] {
+        assert!(!validator.is_valid(&row(bad)), "{bad}");
     }
 }

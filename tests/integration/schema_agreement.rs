@@ -66,6 +66,8 @@ fn schema(which: &str) -> serde_json::Value {
 fn crate_accepts(file: &Path, which: &str) -> bool {
     let validator = jsonschema::draft7::new(&schema(which)).expect("schema compiles");
     let text = std::fs::read_to_string(file).unwrap();
+    // Read as YAML 1.2 core reads it (`0b11` is text), as an editor does.
+    let text = caldera::load::yaml::as_yaml12(&text);
     match serde_saphyr::from_str_with_options::<serde_json::Value>(
         &text,
         caldera::load::yaml::options(),
@@ -132,4 +134,54 @@ fn loader_and_schemas_agree_on_the_edge_corpus() {
         }
     }
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+/// The first error caldera reports on `judge` (a judge file) or `suite` (suite.yaml), as
+/// `caldera validate` prints it.
+fn validate_output(suite: &str, judge: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::write(dir.join("data/r.json"), r#"{"id": "r"}"#).unwrap();
+    std::fs::write(dir.join("suite.yaml"), suite).unwrap();
+    std::fs::write(dir.join("judge.yaml"), judge).unwrap();
+    let out = crate::reports::caldera()
+        .arg("validate")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "refused as an input error");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_named_input_with_file_and_newest_is_refused_at_its_line() {
+    let suite = "suite: s\ninputs:\n  results: data\n  files:\n    base: { file: b.json, newest: '*.json' }\n";
+    let out = validate_output(suite, BASE_JUDGE);
+    assert!(
+        out.contains("named input `base` has both `file` and `newest`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("suite.yaml:5:11"),
+        "file:line:col of the input: {out}"
+    );
+}
+
+#[test]
+fn a_binary_number_is_text_as_in_yaml_1_2_and_refused_where_a_number_is_needed() {
+    let judge = BASE_JUDGE.replace("weight: 1", "weight: 0b11");
+    let out = validate_output(BASE_SUITE, &judge);
+    assert!(
+        out.contains("judge.yaml:2:9"),
+        "file:line:col of the value: {out}"
+    );
+    assert!(
+        out.contains("YAML 1.2 reads `0b11` as text, not a number"),
+        "{out}"
+    );
 }
