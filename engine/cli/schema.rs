@@ -120,8 +120,17 @@ fn for_editors(value: &mut serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::Object(map) => {
-            if map.get("default").is_some_and(|d| refused_default(map, d)) {
+            if map
+                .get("default")
+                .is_some_and(|d| refused_default(map, d) || !completes(d))
+            {
                 map.shift_remove("default");
+            }
+            if let Some(Value::Array(examples)) = map.get_mut("examples") {
+                examples.retain(completes);
+                if examples.is_empty() {
+                    map.shift_remove("examples");
+                }
             }
             if map
                 .get("format")
@@ -162,6 +171,25 @@ fn for_editors(value: &mut serde_json::Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(for_editors),
         _ => {}
+    }
+}
+
+/// Whether the YAML language server completes `value` as written: it turns a mapping
+/// into a snippet key by key, but writes a list of mappings or lists inside one as
+/// `- [object Object]`. Such examples are left out (the list's own key keeps its example).
+fn completes(value: &serde_json::Value) -> bool {
+    fn nested(value: &serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Object(map) => map.values().all(nested),
+            serde_json::Value::Array(items) => {
+                items.iter().all(|i| !i.is_object() && !i.is_array())
+            }
+            _ => true,
+        }
+    }
+    match value {
+        serde_json::Value::Object(map) => map.values().all(nested),
+        _ => true,
     }
 }
 

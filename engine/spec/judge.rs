@@ -135,6 +135,7 @@ pub enum EvidenceValue {
 pub struct ConditionalSpec {
     /// The value: a selector, an expression, a text with `<< >>` parts, a constant or a
     /// record list.
+    #[schemars(example = &"<< findings | length >>")]
     pub value: EvidenceValue,
 
     /// `<< expression >>`: when false, the value is not computed and the name is left out.
@@ -191,7 +192,7 @@ pub struct RecordsSpec {
     /// `<< expression >>`: when false the whole list is not computed and the name is left
     /// out (per item, use `where`).
     #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
-    #[schemars(example = &"<< repos | length > 0 >>")]
+    #[schemars(example = &"<< findings | length > 0 >>")]
     pub condition: Option<String>,
 
     /// When true, an empty result (`[]` or `{}`) is left out.

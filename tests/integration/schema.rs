@@ -508,3 +508,41 @@ fn the_labels_schema_accepts_the_rows_calibrate_reads_and_refuses_the_rest() {
         assert!(!validator.is_valid(&row(bad)), "{bad}");
     }
 }
+
+/// Whether a mapping holds, at any depth, a list of mappings or lists.
+fn holds_list_of_structures(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Object(map) => map.values().any(holds_list_of_structures),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .any(|i| i.is_object() || i.is_array() || holds_list_of_structures(i)),
+        _ => false,
+    }
+}
+
+#[test]
+fn no_mapping_example_completes_to_object_object() {
+    // The YAML language server turns a mapping example or default into a completion
+    // snippet, and writes a list of mappings inside it as `- [object Object]`.
+    for (name, root) in all_schemas() {
+        let mut all = Vec::new();
+        objects(&root, String::new(), &mut all);
+        for (at, map) in all {
+            if at.contains("/examples") || at.contains("/default") {
+                continue;
+            }
+            let values = map
+                .get("examples")
+                .and_then(|e| e.as_array())
+                .into_iter()
+                .flatten()
+                .chain(map.get("default"));
+            for value in values.filter(|v| v.is_object()) {
+                assert!(
+                    !holds_list_of_structures(value),
+                    "{name}.schema.json{at}: {value}"
+                );
+            }
+        }
+    }
+}
