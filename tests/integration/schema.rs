@@ -484,6 +484,21 @@ fn every_bundled_cassette_validates_against_the_cassette_schema() {
         checked += 1;
     }
     assert!(checked > 0, "the bundled cases have cassettes");
+    // VS Code maps them to the schema too.
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(".vscode/settings.json").unwrap()).unwrap();
+    let mapped = settings["json.schemas"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|m| {
+            m["url"] == "./schemas/cassette.schema.json"
+                && m["fileMatch"][0] == "judges.d/*/cases/*/cassettes/*.json"
+        });
+    assert!(
+        mapped,
+        ".vscode/settings.json maps cassettes to their schema"
+    );
 }
 
 #[test]
