@@ -39,6 +39,8 @@ pub enum Which {
     Labels,
     /// A test case's recorded replies (`cases/<case>/cassettes/<dimension>.json`).
     Cassette,
+    /// The result document `caldera run` writes.
+    Result,
 }
 
 /// Where the schemas say they live (`$id`): a stable name, not fetched by editors.
@@ -54,7 +56,7 @@ impl Which {
     }
 
     /// Every schema, with its file stem.
-    pub const ALL: [(Which, &'static str); 7] = [
+    pub const ALL: [(Which, &'static str); 8] = [
         (Which::Judge, "judge"),
         (Which::Suite, "suite"),
         (Which::Case, "case"),
@@ -62,6 +64,7 @@ impl Which {
         (Which::Models, "models"),
         (Which::Labels, "labels"),
         (Which::Cassette, "cassette"),
+        (Which::Result, "result"),
     ];
 }
 
@@ -71,8 +74,8 @@ pub struct SchemaArgs {
     /// Which schema to print.
     #[arg(value_enum)]
     pub which: Option<Which>,
-    /// Write every schema into this folder (judge, suite, case, expect, models, labels
-    /// and cassette `.schema.json`) instead of printing.
+    /// Write every schema into this folder (judge, suite, case, expect, models, labels,
+    /// cassette and result `.schema.json`) instead of printing.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
 }
@@ -88,6 +91,7 @@ pub fn schema_text(which: Which) -> String {
         Which::Models => generator.into_root_schema_for::<CatalogueSpec>(),
         Which::Labels => crate::calibrate::labels::row_schema(generator),
         Which::Cassette => generator.into_root_schema_for::<CassetteFile>(),
+        Which::Result => result_schema(),
     };
     let mut value = schema.to_value();
     rules::add(&mut value);
@@ -101,6 +105,16 @@ pub fn schema_text(which: Which) -> String {
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".into());
     text.push('\n');
     text
+}
+
+/// The result document's schema, kept by hand in `schema/result.json`: the types that
+/// write a result only serialize (several write themselves by hand), so it is checked
+/// against results instead (the pinned ones and each bundled suite's, in the tests).
+fn result_schema() -> schemars::Schema {
+    serde_json::from_str::<serde_json::Value>(include_str!("schema/result.json"))
+        .ok()
+        .and_then(|v| schemars::Schema::try_from(v).ok())
+        .unwrap_or_default()
 }
 
 /// Number formats schemars names that are not JSON Schema formats: strict validators

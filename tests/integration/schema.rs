@@ -561,3 +561,64 @@ fn no_mapping_example_completes_to_object_object() {
         }
     }
 }
+
+/// The errors of `result` against the result schema.
+fn result_errors(validator: &jsonschema::Validator, result: &serde_json::Value) -> Vec<String> {
+    validator
+        .iter_errors(result)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn the_result_schema_accepts_the_pinned_results_and_every_bundled_suite_run() {
+    let schema = schema(Which::Result);
+    assert!(
+        schema["required"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|k| k == "decision")),
+        "the hand-kept result schema is read"
+    );
+    let validator = jsonschema::draft7::new(&schema).expect("schema compiles");
+    // The four pinned results (their clocks masked as `[volatile]`: given back a number).
+    let pinned: Vec<PathBuf> =
+        glob::glob("tests/integration/snapshots/integration__pipeline_pin__*.snap")
+            .unwrap()
+            .filter_map(Result::ok)
+            .collect();
+    assert_eq!(pinned.len(), 4, "{pinned:?}");
+    for snap in pinned {
+        let text = std::fs::read_to_string(&snap).unwrap();
+        let body = text.split_once("\n---\n").map(|(_, b)| b).unwrap();
+        let pinned: serde_json::Value = serde_json::from_str(body).unwrap();
+        let mut result = pinned[1].clone();
+        result["duration_ms"] = serde_json::json!(0);
+        let errors = result_errors(&validator, &result);
+        assert!(errors.is_empty(), "{}: {errors:?}", snap.display());
+    }
+    // What `caldera run` writes for every bundled suite.
+    let out = tempfile::tempdir().unwrap();
+    for suite in glob::glob("judges.d/*/suite.yaml")
+        .unwrap()
+        .filter_map(Result::ok)
+    {
+        let dir = suite.parent().unwrap();
+        let file = out.path().join("result.json");
+        let run = crate::reports::caldera()
+            .args(["run", "--heuristic", "--quiet", "--out"])
+            .arg(&file)
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(run.status.code(), Some(0 | 1)),
+            "{}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let errors = result_errors(&validator, &result);
+        assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
+    }
+}
