@@ -947,6 +947,17 @@ mod tests {
     const SRC: &str = "a: 1\nb:\n  c: [x, y]\n  d:\n    - e: 2\n";
 
     #[test]
+    fn as_yaml12_quotes_only_the_numbers_yaml_1_2_core_reads_as_text() {
+        let src = "a: 0b11\nb: [0X1, +0x1, -0o7, 0O7]\nc: 0x1f\nd: 0o17\ne: '0b1'\nf: 12 # 0b1\n";
+        assert_eq!(
+            as_yaml12(src),
+            "a: '0b11'\nb: ['0X1', '+0x1', '-0o7', '0O7']\nc: 0x1f\nd: 0o17\ne: '0b1'\nf: 12 # 0b1\n"
+        );
+        let plain = "weight: 0.35\n";
+        assert!(matches!(as_yaml12(plain), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
     fn indexes_keys_and_values() {
         let idx = KeyIndex::build(SRC);
         let c = idx.value_span("b.c").unwrap();
