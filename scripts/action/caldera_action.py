@@ -266,7 +266,10 @@ def fetch_default_branch_result():
         run = artifact.get("workflow_run") or {}
         if artifact.get("expired") or run.get("head_branch") != branch:
             continue
-        _, _, raw = api.request("GET", artifact["archive_download_url"])
+        url = artifact.get("archive_download_url")
+        if not isinstance(url, str):
+            raise ActionError(f"baseline: artifact {artifact.get('id')} has no archive_download_url")
+        _, _, raw = api.request("GET", url)
         path = _extract_result(raw, f"{suite_name()}.json")
         print(f"baseline: artifact {name} of run {run.get('id')} on {branch} ({path})")
         return path
@@ -278,15 +281,18 @@ def _extract_result(raw, member):
     """Writes the result JSON out of an artifact's zip into the output folder."""
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
-            names = [n for n in archive.namelist() if os.path.basename(n) == member]
-            if not names:
+            infos = [i for i in archive.infolist() if os.path.basename(i.filename) == member]
+            if not infos:
                 raise ActionError(f"baseline: the artifact holds no {member}")
-            data = archive.read(names[0])
+            if infos[0].file_size > MAX_RESPONSE_BYTES:
+                raise ActionError(f"baseline: {member} unpacks to more than {MAX_RESPONSE_BYTES} bytes")
+            data = archive.read(infos[0])
     except zipfile.BadZipFile as e:
         raise ActionError(f"baseline: the artifact is not a zip archive: {e}") from e
     out_dir = env("CALDERA_OUT_DIR")
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "baseline.json")
+    # Named apart from what caldera writes there (<suite>.json and the reports).
+    path = os.path.join(out_dir, f"baseline-{suite_name()}.json")
     with open(path, "wb") as f:
         f.write(data)
     return path
@@ -432,9 +438,10 @@ def step_comment():
     body = comment_body()
     existing = None
     for comment in api.pages(api.url(f"/issues/{number}/comments?per_page=100")):
-        if marker() in (comment.get("body") or ""):
-            existing = comment
-            break
+        if isinstance(comment, dict) and marker() in str(comment.get("body") or ""):
+            if isinstance(comment.get("id"), int):
+                existing = comment
+                break
     try:
         if existing is not None:
             api.json("PATCH", api.url(f"/issues/comments/{existing['id']}"), {"body": body})
@@ -490,6 +497,9 @@ def main(argv):
         return STEPS[argv[1]]()
     except ActionError as e:
         annotate("error", str(e))
+        return 2
+    except Exception as e:  # an answer of an unexpected shape: one line, not a traceback
+        annotate("error", f"{argv[1]}: unexpected {type(e).__name__}: {e}")
         return 2
 
 

@@ -460,7 +460,7 @@ fn action_token_is_sent_only_to_the_api_origin_even_across_redirects_and_page_li
     assert!(baseline.status.success(), "{}", describe(&baseline));
     let path = job.outputs()["path"].clone();
     assert!(
-        path.ends_with("baseline.json"),
+        path.ends_with("baseline-trivy.json"),
         "the main branch's artifact: {path:?}"
     );
     let run = job.step("run", &[("CALDERA_BASELINE_PATH", &path)]);
