@@ -432,6 +432,12 @@ def step_comment():
     if number is None:
         print("not a pull-request event: no comment")
         return 0
+    if not os.path.isfile(report_path("md")):
+        # caldera stopped before it wrote a report (a usage or input error): the gate
+        # step fails with its status; an old comment is left as it was.
+        status = os.environ.get("CALDERA_EXIT_CODE", "?")
+        annotate("warning", f"no report to post on #{number}: caldera exited {status} without one")
+        return 0
     api = Api()
     if not api.token:
         raise ActionError("comment: no github-token (GITHUB_TOKEN) to post with")

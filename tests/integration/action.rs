@@ -533,6 +533,22 @@ fn action_gate_exits_with_caldera_exit_status_while_the_run_step_passes() {
         let gate = job.step("gate", &[("CALDERA_EXIT_CODE", &recorded)]);
         assert_eq!(gate.status.code(), Some(status), "{}", describe(&gate));
     }
+    // The input error left no report: the comment step says so, posts nothing, and
+    // leaves the failing to the gate.
+    let no_report = job.step(
+        "comment",
+        &[
+            ("CALDERA_SUITE", "judges.d/no-such-suite"),
+            ("CALDERA_EXIT_CODE", "2"),
+        ],
+    );
+    assert!(no_report.status.success(), "{}", describe(&no_report));
+    assert!(
+        String::from_utf8_lossy(&no_report.stdout).contains("caldera exited 2 without one"),
+        "{}",
+        describe(&no_report)
+    );
+    assert!(api.seen().is_empty(), "{:?}", api.seen());
     let summary = job.step("summary", &[]);
     assert!(summary.status.success(), "{}", describe(&summary));
     let written = std::fs::read_to_string(job.path("summary.md")).unwrap();
