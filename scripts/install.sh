@@ -113,7 +113,9 @@ main() {
   install_dir=${CALDERA_INSTALL_DIR:-${HOME:?HOME is not set; set CALDERA_INSTALL_DIR}/.local/bin}
 
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT INT TERM
+  trap 'rm -rf "$work"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
 
   echo "downloading $base/$archive" >&2
   fetch "$base/$archive" "$work/$archive" || die 4 "could not download $base/$archive"

@@ -21,7 +21,9 @@ cleanup() {
   if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi
   rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 if [ -n "${CALDERA_RELEASE_BINARY:-}" ]; then
   binary=$CALDERA_RELEASE_BINARY
