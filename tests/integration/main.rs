@@ -3,6 +3,7 @@
 // Tests explain their failures and skips on the console; public helpers need no docs.
 #![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
 
+mod action;
 mod adversarial_reproduction;
 mod architecture;
 mod calibrate;
