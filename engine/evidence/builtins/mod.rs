@@ -25,6 +25,7 @@ mod findings;
 mod flatten;
 mod grouping;
 mod maps;
+mod membership;
 pub(crate) use maps::apply_filter;
 mod matching;
 mod ordering;
@@ -132,6 +133,7 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
     ("regex_split", FUNCTION_AND_FILTER, pattern::regex_split),
     ("to_map", FUNCTION_AND_FILTER, maps::to_map),
     ("zip", FUNCTION_AND_FILTER, flatten::zip),
+    ("containing", TEST_ONLY, membership::containing),
 ];
 
 /// Built-ins that call other filters by name, so they need the render state.
