@@ -20,6 +20,7 @@ mod approx;
 mod args;
 mod classify;
 mod concentration;
+mod dates;
 mod detection;
 mod findings;
 mod flatten;
@@ -134,6 +135,7 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
     ("to_map", FUNCTION_AND_FILTER, maps::to_map),
     ("zip", FUNCTION_AND_FILTER, flatten::zip),
     ("containing", TEST_ONLY, membership::containing),
+    ("days_between", FUNCTION_AND_FILTER, dates::days_between),
 ];
 
 /// Built-ins that call other filters by name, so they need the render state.
