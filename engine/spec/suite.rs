@@ -209,6 +209,13 @@ pub struct InputsSpec {
     #[schemars(example = serde_json::json!(["expected"]))]
     pub unwrap_truth: Vec<String>,
 
+    /// How a ground-truth document names its repo, when it differs from a result
+    /// (`metadata.scenario` against a result's `repo_id`): fields tried in order as
+    /// `key` is, else the file stem. Default: the same fields as `key`.
+    #[serde(default)]
+    #[schemars(example = serde_json::json!(["metadata.repo", "repository"]))]
+    pub truth_key: Option<Vec<String>>,
+
     /// Other named inputs a judge may read as `inputs.<name>`.
     #[serde(default)]
     #[schemars(example = serde_json::json!({"baseline": {"file": "../../baselines/trivy.json", "optional": true}}))]

@@ -56,6 +56,7 @@ mod sdk_requests;
 mod shared;
 mod trivy_parity;
 mod trivy_suite;
+mod truth_key;
 mod typos;
 
 /// A line `cargo test` shows even for a passing test (a skipped check, a missing tool):
