@@ -180,12 +180,14 @@ pub enum WeightsMode {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputsSpec {
-    /// Folder of analysis outputs (`*.json`), relative to `suite.yaml`: a path, or
+    /// Folder of analysis outputs (`*.json`, also gzip-compressed `*.json.gz`), relative
+    /// to `suite.yaml`: a path, or
     /// `{folder, json, skip_unreadable, run_file}`. `--results` overrides the folder.
     #[schemars(example = &"../../ground-truth/trivy/outputs")]
     pub results: FolderInput,
 
-    /// Folder of ground-truth files (`*.json`), relative to `suite.yaml`: a path, or
+    /// Folder of ground-truth files (`*.json`, also `*.json.gz`), relative to
+    /// `suite.yaml`: a path, or
     /// `{folder, json, skip_unreadable, run_file}`. `--ground-truth` overrides the folder.
     #[serde(default)]
     #[schemars(example = &"../../ground-truth/trivy/expected")]

@@ -13,6 +13,7 @@ mod confine;
 mod diagnostics;
 mod doc_examples;
 mod gates;
+mod gzip_inputs;
 mod history;
 mod hostile;
 mod judge_cases;
