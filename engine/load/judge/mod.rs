@@ -1091,7 +1091,8 @@ impl<'a> JudgeCx<'a> {
                     let d = self.diag(d, "heuristic.metric");
                     self.push(d);
                 }
-                self.check_bands(&h.bands);
+                self.check_and_metric(h, names);
+                self.check_bands(&h.bands, h.and_metric.is_some());
             }
         }
     }
