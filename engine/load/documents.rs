@@ -1,5 +1,6 @@
-//! Reads analysis results and ground truth: every non-dot `*.json` of a folder, in file
-//! name order, keyed by the first present key field, else the file stem.
+//! Reads analysis results and ground truth: every non-dot `*.json` (or gzip-compressed
+//! `*.json.gz`, see [`crate::load::gzip`]) of a folder, in file name order, keyed by the
+//! first present key field, else the file stem.
 //!
 //! Strict where the original framework was lenient: a file that is not valid JSON is an
 //! error naming file, line and column (skipped only when the input says
@@ -18,6 +19,7 @@ use indexmap::IndexMap;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::doc::Doc;
 use crate::load::confine::Confinement;
+use crate::load::gzip;
 use crate::spec::suite::JsonMode;
 
 /// One loaded document.
@@ -72,7 +74,7 @@ pub struct Folder {
     pub skipped: Vec<Skipped>,
 }
 
-/// Lists the `*.json` files of `dir` (dot files ignored), sorted by name.
+/// Lists the `*.json` and `*.json.gz` files of `dir` (dot files ignored), sorted by name.
 pub fn list_json(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     if !dir.is_dir() {
         return Err(Diagnostic::error(
@@ -89,7 +91,7 @@ pub fn list_json(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
         .map(|e| e.path())
         .filter(|p| {
             p.is_file()
-                && p.extension().is_some_and(|x| x == "json")
+                && (p.extension().is_some_and(|x| x == "json") || gzip::is_json_gz(p))
                 && !p
                     .file_name()
                     .and_then(|n| n.to_str())
@@ -110,10 +112,7 @@ pub fn list_documents(
     let mut out: Vec<(PathBuf, String)> = list_json(dir)?
         .into_iter()
         .map(|f| {
-            let stem = f
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let stem = gzip::document_stem(&f);
             (f, stem)
         })
         .collect();
@@ -179,6 +178,9 @@ const KEEP_BUFFER_UP_TO: usize = 64 << 20;
 
 fn read_into(path: &Path, bytes: &mut Vec<u8>) -> Result<(), Diagnostic> {
     use std::io::Read;
+    if gzip::is_json_gz(path) {
+        return gzip::read_into(path, bytes, gzip::MAX_INFLATED_BYTES);
+    }
     bytes.clear();
     std::fs::File::open(path)
         .and_then(|mut f| f.read_to_end(bytes))

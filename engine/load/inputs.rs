@@ -106,23 +106,25 @@ fn load(
         suite,
         &results_dir,
         &spec.results,
-        &spec.unwrap,
+        (&spec.key, &spec.unwrap),
         ("inputs.results", overrides.results.is_some()),
     );
     let truth_overridden = overrides.ground_truth.is_some();
+    // Ground truth may name its repos by other fields than the results do.
+    let truth_key = spec.truth_key.as_deref().unwrap_or(&spec.key);
     let truth = match (&truth_dir, &spec.ground_truth) {
         (Some(dir), Some(input)) => read.folder(
             suite,
             dir,
             input,
-            &spec.unwrap_truth,
+            (truth_key, &spec.unwrap_truth),
             ("inputs.ground_truth", truth_overridden),
         ),
         (Some(dir), None) => read.folder(
             suite,
             dir,
             &FolderInput::plain(""),
-            &spec.unwrap_truth,
+            (truth_key, &spec.unwrap_truth),
             ("inputs.ground_truth", truth_overridden),
         ),
         (None, _) => Vec::new(),
@@ -175,7 +177,7 @@ impl Reading {
         suite: &Suite,
         dir: &Path,
         input: &FolderInput,
-        unwrap: &[String],
+        (id_keys, unwrap): (&[String], &[String]),
         (key, overridden): (&str, bool),
     ) -> Vec<Document> {
         let confine = self.confined(overridden).then_some(&suite.confinement);
@@ -186,7 +188,7 @@ impl Reading {
             return Vec::new();
         }
         let rules = ReadRules {
-            key: &suite.spec.inputs.key,
+            key: id_keys,
             unwrap,
             json: input.json,
             skip_unreadable: input.skip_unreadable,

@@ -4,6 +4,7 @@
 pub mod catalogue;
 pub mod confine;
 pub mod documents;
+pub mod gzip;
 pub mod inputs;
 pub mod judge;
 pub mod lenient;

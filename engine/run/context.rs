@@ -106,7 +106,8 @@ pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
 
 /// Where a result came from, as a judge that chooses its mode by file name or folder
 /// reads it: the path relative to the results folder with `/` between its parts (the
-/// run folder included: `gamma/output.json`), and the file name without its extension.
+/// run folder included: `gamma/output.json`), and the file name without `.json` or
+/// `.json.gz`.
 /// A file outside the folder (never the case for a folder that was listed) gives its
 /// name alone.
 fn file_and_stem(file: &Path, results_dir: &Path) -> (String, String) {
@@ -122,11 +123,7 @@ fn file_and_stem(file: &Path, results_dir: &Path) -> (String, String) {
             _ => None,
         })
         .collect();
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    (parts.join("/"), stem)
+    (parts.join("/"), crate::load::gzip::document_stem(file))
 }
 
 /// The context of one repo for a per-repo judge: the run context plus `repo`, `id`,

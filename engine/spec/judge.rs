@@ -216,6 +216,13 @@ pub struct HeuristicSpec {
     #[schemars(example = serde_json::json!([{"min": 90, "score": 5}, {"min": 70, "score": 4}, {"score": 2}]), length(min = 1))]
     pub bands: Vec<Band>,
 
+    /// A second evidence name (a number) for scores that need two figures at once: a
+    /// band may bound it under `and:` (`{ min: 95, and: { min: 3 }, score: 4 }`), and then
+    /// matches only when the bounds of both metrics hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"formats_covered")]
+    pub and_metric: Option<String>,
+
     /// Instead of `metric` and `bands`: the score itself, a constant (a judge that always
     /// gives 3 when it has data) or an `<< expression >>` giving an integer 1-5.
     #[serde(default)]
@@ -380,6 +387,41 @@ pub struct Band {
     #[serde(deserialize_with = "strict::whole")]
     #[schemars(range(min = 1, max = 5), example = 4)]
     pub score: i64,
+    /// Bounds on the heuristic's `and_metric`, which must hold too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = serde_json::json!({"min": 3}))]
+    pub and: Option<BandBounds>,
+}
+
+/// Bounds on a band's second metric (`and_metric`): all given bounds must hold.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BandBounds {
+    /// and_metric >= min.
+    #[serde(default, deserialize_with = "strict::opt_number")]
+    pub min: Option<f64>,
+    /// and_metric > above.
+    #[serde(default, deserialize_with = "strict::opt_number")]
+    pub above: Option<f64>,
+    /// and_metric <= max.
+    #[serde(default, deserialize_with = "strict::opt_number")]
+    pub max: Option<f64>,
+    /// and_metric < below.
+    #[serde(default, deserialize_with = "strict::opt_number")]
+    pub below: Option<f64>,
+}
+
+impl BandBounds {
+    /// The same bounds as a band's, so one matcher and one checker serve both.
+    pub fn as_band(&self) -> Band {
+        Band {
+            min: self.min,
+            above: self.above,
+            max: self.max,
+            below: self.below,
+            ..Band::default()
+        }
+    }
 }
 
 /// The no-data rule of a heuristic.

@@ -180,12 +180,14 @@ pub enum WeightsMode {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputsSpec {
-    /// Folder of analysis outputs (`*.json`), relative to `suite.yaml`: a path, or
+    /// Folder of analysis outputs (`*.json`, also gzip-compressed `*.json.gz`), relative
+    /// to `suite.yaml`: a path, or
     /// `{folder, json, skip_unreadable, run_file}`. `--results` overrides the folder.
     #[schemars(example = &"../../ground-truth/trivy/outputs")]
     pub results: FolderInput,
 
-    /// Folder of ground-truth files (`*.json`), relative to `suite.yaml`: a path, or
+    /// Folder of ground-truth files (`*.json`, also `*.json.gz`), relative to
+    /// `suite.yaml`: a path, or
     /// `{folder, json, skip_unreadable, run_file}`. `--ground-truth` overrides the folder.
     #[serde(default)]
     #[schemars(example = &"../../ground-truth/trivy/expected")]
@@ -208,6 +210,13 @@ pub struct InputsSpec {
     #[serde(default)]
     #[schemars(example = serde_json::json!(["expected"]))]
     pub unwrap_truth: Vec<String>,
+
+    /// How a ground-truth document names its repo, when it differs from a result
+    /// (`metadata.scenario` against a result's `repo_id`): fields tried in order as
+    /// `key` is, else the file stem. Default: the same fields as `key`.
+    #[serde(default)]
+    #[schemars(example = serde_json::json!(["metadata.repo", "repository"]))]
+    pub truth_key: Option<Vec<String>>,
 
     /// Other named inputs a judge may read as `inputs.<name>`.
     #[serde(default)]

@@ -62,6 +62,8 @@ pub enum ScorePlan {
     Banded {
         /// The evidence name.
         metric: String,
+        /// The second evidence name, bounded by the bands' `and:`.
+        and_metric: Option<String>,
         /// The band table.
         bands: Vec<Band>,
     },
@@ -122,6 +124,7 @@ impl HeuristicPlan {
             (Some(score), _) => ScorePlan::Computed(ComputedPlan::new(score, &mut condition)),
             (None, Some(metric)) => ScorePlan::Banded {
                 metric: metric.clone(),
+                and_metric: spec.and_metric.clone(),
                 bands: spec.bands.clone(),
             },
             (None, None) => ScorePlan::Missing,
@@ -228,7 +231,11 @@ fn run(
     }
     let score = match &plan.score {
         ScorePlan::Computed(score) => computed_score(score, scope, "heuristic.score")?,
-        ScorePlan::Banded { metric, bands } => match banded(bands, metric, evidence) {
+        ScorePlan::Banded {
+            metric,
+            and_metric,
+            bands,
+        } => match banded(bands, metric, and_metric.as_deref(), evidence) {
             Ok(score) => score,
             Err(unscored) => return Ok(unscored),
         },
@@ -357,31 +364,55 @@ fn sub_scores(plan: &HeuristicPlan, scope: &Value) -> Result<IndexMap<String, i6
     Ok(sub_scores)
 }
 
-/// The band score of `metric`, or the unscored outcome saying why there is none.
-fn banded(bands: &[Band], metric: &str, evidence: &Evidence) -> Result<i64, HeuristicOutcome> {
-    let value = match evidence.get(metric) {
-        Some(Doc::Int(i)) => *i as f64,
-        Some(Doc::Float(f)) if f.is_finite() => *f,
-        Some(other) => {
-            return Err(HeuristicOutcome::Unscored(format!(
-                "metric `{metric}` is {} ({}), not a number",
-                other.type_name(),
-                other
-            )));
-        }
-        None => {
-            return Err(HeuristicOutcome::Unscored(format!(
-                "metric `{metric}` was not computed"
-            )));
-        }
+/// The band score of `metric` (and `and_metric`, when the heuristic names one), or the
+/// unscored outcome saying why there is none.
+fn banded(
+    bands: &[Band],
+    metric: &str,
+    and_metric: Option<&str>,
+    evidence: &Evidence,
+) -> Result<i64, HeuristicOutcome> {
+    let value = metric_value(metric, evidence)?;
+    let Some(second) = and_metric else {
+        return bands
+            .iter()
+            .find(|b| band_matches(b, value))
+            .map(|b| b.score)
+            .ok_or_else(|| {
+                HeuristicOutcome::Unscored(format!("metric `{metric}` = {value} matches no band"))
+            });
     };
+    let other = metric_value(second, evidence)?;
     bands
         .iter()
-        .find(|b| band_matches(b, value))
+        .find(|b| {
+            band_matches(b, value)
+                && b.and
+                    .as_ref()
+                    .is_none_or(|a| band_matches(&a.as_band(), other))
+        })
         .map(|b| b.score)
         .ok_or_else(|| {
-            HeuristicOutcome::Unscored(format!("metric `{metric}` = {value} matches no band"))
+            HeuristicOutcome::Unscored(format!(
+                "metric `{metric}` = {value} and `{second}` = {other} match no band"
+            ))
         })
+}
+
+/// The number an evidence metric holds, or the unscored outcome saying why there is none.
+fn metric_value(metric: &str, evidence: &Evidence) -> Result<f64, HeuristicOutcome> {
+    match evidence.get(metric) {
+        Some(Doc::Int(i)) => Ok(*i as f64),
+        Some(Doc::Float(f)) if f.is_finite() => Ok(*f),
+        Some(other) => Err(HeuristicOutcome::Unscored(format!(
+            "metric `{metric}` is {} ({}), not a number",
+            other.type_name(),
+            other
+        ))),
+        None => Err(HeuristicOutcome::Unscored(format!(
+            "metric `{metric}` was not computed"
+        ))),
+    }
 }
 
 /// The recommendations whose condition holds, rendered.
@@ -486,6 +517,7 @@ mod tests {
             max,
             below,
             score: 3,
+            and: None,
         }
     }
 
@@ -587,6 +619,40 @@ mod tests {
         assert_eq!(s.reasoning, "m is 60");
         assert_eq!(scored(eval(&p, serde_json::json!({"m": 80.0}))).score, 5);
         assert_eq!(scored(eval(&p, serde_json::json!({"m": 11.5}))).score, 2);
+    }
+
+    const TWO_METRICS: &str = "metric: acc\nand_metric: formats\nbands:\n  - { min: 99, and: { min: 4 }, score: 5 }\n  - { min: 95, and: { min: 3 }, score: 4 }\n  - { min: 70, score: 2 }\n  - { score: 1 }\nreasoning: r\n";
+
+    #[test]
+    fn a_band_with_and_holds_only_when_both_metrics_are_in_its_bounds() {
+        let p = plan(TWO_METRICS);
+        let score = |acc: f64, formats: i64| {
+            scored(eval(
+                &p,
+                serde_json::json!({"acc": acc, "formats": formats}),
+            ))
+            .score
+        };
+        assert_eq!(score(99.5, 4), 5);
+        // Accurate enough for 5, too few formats: the next band whose bounds both hold.
+        assert_eq!(score(99.5, 3), 4);
+        assert_eq!(score(99.5, 2), 2);
+        assert_eq!(score(50.0, 9), 1);
+    }
+
+    #[test]
+    fn a_second_metric_outside_every_band_or_missing_is_unscored() {
+        let p = plan(
+            "metric: a\nand_metric: b\nbands:\n  - { min: 1, and: { below: 5 }, score: 3 }\nreasoning: r\n",
+        );
+        assert_eq!(
+            eval(&p, serde_json::json!({"a": 2, "b": 5})),
+            HeuristicOutcome::Unscored("metric `a` = 2 and `b` = 5 match no band".into())
+        );
+        assert_eq!(
+            eval(&p, serde_json::json!({"a": 2})),
+            HeuristicOutcome::Unscored("metric `b` was not computed".into())
+        );
     }
 
     #[test]

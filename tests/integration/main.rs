@@ -14,6 +14,7 @@ mod confine;
 mod diagnostics;
 mod doc_examples;
 mod gates;
+mod gzip_inputs;
 mod history;
 mod hostile;
 mod judge_cases;
@@ -57,6 +58,7 @@ mod sdk_requests;
 mod shared;
 mod trivy_parity;
 mod trivy_suite;
+mod truth_key;
 mod typos;
 
 /// A line `cargo test` shows even for a passing test (a skipped check, a missing tool):

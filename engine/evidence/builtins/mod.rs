@@ -20,11 +20,13 @@ mod approx;
 mod args;
 mod classify;
 mod concentration;
+mod dates;
 mod detection;
 mod findings;
 mod flatten;
 mod grouping;
 mod maps;
+mod membership;
 pub(crate) use maps::apply_filter;
 mod matching;
 mod ordering;
@@ -132,6 +134,8 @@ const BUILTINS: &[(&str, Roles, BuiltinFn)] = &[
     ("regex_split", FUNCTION_AND_FILTER, pattern::regex_split),
     ("to_map", FUNCTION_AND_FILTER, maps::to_map),
     ("zip", FUNCTION_AND_FILTER, flatten::zip),
+    ("containing", TEST_ONLY, membership::containing),
+    ("days_between", FUNCTION_AND_FILTER, dates::days_between),
 ];
 
 /// Built-ins that call other filters by name, so they need the render state.

@@ -1,12 +1,17 @@
 //! Band-table checks: scores in range, bounds that can match, order that lets every band
 //! be reached, and a final catch-all.
+//!
+//! A band that also bounds the heuristic's second metric (`and:`) covers only part of
+//! what its first-metric bounds say, so it shadows no later band: the order checks read
+//! it as a band that can be shadowed, never as one that shadows.
 
 use super::JudgeCx;
 use crate::diag::{Code, Diagnostic};
-use crate::spec::judge::Band;
+use crate::spec::judge::{Band, HeuristicSpec};
 
 impl JudgeCx<'_> {
-    pub(super) fn check_bands(&mut self, bands: &[Band]) {
+    /// `and_metric`: whether the heuristic names a second metric for `and:` bounds.
+    pub(super) fn check_bands(&mut self, bands: &[Band], and_metric: bool) {
         if bands.is_empty() {
             let d = Diagnostic::error(Code::BandUnreachable, "a heuristic needs at least one band")
                 .help("end the table with a catch-all band, e.g. `- { score: 1 }`");
@@ -35,6 +40,7 @@ impl JudgeCx<'_> {
                 self.push(d);
                 continue;
             }
+            let partial = self.check_and_bounds(b, &path, and_metric);
             let (lower, upper) = (lower_bound(b), upper_bound(b));
             if let (Some(l), Some(u)) = (lower, upper)
                 && (l.at > u.at || (l.at == u.at && !(l.inclusive && u.inclusive)))
@@ -51,6 +57,7 @@ impl JudgeCx<'_> {
                 );
             }
             match (lower, upper) {
+                (None, None) if partial => {}
                 (None, None) => covered_all = true,
                 (Some(l), None) => {
                     match prev_lower {
@@ -71,7 +78,9 @@ impl JudgeCx<'_> {
                         ),
                         _ => {}
                     }
-                    prev_lower = Some(l);
+                    if !partial {
+                        prev_lower = Some(l);
+                    }
                 }
                 (None, Some(u)) => {
                     match prev_upper {
@@ -90,7 +99,9 @@ impl JudgeCx<'_> {
                         ),
                         _ => {}
                     }
-                    prev_upper = Some(u);
+                    if !partial {
+                        prev_upper = Some(u);
+                    }
                 }
                 (Some(_), Some(_)) => {}
             }
@@ -104,6 +115,57 @@ impl JudgeCx<'_> {
             let d = self.diag(d, &format!("heuristic.bands[{}]", bands.len() - 1));
             self.push(d);
         }
+    }
+
+    /// `and_metric` must be one of the judge's evidence names, as `metric` must.
+    pub(super) fn check_and_metric(&mut self, h: &HeuristicSpec, names: &[String]) {
+        let Some(second) = &h.and_metric else { return };
+        self.used.insert(second.clone());
+        if !names.contains(second) {
+            let d = Diagnostic::error(
+                Code::MetricNotEvidence,
+                format!("heuristic and_metric `{second}` is not an evidence name"),
+            )
+            .maybe_help(self.metric_help(second, names));
+            let d = self.diag(d, "heuristic.and_metric");
+            self.push(d);
+        }
+    }
+
+    /// The `and:` bounds of band `b`: finite, able to match, and only with an
+    /// `and_metric` to bound. True when the band bounds the second metric at all.
+    fn check_and_bounds(&mut self, b: &Band, path: &str, and_metric: bool) -> bool {
+        let Some(and) = &b.and else { return false };
+        let path = format!("{path}.and");
+        if !and_metric {
+            let d = Diagnostic::error(
+                Code::MissingKey,
+                "`and:` bounds the heuristic's second metric, and it names none",
+            )
+            .help("name it beside `metric`: `and_metric: <evidence name>`");
+            let d = self.key_diag(d, &path);
+            self.push(d);
+            return false;
+        }
+        let band = and.as_band();
+        if !self.check_bounds_finite(&band, &path) {
+            return true;
+        }
+        if let (Some(l), Some(u)) = (lower_bound(&band), upper_bound(&band))
+            && (l.at > u.at || (l.at == u.at && !(l.inclusive && u.inclusive)))
+        {
+            self.unreachable(
+                &path,
+                format!(
+                    "this band can never match: no second-metric value is {} {} and {} {}",
+                    if l.inclusive { "at least" } else { "above" },
+                    l.at,
+                    if u.inclusive { "at most" } else { "below" },
+                    u.at
+                ),
+            );
+        }
+        lower_bound(&band).is_some() || upper_bound(&band).is_some()
     }
 
     fn unreachable(&mut self, path: &str, message: String) {

@@ -895,7 +895,7 @@ impl<'a> JudgeCx<'a> {
             return true;
         }
         let contains = (named == "contains").then(|| {
-            "there is no `contains` test: for text use `matching` (a regular expression, e.g. `selectattr('message', 'matching', 'SQL')`); for membership reverse it with `in` (`selectattr('id', 'in', ids)`)".to_owned()
+            "there is no `contains` test: for text use `matching` (a regular expression, e.g. `selectattr('message', 'matching', 'SQL')`); for a list-valued field holding a value use `containing` (`selectattr('tags', 'containing', 'sql')`); for a value in a list, `in` (`selectattr('id', 'in', ids)`)".to_owned()
         });
         let help = contains.or_else(|| did_you_mean_help(named, candidates.iter().copied())).or_else(|| {
             (call.name == "select" || call.name == "reject").then(|| {
@@ -1091,7 +1091,8 @@ impl<'a> JudgeCx<'a> {
                     let d = self.diag(d, "heuristic.metric");
                     self.push(d);
                 }
-                self.check_bands(&h.bands);
+                self.check_and_metric(h, names);
+                self.check_bands(&h.bands, h.and_metric.is_some());
             }
         }
     }
