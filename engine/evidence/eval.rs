@@ -249,7 +249,13 @@ fn compute(
             found
         }
         ValuePlan::Records(rec) => {
-            eval_records(env, rec, scope, &ctx.root_with(evidence), path, probe)?
+            let at = ListAt {
+                path,
+                probe,
+                budget: &NestedBudget::default(),
+                nested: false,
+            };
+            eval_records(env, rec, scope, &ctx.root_with(evidence), &at)?
         }
         ValuePlan::Conditional(c) => {
             if let (Some(probe), Some(cond)) = (probe, &c.condition) {
@@ -302,7 +308,12 @@ enum Compiled<'env> {
     /// text belongs to no plan, so it is compiled again for each evaluation.
     Bounded(&'env Environment<'static>, String),
     Const(Doc),
-    Records,
+    /// A record list nested in a record's fields, evaluated per item of the outer list.
+    Records {
+        env: &'env Environment<'static>,
+        plan: &'env RecordsPlan,
+        outer: Option<&'env Nesting<'env>>,
+    },
     Conditional {
         condition: Option<&'env Expression<'static, 'static>>,
         omit_empty: bool,
@@ -315,6 +326,17 @@ impl<'env> Compiled<'env> {
         env: &'env Environment<'static>,
         plan: &'env ValuePlan,
         path: &str,
+    ) -> Result<Compiled<'env>, EvalError> {
+        Compiled::in_list(env, plan, path, None)
+    }
+
+    /// Like [`Compiled::new`], for a field of a record list: a nested list is
+    /// evaluated with `outer`'s budget and probe.
+    fn in_list(
+        env: &'env Environment<'static>,
+        plan: &'env ValuePlan,
+        path: &str,
+        outer: Option<&'env Nesting<'env>>,
     ) -> Result<Compiled<'env>, EvalError> {
         let err = |message: String| EvalError {
             key_path: path.to_owned(),
@@ -339,11 +361,11 @@ impl<'env> Compiled<'env> {
                 }
             },
             ValuePlan::Const(d) => Compiled::Const(d.clone()),
-            ValuePlan::Records(_) => Compiled::Records,
+            ValuePlan::Records(plan) => Compiled::Records { env, plan, outer },
             ValuePlan::Conditional(c) => Compiled::Conditional {
                 condition: c.condition.as_ref().map(expr).transpose()?,
                 omit_empty: c.omit_empty,
-                value: Box::new(Compiled::new(env, &c.value, path)?),
+                value: Box::new(Compiled::in_list(env, &c.value, path, outer)?),
             },
         })
     }
@@ -405,7 +427,24 @@ impl<'env> Compiled<'env> {
                 .map(Doc::from)
                 .map_err(|e| err(error_text(&e))),
             Compiled::Const(d) => Ok(d.clone()),
-            Compiled::Records => Err(err("record lists cannot be nested".into())),
+            Compiled::Records { env, plan, outer } => {
+                let Some(outer) = outer else {
+                    return Err(err(
+                        "a record list is nested only in a record's fields".into()
+                    ));
+                };
+                // `$` is the outer item; `outer` names it inside, over the outer scope.
+                let scope = NameStack::new()
+                    .with(scope.clone())
+                    .with_names(std::iter::once(("outer".to_owned(), root.to_value())).collect());
+                let at = ListAt {
+                    path,
+                    probe: outer.probe,
+                    budget: outer.budget,
+                    nested: true,
+                };
+                eval_records(env, plan, &scope, root, &at)
+            }
             Compiled::Conditional { .. } => self
                 .eval_opt(scope, root, path, item)
                 .map(Option::unwrap_or_default),
@@ -421,14 +460,54 @@ pub fn item_label(item: &Doc, index: usize) -> String {
         .unwrap_or_else(|| format!("#{index}"))
 }
 
+/// Where a record list is evaluated: its key path, the probe watching, and the budget
+/// its nested lists share.
+struct ListAt<'a> {
+    path: &'a str,
+    probe: Option<&'a dyn Probe>,
+    budget: &'a NestedBudget,
+    /// Inside another list's fields: its items count against the budget.
+    nested: bool,
+}
+
+/// The records that nested lists under one evidence name have computed: a list per
+/// item of a list multiplies, so their total is bounded (a top-level list is bounded by
+/// its input, and stays unbounded so large inputs still run).
+#[derive(Default)]
+struct NestedBudget(std::sync::atomic::AtomicUsize);
+
+impl NestedBudget {
+    /// Counts `n` more items, or the error once the total passes the bound.
+    fn take(&self, n: usize, path: &str) -> Result<(), EvalError> {
+        use crate::evidence::limits::MAX_NESTED_RECORDS;
+        let before = self.0.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        if before.saturating_add(n) <= MAX_NESTED_RECORDS {
+            return Ok(());
+        }
+        Err(EvalError {
+            key_path: path.to_owned(),
+            item: None,
+            message: format!(
+                "nested record lists would go over more than {MAX_NESTED_RECORDS} items under one evidence name; narrow their `for_each` or `where`"
+            ),
+        })
+    }
+}
+
+/// What a nested list takes from the list around it.
+struct Nesting<'a> {
+    probe: Option<&'a dyn Probe>,
+    budget: &'a NestedBudget,
+}
+
 fn eval_records(
     env: &Environment<'static>,
     rec: &RecordsPlan,
     scope: &NameStack,
     root: &Doc,
-    path: &str,
-    probe: Option<&dyn Probe>,
+    at: &ListAt<'_>,
 ) -> Result<Doc, EvalError> {
+    let (path, probe) = (at.path, at.probe);
     let for_each_path = format!("{path}.for_each");
     let items = match &rec.for_each {
         ValuePlan::Select(sel) => {
@@ -459,6 +538,9 @@ fn eval_records(
             }
         }
     };
+    if at.nested {
+        at.budget.take(items.len(), path)?;
+    }
     if let Some(probe) = probe {
         probe.records(path, rec, &items);
     }
@@ -475,6 +557,7 @@ fn eval_records(
             path,
             filter_path: &filter_path,
             probe,
+            budget: at.budget,
         };
         let entries = eval_items(env, rec, scope, &items, 0..items.len(), &at)?;
         return assemble(rec, entries, path);
@@ -486,12 +569,14 @@ fn eval_records(
             .step_by(chunk)
             .map(|start| {
                 let filter_path = &filter_path;
+                let budget = at.budget;
                 let range = start..(start + chunk).min(items.len());
                 s.spawn(move || {
                     let at = ItemsAt {
                         path,
                         filter_path,
                         probe: None,
+                        budget,
                     };
                     eval_items(env, rec, scope, items, range, &at)
                 })
@@ -681,6 +766,7 @@ struct ItemsAt<'a> {
     path: &'a str,
     filter_path: &'a str,
     probe: Option<&'a dyn Probe>,
+    budget: &'a NestedBudget,
 }
 
 /// Evaluates the items `range` of `all` into entries.
@@ -708,15 +794,21 @@ fn eval_items(
             })
         })
         .transpose()?;
+    let nesting = Nesting {
+        probe,
+        budget: at.budget,
+    };
     // Names are shared, not re-allocated per item.
     let fields: Vec<(crate::doc::Str, String, Compiled<'_>)> = rec
         .fields
         .iter()
         .map(|(name, plan)| {
             let p = format!("{path}.fields.{name}");
-            Compiled::new(env, plan, &p).map(|c| (crate::doc::Str::from(name.as_str()), p, c))
+            Compiled::in_list(env, plan, &p, Some(&nesting))
+                .map(|c| (crate::doc::Str::from(name.as_str()), p, c))
         })
         .collect::<Result<_, _>>()?;
+    let as_key = rec.as_name.as_deref().map(crate::doc::Str::from);
     let item_key = crate::doc::Str::from("item");
     let key_path = format!("{path}.key");
     let value_path = format!("{path}.value");
@@ -740,6 +832,9 @@ fn eval_items(
         let layer = std::sync::Arc::new(FieldsLayer::default());
         if let Ok(mut m) = layer.0.lock() {
             m.insert(item_key.clone(), item.to_value());
+            if let Some(k) = &as_key {
+                m.insert(k.clone(), item.to_value());
+            }
             if uses_loop {
                 let at = offset + i;
                 m.insert(loop_key.clone(), LoopInfo::value(at, all));
@@ -775,12 +870,17 @@ fn eval_items(
         let mut record: Vec<(crate::doc::Str, Doc)> = Vec::with_capacity(fields.len());
         for ((name, p, compiled), (_, plan)) in fields.iter().zip(&rec.fields) {
             observe_before(probe, plan, p, &item_value);
-            let value = compiled
-                .eval_opt(&item_value, item, p, None)
-                .map_err(|e| EvalError {
-                    item: Some(item_label(item, offset + i)),
+            let value = compiled.eval_opt(&item_value, item, p, None).map_err(|e| {
+                // An error inside a nested list names both items.
+                let outer = item_label(item, offset + i);
+                EvalError {
+                    item: Some(match &e.item {
+                        Some(inner) => format!("{outer} > {inner}"),
+                        None => outer,
+                    }),
                     ..e
-                })?;
+                }
+            })?;
             observe_after(probe, plan, p, value.as_ref());
             let Some(value) = value else { continue };
             if let Ok(mut m) = layer.0.lock() {
@@ -852,6 +952,7 @@ mod tests {
                     ],
                     key: None,
                     value: None,
+                    as_name: None,
                 })),
             ),
             (
@@ -881,6 +982,7 @@ mod tests {
                 fields: vec![("n".to_owned(), expr("result.v | length"))],
                 key: Some(expr(key)),
                 value: value.map(expr),
+                as_name: None,
             })),
         )]
     }
@@ -929,6 +1031,7 @@ mod tests {
                     ],
                     key: None,
                     value: None,
+                    as_name: None,
                 })),
             ),
             ("private_sum".to_owned(), expr("r | sum(attribute='_d')")),
@@ -955,11 +1058,112 @@ mod tests {
                 fields: vec![("bad".to_owned(), expr("truth.n + 1"))],
                 key: None,
                 value: None,
+                as_name: None,
             })),
         )];
         let err = evaluate(&env, &plan, &ctx()).unwrap_err();
         assert_eq!(err.key_path, "evidence.per_repo.fields.bad");
         assert_eq!(err.item.as_deref(), Some("b"));
+    }
+
+    fn list(
+        for_each: ValuePlan,
+        fields: Vec<(&str, ValuePlan)>,
+        as_name: Option<&str>,
+    ) -> ValuePlan {
+        ValuePlan::Records(Box::new(RecordsPlan {
+            for_each,
+            filter: None,
+            fields: fields.into_iter().map(|(n, p)| (n.to_owned(), p)).collect(),
+            key: None,
+            value: None,
+            as_name: as_name.map(str::to_owned),
+        }))
+    }
+
+    fn select(sel: &str) -> ValuePlan {
+        ValuePlan::Select(Selector::parse(sel).unwrap())
+    }
+
+    /// A field that is a record list goes over the outer item (`$` is the outer item),
+    /// and its fields see the inner item's keys, `outer`, the outer `as:` name, the outer
+    /// fields computed before it, and their own `loop`.
+    #[test]
+    fn a_nested_record_list_sees_its_item_outer_and_the_as_name() {
+        let env = crate::render::environment();
+        let inner = list(
+            select("$.result.v[*]"),
+            vec![
+                ("v", expr("item")),
+                ("repo", expr("scan.id ~ '/' ~ outer.id")),
+                ("n", expr("n")),
+                ("i", expr("loop.index0")),
+            ],
+            None,
+        );
+        let plan = vec![(
+            "scans".to_owned(),
+            list(
+                select("$.repos[*]"),
+                vec![("n", expr("result.v | length")), ("vs", inner)],
+                Some("scan"),
+            ),
+        )];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        assert_eq!(
+            ev["scans"].to_string(),
+            r#"[{"n":3,"vs":[{"v":1,"repo":"a/a","n":3,"i":0},{"v":2,"repo":"a/a","n":3,"i":1},{"v":3,"repo":"a/a","n":3,"i":2}]},{"n":0,"vs":[]}]"#
+        );
+    }
+
+    /// An error inside a nested list names the outer item and the inner one.
+    #[test]
+    fn an_error_in_a_nested_list_names_both_items() {
+        let env = crate::render::environment();
+        let inner = list(
+            select("$.result.v[*]"),
+            vec![("bad", expr("item + 'x'"))],
+            None,
+        );
+        let plan = vec![(
+            "scans".to_owned(),
+            list(select("$.repos[*]"), vec![("vs", inner)], None),
+        )];
+        let err = evaluate(&env, &plan, &ctx()).unwrap_err();
+        assert_eq!(err.key_path, "evidence.scans.fields.vs.fields.bad");
+        assert_eq!(err.item.as_deref(), Some("a > #0"));
+    }
+
+    /// Nested lists multiply: past their budget under one evidence name the judge is in
+    /// error before their items are evaluated, while a top-level list of the same length
+    /// runs.
+    #[test]
+    fn nested_record_lists_stop_at_their_item_budget() {
+        use crate::evidence::limits::MAX_NESTED_RECORDS;
+        let env = crate::render::environment();
+        let many: Doc = Doc::from(
+            (0..=MAX_NESTED_RECORDS as i64)
+                .map(Doc::Int)
+                .collect::<Vec<_>>(),
+        );
+        let mut names = IndexMap::new();
+        names.insert(
+            "outers".to_owned(),
+            Doc::from(vec![Doc::object([("xs", many.clone())])]),
+        );
+        let ctx = Context { names };
+        let inner = list(select("$.xs[*]"), vec![("x", select("$"))], None);
+        let plan = vec![(
+            "o".to_owned(),
+            list(select("$.outers[*]"), vec![("inner", inner)], None),
+        )];
+        let err = evaluate(&env, &plan, &ctx).unwrap_err();
+        assert_eq!(err.key_path, "evidence.o.fields.inner");
+        assert!(
+            err.message.contains("nested record lists"),
+            "{}",
+            err.message
+        );
     }
 
     /// An expression that did not compile at load fails where and as its text would:
@@ -978,6 +1182,7 @@ mod tests {
                     fields: vec![("bad".to_owned(), field)],
                     key: None,
                     value: None,
+                    as_name: None,
                 })),
             )]
         };

@@ -162,9 +162,10 @@ pub struct RecordsSpec {
     pub filter: Option<String>,
 
     /// The record's fields, computed in order; later fields see earlier ones. A field is
-    /// a selector, an expression, a text or a constant; record lists do not nest. Fields
-    /// whose name starts with `_` are private: later fields and expressions read them,
-    /// results and prompts do not show them.
+    /// a selector, an expression, a text, a constant or a record list of its own over the
+    /// item (nested: its fields see the enclosing item as `outer`). Fields whose name
+    /// starts with `_` are private: later fields and expressions read them, results and
+    /// prompts do not show them.
     #[serde(default)]
     #[schemars(
         example = serde_json::json!({"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}),
@@ -195,6 +196,13 @@ pub struct RecordsSpec {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[schemars(example = true)]
     pub omit_empty: bool,
+
+    /// A name for the item, besides `item`: visible in this list's fields and in the
+    /// record lists nested in them (where `item` is the inner item), e.g. `as: file`
+    /// over files, read as `file.path` in a list of its functions.
+    #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"file")]
+    pub as_name: Option<String>,
 }
 
 /// Scoring without an LLM: a band table over one metric, or a score of its own.
@@ -481,6 +489,8 @@ struct MapForm {
     condition: Option<String>,
     #[serde(default)]
     omit_empty: bool,
+    #[serde(default, rename = "as")]
+    as_name: Option<String>,
 }
 
 impl MapForm {
@@ -490,6 +500,7 @@ impl MapForm {
                 ("where", self.filter.is_some()),
                 ("fields", self.fields.is_some()),
                 ("key", self.key.is_some()),
+                ("as", self.as_name.is_some()),
             ]
             .iter()
             .find_map(|(k, given)| given.then_some(*k))
@@ -526,6 +537,7 @@ impl MapForm {
             value,
             condition: self.condition,
             omit_empty: self.omit_empty,
+            as_name: self.as_name,
         })))
     }
 }
@@ -552,8 +564,7 @@ impl JsonSchema for EvidenceValue {
     }
 }
 
-/// The schema of a record field: an evidence value other than a record list (the
-/// loader refuses nested record lists, so the schema does too).
+/// The schema of a record field: an evidence value, a nested record list included.
 pub struct FieldValue;
 
 impl JsonSchema for FieldValue {
@@ -565,13 +576,15 @@ impl JsonSchema for FieldValue {
         // The conditional form, which a field may take too (a reference in the
         // generator's own definitions section).
         let conditional = generator.subschema_for::<ConditionalSpec>();
+        let records = generator.subschema_for::<RecordsSpec>();
         json_schema!({
-            "description": "A JSONPath selector (`$...`) over the item, an expression (`<< expr >>`), a text with `<< >>` parts, a constant, or a conditional value (`{value, if, omit_empty}`).",
+            "description": "A JSONPath selector (`$...`) over the item, an expression (`<< expr >>`), a text with `<< >>` parts, a constant, a conditional value (`{value, if, omit_empty}`), or a record list nested over the item (its fields see the enclosing item as `outer`).",
             "examples": ["$.id", "<< result.vulnerabilities | length >>"],
             "anyOf": [
                 {"type": "string", "description": "Selector, expression, template or string constant."},
                 {"type": "number", "description": "A number constant."},
                 {"type": "boolean", "description": "A boolean constant."},
+                records,
                 conditional
             ]
         })

@@ -583,8 +583,16 @@ impl<'a> JudgeCx<'a> {
                 .trim_start_matches("<<")
                 .trim()
                 .starts_with("repos");
+        // Nested in another list's fields: the enclosing item is `outer`.
+        let nested = scope.available.contains(&"item");
         let mut available = scope.available.clone();
         available.extend(["item", "loop"]);
+        if nested {
+            available.push("outer");
+        }
+        if let Some(name) = self.item_name(rec, path) {
+            available.push(name);
+        }
         if over_repos {
             available.extend(["id", "result", "truth"]);
         }
@@ -613,22 +621,6 @@ impl<'a> JudgeCx<'a> {
                 later: &later,
                 open: !over_repos,
             };
-            let nested = match fvalue {
-                EvidenceValue::Records(_) => true,
-                EvidenceValue::Conditional(c) => {
-                    matches!(c.value, EvidenceValue::Records(_))
-                }
-                _ => false,
-            };
-            if nested {
-                let d = Diagnostic::error(
-                    Code::WrongType,
-                    "record lists cannot be nested; compute the inner list as its own evidence name",
-                );
-                let d = self.diag(d, &fpath);
-                self.push(d);
-                continue;
-            }
             if let Some(p) = self.plan_value(fvalue, &fpath, &fscope) {
                 fields.push((fname.clone(), p));
             }
@@ -673,7 +665,47 @@ impl<'a> JudgeCx<'a> {
             fields,
             key,
             value,
+            as_name: rec.as_name.clone(),
         })))
+    }
+
+    /// The `as:` name of a record list when it can name the item: a plain name that
+    /// hides none of the names a list gives (`item`, `loop`, `outer`) or the run
+    /// context's. Anything else is an error here, so no expression reads the wrong value.
+    fn item_name<'r>(
+        &mut self,
+        rec: &'r crate::spec::judge::RecordsSpec,
+        path: &str,
+    ) -> Option<&'r str> {
+        let name = rec.as_name.as_deref()?;
+        let plain = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let taken = ["item", "loop", "outer"]
+            .iter()
+            .chain(CONTEXT_NAMES)
+            .any(|n| *n == name);
+        if plain && !taken {
+            return Some(name);
+        }
+        let why = if plain {
+            format!("`{name}` is a name the record list or the run context already gives")
+        } else {
+            format!("`{}` is not a name", crate::diag::printable_line(name))
+        };
+        let d = Diagnostic::error(
+            Code::WrongType,
+            format!("`as` must name the item with a name of its own: {why}"),
+        )
+        .help(
+            "use letters, digits and `_`, other than `item`, `loop`, `outer` and the run \
+             context's names, e.g. `as: file`",
+        );
+        let d = self.diag(d, &format!("{path}.as"));
+        self.push(d);
+        None
     }
 
     fn plan_text(&mut self, text: &str, path: &str, scope: &NameScope<'_>) -> Option<ValuePlan> {
