@@ -552,7 +552,8 @@ fn eval_records(
         .map_or(1, |n| n.get())
         .min(items.len() / PARALLEL_MIN_ITEMS)
         .max(1);
-    if workers == 1 || probe.is_some() {
+    // A list reading `loop.prevrecord` needs each record before the next: one thread.
+    if workers == 1 || probe.is_some() || reads_prevrecord(rec) {
         let at = ItemsAt {
             path,
             filter_path: &filter_path,
@@ -675,22 +676,37 @@ impl minijinja::value::Object for FieldsLayer {
     }
 }
 
-/// Evaluates `items` (starting at index `offset` of the whole list) into records.
 /// The `loop` name inside a record list, as in a Jinja `for` loop: the position of the
 /// item among the items of `for_each` (before `where`) and its neighbours. Assertions
-/// over `for_each` items see the same object.
+/// over `for_each` items see the same object. In a record list, `loop.prevrecord` is the
+/// record computed for the previous kept item (running totals), `none` for the first.
 #[derive(Debug)]
 pub(crate) struct LoopInfo {
     index0: usize,
     length: usize,
     previtem: Doc,
     nextitem: Doc,
+    /// `None` outside record lists, where there are no computed records.
+    prevrecord: Option<Doc>,
 }
 
 impl LoopInfo {
     /// `loop` for the item at `index0` of `all`.
     pub(crate) fn value(index0: usize, all: &[Doc]) -> Value {
+        Value::from_object(LoopInfo::at(index0, all))
+    }
+
+    /// `loop` for the item at `index0` of `all` in a record list, whose previous kept
+    /// item's record was `prevrecord`.
+    fn in_records(index0: usize, all: &[Doc], prevrecord: Doc) -> Value {
         Value::from_object(LoopInfo {
+            prevrecord: Some(prevrecord),
+            ..LoopInfo::at(index0, all)
+        })
+    }
+
+    fn at(index0: usize, all: &[Doc]) -> LoopInfo {
+        LoopInfo {
             index0,
             length: all.len(),
             previtem: index0
@@ -699,7 +715,8 @@ impl LoopInfo {
                 .cloned()
                 .unwrap_or_default(),
             nextitem: all.get(index0 + 1).cloned().unwrap_or_default(),
-        })
+            prevrecord: None,
+        }
     }
 }
 
@@ -715,11 +732,12 @@ impl minijinja::value::Object for LoopInfo {
             "length" => Value::from(self.length),
             "previtem" => self.previtem.to_value(),
             "nextitem" => self.nextitem.to_value(),
+            "prevrecord" => self.prevrecord.as_ref()?.to_value(),
             _ => return None,
         })
     }
     fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
-        minijinja::value::Enumerator::Str(&[
+        const NAMES: &[&str] = &[
             "index0",
             "index",
             "revindex0",
@@ -729,21 +747,43 @@ impl minijinja::value::Object for LoopInfo {
             "length",
             "previtem",
             "nextitem",
-        ])
+        ];
+        match self.prevrecord {
+            None => minijinja::value::Enumerator::Str(NAMES),
+            Some(_) => minijinja::value::Enumerator::Iter(Box::new(
+                NAMES
+                    .iter()
+                    .chain(&["prevrecord"])
+                    .map(|n| Value::from(*n))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )),
+        }
     }
 }
 
 /// Whether any expression of the record list reads the name `word` (so `loop` is only
 /// built for the lists that use it).
 fn mentions(rec: &RecordsPlan, word: &str) -> bool {
-    let has = |s: &str| {
+    any_source(rec, &|s: &str| {
         s.match_indices(word).any(|(at, _)| {
             let before = s[..at].chars().next_back();
             let after = s[at + word.len()..].chars().next();
             !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
                 && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
         })
-    };
+    })
+}
+
+/// Whether the record list may read `loop.prevrecord` (a plain text search: a false
+/// positive only costs the list its threads).
+fn reads_prevrecord(rec: &RecordsPlan) -> bool {
+    any_source(rec, &|s: &str| s.contains("prevrecord"))
+}
+
+/// Whether `has` holds for the source of any expression or template of the list's own
+/// fields, `where`, `key` or `value`.
+fn any_source(rec: &RecordsPlan, has: &dyn Fn(&str) -> bool) -> bool {
     fn any_text(p: &ValuePlan, has: &dyn Fn(&str) -> bool) -> bool {
         match p {
             ValuePlan::Expr(e) => has(e.source()),
@@ -754,7 +794,7 @@ fn mentions(rec: &RecordsPlan, word: &str) -> bool {
             _ => false,
         }
     }
-    let text = |p: &ValuePlan| any_text(p, &has);
+    let text = |p: &ValuePlan| any_text(p, has);
     rec.fields.iter().any(|(_, p)| text(p))
         || rec.filter.as_ref().is_some_and(|e| has(e.source()))
         || rec.key.as_ref().is_some_and(text)
@@ -824,6 +864,8 @@ fn eval_items(
         .transpose()?;
 
     let mut out = Vec::with_capacity(items.len());
+    // The record of the previous kept item, for `loop.prevrecord`.
+    let mut prev_record = Doc::Null;
     for (i, item) in items.iter().enumerate() {
         let mut item_scope = scope.clone();
         if matches!(item, Doc::Object(_)) {
@@ -837,7 +879,10 @@ fn eval_items(
             }
             if uses_loop {
                 let at = offset + i;
-                m.insert(loop_key.clone(), LoopInfo::value(at, all));
+                m.insert(
+                    loop_key.clone(),
+                    LoopInfo::in_records(at, all, prev_record.clone()),
+                );
             }
         }
         let item_value = item_scope
@@ -901,10 +946,14 @@ fn eval_items(
             }
             None => None,
         };
+        let fields_record = Doc::record(record);
         let value = match &value_c {
             Some(c) => c.eval(&item_value, item, &value_path, Some(&label))?,
-            None => Doc::record(record),
+            None => fields_record.clone(),
         };
+        if uses_loop {
+            prev_record = fields_record;
+        }
         out.push(Entry { key, value, label });
     }
     Ok(out)
@@ -1114,6 +1163,44 @@ mod tests {
             ev["scans"].to_string(),
             r#"[{"n":3,"vs":[{"v":1,"repo":"a/a","n":3,"i":0},{"v":2,"repo":"a/a","n":3,"i":1},{"v":3,"repo":"a/a","n":3,"i":2}]},{"n":0,"vs":[]}]"#
         );
+    }
+
+    /// `loop.prevrecord` is the record of the previous item the list kept (private
+    /// fields included, `none` first), so a running total holds over a list long enough
+    /// to be split over threads, and past items `where` dropped.
+    #[test]
+    fn loop_prevrecord_carries_a_running_total_over_kept_items() {
+        let env = crate::render::environment();
+        let plan = vec![(
+            "r".to_owned(),
+            ValuePlan::Records(Box::new(RecordsPlan {
+                for_each: expr("range(1, 201)"),
+                filter: Some(Expr::compile(crate::render::shared(), "item % 7 != 0")),
+                fields: vec![
+                    (
+                        "_total".to_owned(),
+                        expr("(loop.prevrecord._total if loop.prevrecord else 0) + item"),
+                    ),
+                    ("first".to_owned(), expr("loop.prevrecord is none")),
+                ],
+                key: None,
+                value: Some(expr("_total")),
+                as_name: None,
+            })),
+        )];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        let Doc::Array(totals) = &ev["r"] else {
+            panic!("a list: {}", ev["r"])
+        };
+        let kept: Vec<i64> = (1..=200).filter(|i| i % 7 != 0).collect();
+        let expected: Vec<Doc> = kept
+            .iter()
+            .scan(0, |sum, i| {
+                *sum += i;
+                Some(Doc::Int(*sum))
+            })
+            .collect();
+        assert_eq!(totals.0, expected);
     }
 
     /// An error inside a nested list names the outer item and the inner one.
