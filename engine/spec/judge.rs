@@ -402,10 +402,11 @@ pub struct RecommendationSpec {
     pub text: String,
 }
 
-/// A check run in every mode.
+/// A check run in every mode: `that` + `message`, or `failures`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(example = example_assertion())]
+#[schemars(extend("anyOf" = [{"required": ["that", "message"]}, {"required": ["failures"]}]))]
 pub struct AssertionSpec {
     /// Checks every item of this list (a selector or an `<< expression >>`): `that` and
     /// `message` then see the item's keys as names, `item` and `loop`, and each failing
@@ -414,10 +415,12 @@ pub struct AssertionSpec {
     #[schemars(example = &"<< per_repo >>")]
     pub for_each: Option<String>,
 
-    /// `<< expression >>` that must be true.
+    /// `<< expression >>` that must be true (with `message`; or `failures` instead).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(example = &"<< per_repo | length > 0 >>")]
     pub that: String,
     /// Shown when it is false: a text with `<< >>` parts.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(example = &"No analysis result matched a ground-truth file")]
     pub message: String,
     /// When it fails, the score is capped at this value (1-5); the verdict reports the
@@ -425,6 +428,13 @@ pub struct AssertionSpec {
     #[serde(default, deserialize_with = "strict::opt_whole")]
     #[schemars(range(min = 1, max = 5), example = 2)]
     pub cap: Option<i64>,
+
+    /// Instead of `that` and `message`: an `<< expression >>` giving a list of failure
+    /// messages, in the order to report them. An empty list passes; each message is a
+    /// failure of its own; anything but a list is a failure saying what it got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"<< missing | map('format_missing') | list >>")]
+    pub failures: Option<String>,
 }
 
 // ------------------------------------------------------------------ evidence values

@@ -1227,12 +1227,52 @@ impl<'a> JudgeCx<'a> {
                 item_scope.open = true;
             }
             let scope = &item_scope;
-            self.check_expr(condition_source(&a.that), &format!("{path}.that"), scope);
-            self.check_text(&a.message, &format!("{path}.message"), scope);
+            match &a.failures {
+                Some(f) => {
+                    self.check_failures_alone(a, &path);
+                    self.check_expr(condition_source(f), &format!("{path}.failures"), scope);
+                }
+                None if a.that.is_empty() || a.message.is_empty() => {
+                    self.check_that_and_message(a, &path);
+                }
+                None => {
+                    self.check_expr(condition_source(&a.that), &format!("{path}.that"), scope);
+                    self.check_text(&a.message, &format!("{path}.message"), scope);
+                }
+            }
             if let Some(cap) = a.cap {
                 self.check_score(cap, &format!("{path}.cap"));
             }
         }
+    }
+
+    /// `failures` gives the messages itself: a `that` or `message` beside it would never
+    /// be read.
+    fn check_failures_alone(&mut self, a: &crate::spec::judge::AssertionSpec, path: &str) {
+        for (key, given) in [("that", &a.that), ("message", &a.message)] {
+            if given.is_empty() {
+                continue;
+            }
+            let d = Diagnostic::error(
+                Code::WrongType,
+                format!("`{key}` beside `failures`: an assertion is `that` + `message`, or `failures` alone"),
+            )
+            .help("`failures` gives the failure messages itself (an empty list passes); drop `that` and `message`, or drop `failures`");
+            let d = self.key_diag(d, &format!("{path}.{key}"));
+            self.push(d);
+        }
+    }
+
+    /// An assertion without `failures` needs both `that` and `message`.
+    fn check_that_and_message(&mut self, a: &crate::spec::judge::AssertionSpec, path: &str) {
+        let missing = if a.that.is_empty() { "that" } else { "message" };
+        let d = Diagnostic::error(
+            Code::MissingKey,
+            format!("missing required key `{missing}`"),
+        )
+        .help("an assertion is `that` (a condition) + `message`, or `failures` (an expression giving a list of messages)");
+        let d = self.diag(d, path);
+        self.push(d);
     }
 
     // ------------------------------------------------------------------ prompt
