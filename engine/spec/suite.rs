@@ -137,6 +137,13 @@ pub struct SuiteSpec {
     #[schemars(example = serde_json::json!(["repo", "cve_id", "path"]))]
     pub identity_keys: Option<Vec<String>>,
 
+    /// The reasoning of a score a failed assertion capped: `note` (default) puts `score
+    /// capped from N to M by failed assertions: ...` before it; `keep` leaves it as the
+    /// judge wrote it (the verdict still carries `score_before_cap`, `cap_applied` and
+    /// the failures, and the run summary lists them).
+    #[serde(default)]
+    pub cap_note: crate::spec::cap_note::CapNote,
+
     /// Evidence computed once per run, before any judge, and visible to every judge by
     /// name (e.g. one normalised record per repo). Same language as a judge's evidence.
     #[serde(default)]

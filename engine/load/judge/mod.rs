@@ -65,6 +65,8 @@ pub struct JudgePlan {
     pub max_tokens: u32,
     /// The suite's `prompt_cache` (filled in when the suite is loaded).
     pub prompt_cache: crate::spec::suite::PromptCache,
+    /// The suite's `cap_note` (filled in when the suite is loaded).
+    pub cap_note: crate::spec::cap_note::CapNote,
 }
 
 impl JudgePlan {
@@ -73,6 +75,7 @@ impl JudgePlan {
         crate::verdict::combine::JudgeRef {
             spec: &self.spec,
             pass_threshold: self.pass_threshold,
+            cap_note: self.cap_note,
         }
     }
 }
@@ -194,6 +197,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         reasoning,
         max_tokens,
         prompt_cache: crate::spec::suite::PromptCache::default(),
+        cap_note: crate::spec::cap_note::CapNote::default(),
     };
     (Some(plan), cx.diags)
 }
