@@ -220,6 +220,13 @@ pub struct InputsSpec {
     #[serde(default)]
     #[schemars(example = serde_json::json!({"baseline": {"file": "../../baselines/trivy.json", "optional": true}}))]
     pub files: IndexMap<String, NamedInput>,
+
+    /// When true, a results folder without result files is judged (zero repos: `repos`
+    /// is empty, and `suite.results_dir` names the folder) instead of refusing the run.
+    /// A missing folder is still an error.
+    #[serde(default)]
+    #[schemars(example = true)]
+    pub allow_empty: bool,
 }
 
 /// One named input: a single file or the newest file matching a glob.

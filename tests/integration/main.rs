@@ -12,6 +12,7 @@ mod closed_pipe;
 mod confine;
 mod diagnostics;
 mod doc_examples;
+mod empty_results;
 mod gates;
 mod history;
 mod hostile;
