@@ -249,7 +249,13 @@ fn compute(
             found
         }
         ValuePlan::Records(rec) => {
-            eval_records(env, rec, scope, &ctx.root_with(evidence), path, probe)?
+            let at = ListAt {
+                path,
+                probe,
+                budget: &NestedBudget::default(),
+                nested: false,
+            };
+            eval_records(env, rec, scope, &ctx.root_with(evidence), &at)?
         }
         ValuePlan::Conditional(c) => {
             if let (Some(probe), Some(cond)) = (probe, &c.condition) {
@@ -302,7 +308,12 @@ enum Compiled<'env> {
     /// text belongs to no plan, so it is compiled again for each evaluation.
     Bounded(&'env Environment<'static>, String),
     Const(Doc),
-    Records,
+    /// A record list nested in a record's fields, evaluated per item of the outer list.
+    Records {
+        env: &'env Environment<'static>,
+        plan: &'env RecordsPlan,
+        outer: Option<&'env Nesting<'env>>,
+    },
     Conditional {
         condition: Option<&'env Expression<'static, 'static>>,
         omit_empty: bool,
@@ -315,6 +326,17 @@ impl<'env> Compiled<'env> {
         env: &'env Environment<'static>,
         plan: &'env ValuePlan,
         path: &str,
+    ) -> Result<Compiled<'env>, EvalError> {
+        Compiled::in_list(env, plan, path, None)
+    }
+
+    /// Like [`Compiled::new`], for a field of a record list: a nested list is
+    /// evaluated with `outer`'s budget and probe.
+    fn in_list(
+        env: &'env Environment<'static>,
+        plan: &'env ValuePlan,
+        path: &str,
+        outer: Option<&'env Nesting<'env>>,
     ) -> Result<Compiled<'env>, EvalError> {
         let err = |message: String| EvalError {
             key_path: path.to_owned(),
@@ -339,11 +361,11 @@ impl<'env> Compiled<'env> {
                 }
             },
             ValuePlan::Const(d) => Compiled::Const(d.clone()),
-            ValuePlan::Records(_) => Compiled::Records,
+            ValuePlan::Records(plan) => Compiled::Records { env, plan, outer },
             ValuePlan::Conditional(c) => Compiled::Conditional {
                 condition: c.condition.as_ref().map(expr).transpose()?,
                 omit_empty: c.omit_empty,
-                value: Box::new(Compiled::new(env, &c.value, path)?),
+                value: Box::new(Compiled::in_list(env, &c.value, path, outer)?),
             },
         })
     }
@@ -405,7 +427,24 @@ impl<'env> Compiled<'env> {
                 .map(Doc::from)
                 .map_err(|e| err(error_text(&e))),
             Compiled::Const(d) => Ok(d.clone()),
-            Compiled::Records => Err(err("record lists cannot be nested".into())),
+            Compiled::Records { env, plan, outer } => {
+                let Some(outer) = outer else {
+                    return Err(err(
+                        "a record list is nested only in a record's fields".into()
+                    ));
+                };
+                // `$` is the outer item; `outer` names it inside, over the outer scope.
+                let scope = NameStack::new()
+                    .with(scope.clone())
+                    .with_names(std::iter::once(("outer".to_owned(), root.to_value())).collect());
+                let at = ListAt {
+                    path,
+                    probe: outer.probe,
+                    budget: outer.budget,
+                    nested: true,
+                };
+                eval_records(env, plan, &scope, root, &at)
+            }
             Compiled::Conditional { .. } => self
                 .eval_opt(scope, root, path, item)
                 .map(Option::unwrap_or_default),
@@ -421,14 +460,54 @@ pub fn item_label(item: &Doc, index: usize) -> String {
         .unwrap_or_else(|| format!("#{index}"))
 }
 
+/// Where a record list is evaluated: its key path, the probe watching, and the budget
+/// its nested lists share.
+struct ListAt<'a> {
+    path: &'a str,
+    probe: Option<&'a dyn Probe>,
+    budget: &'a NestedBudget,
+    /// Inside another list's fields: its items count against the budget.
+    nested: bool,
+}
+
+/// The records that nested lists under one evidence name have computed: a list per
+/// item of a list multiplies, so their total is bounded (a top-level list is bounded by
+/// its input, and stays unbounded so large inputs still run).
+#[derive(Default)]
+struct NestedBudget(std::sync::atomic::AtomicUsize);
+
+impl NestedBudget {
+    /// Counts `n` more items, or the error once the total passes the bound.
+    fn take(&self, n: usize, path: &str) -> Result<(), EvalError> {
+        use crate::evidence::limits::MAX_NESTED_RECORDS;
+        let before = self.0.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        if before.saturating_add(n) <= MAX_NESTED_RECORDS {
+            return Ok(());
+        }
+        Err(EvalError {
+            key_path: path.to_owned(),
+            item: None,
+            message: format!(
+                "nested record lists would go over more than {MAX_NESTED_RECORDS} items under one evidence name; narrow their `for_each` or `where`"
+            ),
+        })
+    }
+}
+
+/// What a nested list takes from the list around it.
+struct Nesting<'a> {
+    probe: Option<&'a dyn Probe>,
+    budget: &'a NestedBudget,
+}
+
 fn eval_records(
     env: &Environment<'static>,
     rec: &RecordsPlan,
     scope: &NameStack,
     root: &Doc,
-    path: &str,
-    probe: Option<&dyn Probe>,
+    at: &ListAt<'_>,
 ) -> Result<Doc, EvalError> {
+    let (path, probe) = (at.path, at.probe);
     let for_each_path = format!("{path}.for_each");
     let items = match &rec.for_each {
         ValuePlan::Select(sel) => {
@@ -459,6 +538,9 @@ fn eval_records(
             }
         }
     };
+    if at.nested {
+        at.budget.take(items.len(), path)?;
+    }
     if let Some(probe) = probe {
         probe.records(path, rec, &items);
     }
@@ -470,11 +552,13 @@ fn eval_records(
         .map_or(1, |n| n.get())
         .min(items.len() / PARALLEL_MIN_ITEMS)
         .max(1);
-    if workers == 1 || probe.is_some() {
+    // A list reading `loop.prevrecord` needs each record before the next: one thread.
+    if workers == 1 || probe.is_some() || reads_prevrecord(rec) {
         let at = ItemsAt {
             path,
             filter_path: &filter_path,
             probe,
+            budget: at.budget,
         };
         let entries = eval_items(env, rec, scope, &items, 0..items.len(), &at)?;
         return assemble(rec, entries, path);
@@ -486,12 +570,14 @@ fn eval_records(
             .step_by(chunk)
             .map(|start| {
                 let filter_path = &filter_path;
+                let budget = at.budget;
                 let range = start..(start + chunk).min(items.len());
                 s.spawn(move || {
                     let at = ItemsAt {
                         path,
                         filter_path,
                         probe: None,
+                        budget,
                     };
                     eval_items(env, rec, scope, items, range, &at)
                 })
@@ -590,22 +676,37 @@ impl minijinja::value::Object for FieldsLayer {
     }
 }
 
-/// Evaluates `items` (starting at index `offset` of the whole list) into records.
 /// The `loop` name inside a record list, as in a Jinja `for` loop: the position of the
 /// item among the items of `for_each` (before `where`) and its neighbours. Assertions
-/// over `for_each` items see the same object.
+/// over `for_each` items see the same object. In a record list, `loop.prevrecord` is the
+/// record computed for the previous kept item (running totals), `none` for the first.
 #[derive(Debug)]
 pub(crate) struct LoopInfo {
     index0: usize,
     length: usize,
     previtem: Doc,
     nextitem: Doc,
+    /// `None` outside record lists, where there are no computed records.
+    prevrecord: Option<Doc>,
 }
 
 impl LoopInfo {
     /// `loop` for the item at `index0` of `all`.
     pub(crate) fn value(index0: usize, all: &[Doc]) -> Value {
+        Value::from_object(LoopInfo::at(index0, all))
+    }
+
+    /// `loop` for the item at `index0` of `all` in a record list, whose previous kept
+    /// item's record was `prevrecord`.
+    fn in_records(index0: usize, all: &[Doc], prevrecord: Doc) -> Value {
         Value::from_object(LoopInfo {
+            prevrecord: Some(prevrecord),
+            ..LoopInfo::at(index0, all)
+        })
+    }
+
+    fn at(index0: usize, all: &[Doc]) -> LoopInfo {
+        LoopInfo {
             index0,
             length: all.len(),
             previtem: index0
@@ -614,7 +715,8 @@ impl LoopInfo {
                 .cloned()
                 .unwrap_or_default(),
             nextitem: all.get(index0 + 1).cloned().unwrap_or_default(),
-        })
+            prevrecord: None,
+        }
     }
 }
 
@@ -630,11 +732,12 @@ impl minijinja::value::Object for LoopInfo {
             "length" => Value::from(self.length),
             "previtem" => self.previtem.to_value(),
             "nextitem" => self.nextitem.to_value(),
+            "prevrecord" => self.prevrecord.as_ref()?.to_value(),
             _ => return None,
         })
     }
     fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
-        minijinja::value::Enumerator::Str(&[
+        const NAMES: &[&str] = &[
             "index0",
             "index",
             "revindex0",
@@ -644,21 +747,43 @@ impl minijinja::value::Object for LoopInfo {
             "length",
             "previtem",
             "nextitem",
-        ])
+        ];
+        match self.prevrecord {
+            None => minijinja::value::Enumerator::Str(NAMES),
+            Some(_) => minijinja::value::Enumerator::Iter(Box::new(
+                NAMES
+                    .iter()
+                    .chain(&["prevrecord"])
+                    .map(|n| Value::from(*n))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )),
+        }
     }
 }
 
 /// Whether any expression of the record list reads the name `word` (so `loop` is only
 /// built for the lists that use it).
 fn mentions(rec: &RecordsPlan, word: &str) -> bool {
-    let has = |s: &str| {
+    any_source(rec, &|s: &str| {
         s.match_indices(word).any(|(at, _)| {
             let before = s[..at].chars().next_back();
             let after = s[at + word.len()..].chars().next();
             !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
                 && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
         })
-    };
+    })
+}
+
+/// Whether the record list may read `loop.prevrecord` (a plain text search: a false
+/// positive only costs the list its threads).
+fn reads_prevrecord(rec: &RecordsPlan) -> bool {
+    any_source(rec, &|s: &str| s.contains("prevrecord"))
+}
+
+/// Whether `has` holds for the source of any expression or template of the list's own
+/// fields, `where`, `key` or `value`.
+fn any_source(rec: &RecordsPlan, has: &dyn Fn(&str) -> bool) -> bool {
     fn any_text(p: &ValuePlan, has: &dyn Fn(&str) -> bool) -> bool {
         match p {
             ValuePlan::Expr(e) => has(e.source()),
@@ -669,7 +794,7 @@ fn mentions(rec: &RecordsPlan, word: &str) -> bool {
             _ => false,
         }
     }
-    let text = |p: &ValuePlan| any_text(p, &has);
+    let text = |p: &ValuePlan| any_text(p, has);
     rec.fields.iter().any(|(_, p)| text(p))
         || rec.filter.as_ref().is_some_and(|e| has(e.source()))
         || rec.key.as_ref().is_some_and(text)
@@ -681,6 +806,7 @@ struct ItemsAt<'a> {
     path: &'a str,
     filter_path: &'a str,
     probe: Option<&'a dyn Probe>,
+    budget: &'a NestedBudget,
 }
 
 /// Evaluates the items `range` of `all` into entries.
@@ -708,15 +834,21 @@ fn eval_items(
             })
         })
         .transpose()?;
+    let nesting = Nesting {
+        probe,
+        budget: at.budget,
+    };
     // Names are shared, not re-allocated per item.
     let fields: Vec<(crate::doc::Str, String, Compiled<'_>)> = rec
         .fields
         .iter()
         .map(|(name, plan)| {
             let p = format!("{path}.fields.{name}");
-            Compiled::new(env, plan, &p).map(|c| (crate::doc::Str::from(name.as_str()), p, c))
+            Compiled::in_list(env, plan, &p, Some(&nesting))
+                .map(|c| (crate::doc::Str::from(name.as_str()), p, c))
         })
         .collect::<Result<_, _>>()?;
+    let as_key = rec.as_name.as_deref().map(crate::doc::Str::from);
     let item_key = crate::doc::Str::from("item");
     let key_path = format!("{path}.key");
     let value_path = format!("{path}.value");
@@ -732,6 +864,8 @@ fn eval_items(
         .transpose()?;
 
     let mut out = Vec::with_capacity(items.len());
+    // The record of the previous kept item, for `loop.prevrecord`.
+    let mut prev_record = Doc::Null;
     for (i, item) in items.iter().enumerate() {
         let mut item_scope = scope.clone();
         if matches!(item, Doc::Object(_)) {
@@ -740,9 +874,15 @@ fn eval_items(
         let layer = std::sync::Arc::new(FieldsLayer::default());
         if let Ok(mut m) = layer.0.lock() {
             m.insert(item_key.clone(), item.to_value());
+            if let Some(k) = &as_key {
+                m.insert(k.clone(), item.to_value());
+            }
             if uses_loop {
                 let at = offset + i;
-                m.insert(loop_key.clone(), LoopInfo::value(at, all));
+                m.insert(
+                    loop_key.clone(),
+                    LoopInfo::in_records(at, all, prev_record.clone()),
+                );
             }
         }
         let item_value = item_scope
@@ -775,12 +915,17 @@ fn eval_items(
         let mut record: Vec<(crate::doc::Str, Doc)> = Vec::with_capacity(fields.len());
         for ((name, p, compiled), (_, plan)) in fields.iter().zip(&rec.fields) {
             observe_before(probe, plan, p, &item_value);
-            let value = compiled
-                .eval_opt(&item_value, item, p, None)
-                .map_err(|e| EvalError {
-                    item: Some(item_label(item, offset + i)),
+            let value = compiled.eval_opt(&item_value, item, p, None).map_err(|e| {
+                // An error inside a nested list names both items.
+                let outer = item_label(item, offset + i);
+                EvalError {
+                    item: Some(match &e.item {
+                        Some(inner) => format!("{outer} > {inner}"),
+                        None => outer,
+                    }),
                     ..e
-                })?;
+                }
+            })?;
             observe_after(probe, plan, p, value.as_ref());
             let Some(value) = value else { continue };
             if let Ok(mut m) = layer.0.lock() {
@@ -801,10 +946,14 @@ fn eval_items(
             }
             None => None,
         };
+        let fields_record = Doc::record(record);
         let value = match &value_c {
             Some(c) => c.eval(&item_value, item, &value_path, Some(&label))?,
-            None => Doc::record(record),
+            None => fields_record.clone(),
         };
+        if uses_loop {
+            prev_record = fields_record;
+        }
         out.push(Entry { key, value, label });
     }
     Ok(out)
@@ -852,6 +1001,7 @@ mod tests {
                     ],
                     key: None,
                     value: None,
+                    as_name: None,
                 })),
             ),
             (
@@ -881,6 +1031,7 @@ mod tests {
                 fields: vec![("n".to_owned(), expr("result.v | length"))],
                 key: Some(expr(key)),
                 value: value.map(expr),
+                as_name: None,
             })),
         )]
     }
@@ -929,6 +1080,7 @@ mod tests {
                     ],
                     key: None,
                     value: None,
+                    as_name: None,
                 })),
             ),
             ("private_sum".to_owned(), expr("r | sum(attribute='_d')")),
@@ -955,11 +1107,150 @@ mod tests {
                 fields: vec![("bad".to_owned(), expr("truth.n + 1"))],
                 key: None,
                 value: None,
+                as_name: None,
             })),
         )];
         let err = evaluate(&env, &plan, &ctx()).unwrap_err();
         assert_eq!(err.key_path, "evidence.per_repo.fields.bad");
         assert_eq!(err.item.as_deref(), Some("b"));
+    }
+
+    fn list(
+        for_each: ValuePlan,
+        fields: Vec<(&str, ValuePlan)>,
+        as_name: Option<&str>,
+    ) -> ValuePlan {
+        ValuePlan::Records(Box::new(RecordsPlan {
+            for_each,
+            filter: None,
+            fields: fields.into_iter().map(|(n, p)| (n.to_owned(), p)).collect(),
+            key: None,
+            value: None,
+            as_name: as_name.map(str::to_owned),
+        }))
+    }
+
+    fn select(sel: &str) -> ValuePlan {
+        ValuePlan::Select(Selector::parse(sel).unwrap())
+    }
+
+    /// A field that is a record list goes over the outer item (`$` is the outer item),
+    /// and its fields see the inner item's keys, `outer`, the outer `as:` name, the outer
+    /// fields computed before it, and their own `loop`.
+    #[test]
+    fn a_nested_record_list_sees_its_item_outer_and_the_as_name() {
+        let env = crate::render::environment();
+        let inner = list(
+            select("$.result.v[*]"),
+            vec![
+                ("v", expr("item")),
+                ("repo", expr("scan.id ~ '/' ~ outer.id")),
+                ("n", expr("n")),
+                ("i", expr("loop.index0")),
+            ],
+            None,
+        );
+        let plan = vec![(
+            "scans".to_owned(),
+            list(
+                select("$.repos[*]"),
+                vec![("n", expr("result.v | length")), ("vs", inner)],
+                Some("scan"),
+            ),
+        )];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        assert_eq!(
+            ev["scans"].to_string(),
+            r#"[{"n":3,"vs":[{"v":1,"repo":"a/a","n":3,"i":0},{"v":2,"repo":"a/a","n":3,"i":1},{"v":3,"repo":"a/a","n":3,"i":2}]},{"n":0,"vs":[]}]"#
+        );
+    }
+
+    /// `loop.prevrecord` is the record of the previous item the list kept (private
+    /// fields included, `none` first), so a running total holds over a list long enough
+    /// to be split over threads, and past items `where` dropped.
+    #[test]
+    fn loop_prevrecord_carries_a_running_total_over_kept_items() {
+        let env = crate::render::environment();
+        let plan = vec![(
+            "r".to_owned(),
+            ValuePlan::Records(Box::new(RecordsPlan {
+                for_each: expr("range(1, 201)"),
+                filter: Some(Expr::compile(crate::render::shared(), "item % 7 != 0")),
+                fields: vec![
+                    (
+                        "_total".to_owned(),
+                        expr("(loop.prevrecord._total if loop.prevrecord else 0) + item"),
+                    ),
+                    ("first".to_owned(), expr("loop.prevrecord is none")),
+                ],
+                key: None,
+                value: Some(expr("_total")),
+                as_name: None,
+            })),
+        )];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        let Doc::Array(totals) = &ev["r"] else {
+            panic!("a list: {}", ev["r"])
+        };
+        let kept: Vec<i64> = (1..=200).filter(|i| i % 7 != 0).collect();
+        let expected: Vec<Doc> = kept
+            .iter()
+            .scan(0, |sum, i| {
+                *sum += i;
+                Some(Doc::Int(*sum))
+            })
+            .collect();
+        assert_eq!(totals.0, expected);
+    }
+
+    /// An error inside a nested list names the outer item and the inner one.
+    #[test]
+    fn an_error_in_a_nested_list_names_both_items() {
+        let env = crate::render::environment();
+        let inner = list(
+            select("$.result.v[*]"),
+            vec![("bad", expr("item + 'x'"))],
+            None,
+        );
+        let plan = vec![(
+            "scans".to_owned(),
+            list(select("$.repos[*]"), vec![("vs", inner)], None),
+        )];
+        let err = evaluate(&env, &plan, &ctx()).unwrap_err();
+        assert_eq!(err.key_path, "evidence.scans.fields.vs.fields.bad");
+        assert_eq!(err.item.as_deref(), Some("a > #0"));
+    }
+
+    /// Nested lists multiply: past their budget under one evidence name the judge is in
+    /// error before their items are evaluated, while a top-level list of the same length
+    /// runs.
+    #[test]
+    fn nested_record_lists_stop_at_their_item_budget() {
+        use crate::evidence::limits::MAX_NESTED_RECORDS;
+        let env = crate::render::environment();
+        let many: Doc = Doc::from(
+            (0..=MAX_NESTED_RECORDS as i64)
+                .map(Doc::Int)
+                .collect::<Vec<_>>(),
+        );
+        let mut names = IndexMap::new();
+        names.insert(
+            "outers".to_owned(),
+            Doc::from(vec![Doc::object([("xs", many.clone())])]),
+        );
+        let ctx = Context { names };
+        let inner = list(select("$.xs[*]"), vec![("x", select("$"))], None);
+        let plan = vec![(
+            "o".to_owned(),
+            list(select("$.outers[*]"), vec![("inner", inner)], None),
+        )];
+        let err = evaluate(&env, &plan, &ctx).unwrap_err();
+        assert_eq!(err.key_path, "evidence.o.fields.inner");
+        assert!(
+            err.message.contains("nested record lists"),
+            "{}",
+            err.message
+        );
     }
 
     /// An expression that did not compile at load fails where and as its text would:
@@ -978,6 +1269,7 @@ mod tests {
                     fields: vec![("bad".to_owned(), field)],
                     key: None,
                     value: None,
+                    as_name: None,
                 })),
             )]
         };

@@ -9,6 +9,8 @@
 //!   not exceed [`MAX_TEXT_BYTES`] (or [`MAX_ITEMS`] items); the check comes before the
 //!   allocation, not after. The operators that join text (`~`, and `+` on strings) are
 //!   bounded the same way: [`crate::evidence::operators`] rewrites them into calls.
+//! - **Nested record lists**: the lists nested in one evidence name's records go over
+//!   at most [`MAX_NESTED_RECORDS`] items together (an outer list is bounded by its input).
 //!
 //! A breach is an ordinary evaluation error: the judge ends in `error` with the key path
 //! of the value that went over, and the run goes on.
@@ -27,6 +29,10 @@ pub const MAX_TEXT_BYTES: usize = 16 << 20;
 
 /// The most items `batch` and `slice` may create.
 pub const MAX_ITEMS: usize = 1_000_000;
+
+/// The most items the record lists nested in one evidence name's records may go over,
+/// together (each outer item runs its nested lists again, so their work multiplies).
+pub const MAX_NESTED_RECORDS: usize = 1_000_000;
 
 /// Turns fuel on and replaces the multiplying filters by bounded ones.
 pub fn install(env: &mut Environment<'_>) {

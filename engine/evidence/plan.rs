@@ -63,6 +63,8 @@ pub struct RecordsPlan {
     pub key: Option<ValuePlan>,
     /// Each entry's value, instead of the record.
     pub value: Option<ValuePlan>,
+    /// A second name for the item (`as:`), seen by the fields and by nested lists.
+    pub as_name: Option<String>,
 }
 
 /// What a piece of text in a judge file is.

@@ -126,7 +126,8 @@ fn assertions(
                 .filter(|b| b.message == a.message)
                 .count()
                 > 1;
-            let key = if twice {
+            // An assertion with `failures` has no message of its own.
+            let key = if twice || a.message.is_empty() {
                 a.index.to_string()
             } else {
                 a.message.clone()

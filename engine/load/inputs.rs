@@ -138,7 +138,7 @@ fn load(
         return Err(errors);
     }
     let (results, truth) = keep_repos(results, truth, &overrides.repos)?;
-    if results.is_empty() {
+    if results.is_empty() && !spec.allow_empty {
         return Err(vec![nothing_to_judge(&results_dir)]);
     }
     let bytes = results.iter().chain(&truth).map(|d| d.bytes).sum();
@@ -274,6 +274,7 @@ fn nothing_to_judge(results_dir: &Path) -> Diagnostic {
     )
     .in_file(results_dir)
     .note("set by `inputs.results` in suite.yaml, or the matching command-line flag")
+    .help("to judge an empty folder (judges see zero repos), set `inputs.allow_empty: true` in suite.yaml")
 }
 
 /// Keeps the documents of `repos` (all when empty); an id that names no result is an

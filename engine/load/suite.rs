@@ -275,6 +275,7 @@ pub fn load_suite_with(
     for judge in &mut judges {
         judge.pass_threshold = judge.spec.pass_threshold.unwrap_or(resolved.pass_threshold);
         judge.prompt_cache = parsed.value.prompt_cache;
+        judge.cap_note = parsed.value.cap_note;
     }
     let suite = Suite {
         dir: dir.to_path_buf(),

@@ -83,6 +83,7 @@ pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
             })
             .collect::<Vec<_>>(),
     );
+    let root = &suite.confinement.root;
     let suite_doc = Doc::object([
         ("name", Doc::from(suite.spec.suite.as_str())),
         (
@@ -92,6 +93,17 @@ pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
                 .description
                 .as_deref()
                 .map_or(Doc::Null, Doc::from),
+        ),
+        (
+            "results_dir",
+            Doc::from(project_relative(&inputs.results_dir, root).as_str()),
+        ),
+        (
+            "ground_truth_dir",
+            inputs
+                .truth_dir
+                .as_deref()
+                .map_or(Doc::Null, |d| Doc::from(project_relative(d, root).as_str())),
         ),
     ]);
     let named = Doc::object(inputs.named.iter().map(|(k, v)| (k.as_str(), v.clone())));
@@ -124,6 +136,27 @@ fn file_and_stem(file: &Path, results_dir: &Path) -> (String, String) {
         })
         .collect();
     (parts.join("/"), crate::load::gzip::document_stem(file))
+}
+
+/// A folder as a judge may name it: relative to the project root with `/` between its
+/// parts (`ground-truth/trivy/outputs`, `.` for the root), or its name alone when it is
+/// outside the project, so no path of the machine that ran it reaches a result.
+fn project_relative(dir: &Path, root: &Path) -> String {
+    let dir = crate::load::confine::resolve(dir);
+    let parts: Vec<String> = match dir.strip_prefix(root) {
+        Ok(inside) => inside
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => dir
+            .file_name()
+            .map(|n| vec![n.to_string_lossy().into_owned()])
+            .unwrap_or_default(),
+    };
+    if parts.is_empty() {
+        return ".".to_owned();
+    }
+    parts.join("/")
 }
 
 /// The context of one repo for a per-repo judge: the run context plus `repo`, `id`,

@@ -35,7 +35,7 @@ use crate::load::suite::Suite;
 use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
 use crate::run::context::{build_context, repo_context};
-use crate::spec::judge::{HeuristicSpec, Scope};
+use crate::spec::judge::{AssertionSpec, HeuristicSpec, Scope};
 use crate::verdict::heuristic::{self, HeuristicOutcome};
 
 /// Evaluates the suite and every judge on `inputs`; returns what the data showed.
@@ -153,10 +153,7 @@ fn probe_assertions(
     {
         let path = format!("assertions[{i}]");
         match &a.for_each {
-            None => {
-                probe.expression(&format!("{path}.that"), condition_source(&a.that), scope);
-                probe.expression(&format!("{path}.message"), &a.message, scope);
-            }
+            None => probe_check(probe, a, &path, scope),
             Some(fe) => {
                 let fe_path = format!("{path}.for_each");
                 let items_of = || match &compiled.for_each {
@@ -173,12 +170,7 @@ fn probe_assertions(
                 let items = items_of().unwrap_or_default();
                 for n in 0..items.len() {
                     let item_scope = crate::verdict::assertions::item_scope(scope, &items, n);
-                    probe.expression(
-                        &format!("{path}.that"),
-                        condition_source(&a.that),
-                        &item_scope,
-                    );
-                    probe.expression(&format!("{path}.message"), &a.message, &item_scope);
+                    probe_check(probe, a, &path, &item_scope);
                 }
             }
         }
@@ -189,6 +181,17 @@ fn probe_assertions(
             probe.error_text(&f.message);
         }
     }
+}
+
+/// Shows the probe what an assertion evaluates in `scope`: `that` and `message`, or
+/// `failures`.
+fn probe_check(probe: &FileProbe<'_>, a: &AssertionSpec, path: &str, scope: &Value) {
+    if let Some(f) = &a.failures {
+        probe.expression(&format!("{path}.failures"), condition_source(f), scope);
+        return;
+    }
+    probe.expression(&format!("{path}.that"), condition_source(&a.that), scope);
+    probe.expression(&format!("{path}.message"), &a.message, scope);
 }
 
 // ------------------------------------------------------------------ the probe
@@ -272,7 +275,11 @@ impl<'a> FileProbe<'a> {
             _ => match text.strip_prefix("assertions[") {
                 Some(rest) => {
                     let i: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                    (format!("assertions[{i}].that"), text.to_owned())
+                    let key = match rest[i.len()..].starts_with("].failures") {
+                        true => "failures",
+                        false => "that",
+                    };
+                    (format!("assertions[{i}].{key}"), text.to_owned())
                 }
                 None => (String::new(), text.to_owned()),
             },

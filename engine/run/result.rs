@@ -641,6 +641,7 @@ mod tests {
         let judge = JudgeRef {
             spec: &spec,
             pass_threshold: 3.0,
+            cap_note: Default::default(),
         };
         let mut v = heuristic_verdict(judge, &[], SuiteWeights { total: 1.0 });
         v.status = status;

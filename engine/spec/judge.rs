@@ -166,9 +166,10 @@ pub struct RecordsSpec {
     pub filter: Option<String>,
 
     /// The record's fields, computed in order; later fields see earlier ones. A field is
-    /// a selector, an expression, a text or a constant; record lists do not nest. Fields
-    /// whose name starts with `_` are private: later fields and expressions read them,
-    /// results and prompts do not show them.
+    /// a selector, an expression, a text, a constant or a record list of its own over the
+    /// item (nested: its fields see the enclosing item as `outer`). Fields whose name
+    /// starts with `_` are private: later fields and expressions read them, results and
+    /// prompts do not show them.
     #[serde(default)]
     #[schemars(
         example = serde_json::json!({"repo": "$.id", "found": "<< result.vulnerabilities | length >>"}),
@@ -199,6 +200,13 @@ pub struct RecordsSpec {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[schemars(example = true)]
     pub omit_empty: bool,
+
+    /// A name for the item, besides `item`: visible in this list's fields and in the
+    /// record lists nested in them (where `item` is the inner item), e.g. `as: file`
+    /// over files, read as `file.path` in a list of its functions.
+    #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"file")]
+    pub as_name: Option<String>,
 }
 
 /// Scoring without an LLM: a band table over one metric, or a score of its own.
@@ -480,10 +488,11 @@ pub struct RecommendationSpec {
     pub text: String,
 }
 
-/// A check run in every mode.
+/// A check run in every mode: `that` + `message`, or `failures`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(example = example_assertion())]
+#[schemars(extend("anyOf" = [{"required": ["that", "message"]}, {"required": ["failures"]}]))]
 pub struct AssertionSpec {
     /// Checks every item of this list (a selector or an `<< expression >>`): `that` and
     /// `message` then see the item's keys as names, `item` and `loop`, and each failing
@@ -492,10 +501,12 @@ pub struct AssertionSpec {
     #[schemars(example = &"<< per_repo >>")]
     pub for_each: Option<String>,
 
-    /// `<< expression >>` that must be true.
+    /// `<< expression >>` that must be true (with `message`; or `failures` instead).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(example = &"<< per_repo | length > 0 >>")]
     pub that: String,
     /// Shown when it is false: a text with `<< >>` parts.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(example = &"No analysis result matched a ground-truth file")]
     pub message: String,
     /// When it fails, the score is capped at this value (1-5); the verdict reports the
@@ -503,6 +514,13 @@ pub struct AssertionSpec {
     #[serde(default, deserialize_with = "strict::opt_whole")]
     #[schemars(range(min = 1, max = 5), example = 2)]
     pub cap: Option<i64>,
+
+    /// Instead of `that` and `message`: an `<< expression >>` giving a list of failure
+    /// messages, in the order to report them. An empty list passes; each message is a
+    /// failure of its own; anything but a list is a failure saying what it got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(example = &"<< missing | map('format_missing') | list >>")]
+    pub failures: Option<String>,
 }
 
 // ------------------------------------------------------------------ evidence values
@@ -567,6 +585,8 @@ struct MapForm {
     condition: Option<String>,
     #[serde(default)]
     omit_empty: bool,
+    #[serde(default, rename = "as")]
+    as_name: Option<String>,
 }
 
 impl MapForm {
@@ -576,6 +596,7 @@ impl MapForm {
                 ("where", self.filter.is_some()),
                 ("fields", self.fields.is_some()),
                 ("key", self.key.is_some()),
+                ("as", self.as_name.is_some()),
             ]
             .iter()
             .find_map(|(k, given)| given.then_some(*k))
@@ -612,6 +633,7 @@ impl MapForm {
             value,
             condition: self.condition,
             omit_empty: self.omit_empty,
+            as_name: self.as_name,
         })))
     }
 }
@@ -638,8 +660,7 @@ impl JsonSchema for EvidenceValue {
     }
 }
 
-/// The schema of a record field: an evidence value other than a record list (the
-/// loader refuses nested record lists, so the schema does too).
+/// The schema of a record field: an evidence value, a nested record list included.
 pub struct FieldValue;
 
 impl JsonSchema for FieldValue {
@@ -651,13 +672,15 @@ impl JsonSchema for FieldValue {
         // The conditional form, which a field may take too (a reference in the
         // generator's own definitions section).
         let conditional = generator.subschema_for::<ConditionalSpec>();
+        let records = generator.subschema_for::<RecordsSpec>();
         json_schema!({
-            "description": "A JSONPath selector (`$...`) over the item, an expression (`<< expr >>`), a text with `<< >>` parts, a constant, or a conditional value (`{value, if, omit_empty}`).",
+            "description": "A JSONPath selector (`$...`) over the item, an expression (`<< expr >>`), a text with `<< >>` parts, a constant, a conditional value (`{value, if, omit_empty}`), or a record list nested over the item (its fields see the enclosing item as `outer`).",
             "examples": ["$.id", "<< result.vulnerabilities | length >>"],
             "anyOf": [
                 {"type": "string", "description": "Selector, expression, template or string constant."},
                 {"type": "number", "description": "A number constant."},
                 {"type": "boolean", "description": "A boolean constant."},
+                records,
                 conditional
             ]
         })

@@ -1,6 +1,7 @@
 //! What a user can write: serde + schemars types only, documented key by key.
 //! No behaviour lives here; `load` validates these into the plan the engine runs.
 
+pub mod cap_note;
 pub mod case;
 pub mod catalogue;
 pub mod judge;

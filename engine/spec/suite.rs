@@ -137,6 +137,13 @@ pub struct SuiteSpec {
     #[schemars(example = serde_json::json!(["repo", "cve_id", "path"]))]
     pub identity_keys: Option<Vec<String>>,
 
+    /// The reasoning of a score a failed assertion capped: `note` (default) puts `score
+    /// capped from N to M by failed assertions: ...` before it; `keep` leaves it as the
+    /// judge wrote it (the verdict still carries `score_before_cap`, `cap_applied` and
+    /// the failures, and the run summary lists them).
+    #[serde(default)]
+    pub cap_note: crate::spec::cap_note::CapNote,
+
     /// Evidence computed once per run, before any judge, and visible to every judge by
     /// name (e.g. one normalised record per repo). Same language as a judge's evidence.
     #[serde(default)]
@@ -222,6 +229,13 @@ pub struct InputsSpec {
     #[serde(default)]
     #[schemars(example = serde_json::json!({"baseline": {"file": "../../baselines/trivy.json", "optional": true}}))]
     pub files: IndexMap<String, NamedInput>,
+
+    /// When true, a results folder without result files is judged (zero repos: `repos`
+    /// is empty, and `suite.results_dir` names the folder) instead of refusing the run.
+    /// A missing folder is still an error.
+    #[serde(default)]
+    #[schemars(example = true)]
+    pub allow_empty: bool,
 }
 
 /// One named input: a single file or the newest file matching a glob.

@@ -1,7 +1,8 @@
 //! Assertions: checks over the evidence that run in every mode. A failure is listed on
 //! the verdict; an assertion that cannot even be evaluated counts as failed (never as
 //! passed), with the error as its message. An assertion with `for_each` is checked per
-//! item: each failing item is one failure with its own message.
+//! item: each failing item is one failure with its own message. An assertion with
+//! `failures` computes its list of messages: each is one failure, in the list's order.
 
 use minijinja::Environment;
 use minijinja::value::Value;
@@ -20,12 +21,21 @@ use crate::verdict::types::AssertionFailure;
 pub struct AssertionPlan {
     /// The items it is checked for, when it has `for_each`.
     pub for_each: Option<ForEachPlan>,
-    /// The condition that must hold.
-    pub that: Expr,
+    /// The condition that must hold, or the expression giving the failure messages.
+    pub check: Check,
     /// The message template of a failure.
     pub message: String,
     /// The score cap of a failure.
     pub cap: Option<i64>,
+}
+
+/// What an assertion evaluates.
+#[derive(Debug, Clone)]
+pub enum Check {
+    /// `that`: a condition; when false, one failure with `message`.
+    That(Expr),
+    /// `failures`: the list of failure messages itself.
+    Failures(Expr),
 }
 
 /// Where an assertion's items come from.
@@ -49,7 +59,10 @@ impl AssertionPlan {
                 TextKind::Expr(src) => ForEachPlan::Expr(compile(src)),
                 _ => ForEachPlan::Invalid,
             }),
-            that: compile(condition_source(&spec.that)),
+            check: match &spec.failures {
+                Some(f) => Check::Failures(compile(condition_source(f))),
+                None => Check::That(compile(condition_source(&spec.that))),
+            },
             message: spec.message.clone(),
             cap: spec.cap,
         }
@@ -74,12 +87,9 @@ pub fn check(
     };
     for (i, a) in assertions.iter().enumerate() {
         let Some(for_each) = &a.for_each else {
-            let message = match a.that.eval(scope) {
-                Ok(v) if v.is_true() => continue,
-                Ok(_) => render_message(env, &a.message, scope),
-                Err(e) => format!("assertions[{i}] could not be evaluated: {e}"),
-            };
-            failures.push(failure(message, a.cap, None));
+            for message in messages(env, a, i, scope, None) {
+                failures.push(failure(message, a.cap, None));
+            }
             continue;
         };
         let items = match items_of(for_each, scope, root) {
@@ -93,15 +103,52 @@ pub fn check(
         for (n, item) in items.iter().enumerate() {
             let label = item_label(item, n);
             let item_scope = item_scope(scope, &items, n);
-            let message = match a.that.eval(&item_scope) {
-                Ok(v) if v.is_true() => continue,
-                Ok(_) => render_message(env, &a.message, &item_scope),
-                Err(e) => format!("assertions[{i}] could not be evaluated for item {label}: {e}"),
-            };
-            failures.push(failure(message, a.cap, Some(label)));
+            for message in messages(env, a, i, &item_scope, Some(&label)) {
+                failures.push(failure(message, a.cap, Some(label.clone())));
+            }
         }
     }
     failures
+}
+
+/// The failure messages of assertion `i` in `scope` (of item `label`, when per item):
+/// none when it holds. One that cannot be evaluated fails with the error.
+fn messages(
+    env: &Environment<'static>,
+    a: &AssertionPlan,
+    i: usize,
+    scope: &Value,
+    label: Option<&str>,
+) -> Vec<String> {
+    let unevaluated = |key: &str, e: String| match label {
+        Some(l) => format!("assertions[{i}]{key} could not be evaluated for item {l}: {e}"),
+        None => format!("assertions[{i}]{key} could not be evaluated: {e}"),
+    };
+    match &a.check {
+        Check::That(that) => match that.eval(scope) {
+            Ok(v) if v.is_true() => Vec::new(),
+            Ok(_) => vec![render_message(env, &a.message, scope)],
+            Err(e) => vec![unevaluated("", e)],
+        },
+        Check::Failures(list) => match list.eval(scope).map(|v| Doc::from_value(&v)) {
+            Ok(Doc::Array(items)) => items.0.iter().map(message_text).collect(),
+            // A misspelled name gives undefined: never a pass.
+            Ok(other) => vec![unevaluated(
+                ".failures",
+                format!("it must give a list of messages, got {}", other.type_name()),
+            )],
+            Err(e) => vec![unevaluated(".failures", e)],
+        },
+    }
+}
+
+/// A failure message from an item of a `failures` list: a text as it is, anything else
+/// as JSON.
+fn message_text(item: &Doc) -> String {
+    match item {
+        Doc::Str(s) => s.to_string(),
+        other => other.to_string(),
+    }
 }
 
 fn render_message(env: &Environment<'static>, message: &str, scope: &Value) -> String {
@@ -230,6 +277,43 @@ mod tests {
                 .starts_with("bad << s + 1 >> (message could not be rendered: "),
             "{}",
             f[0].message
+        );
+    }
+
+    /// `failures` gives the messages: each its own failure, in the list's order, with the
+    /// assertion's cap; an empty list passes; anything but a list (a misspelled name
+    /// included) is a failure saying what it got; per item, each message names its item.
+    #[test]
+    fn failures_give_one_failure_per_message_in_the_lists_order() {
+        let yaml = "- { failures: << xs | reverse | list >>, cap: 2 }\n";
+        assert_eq!(
+            run(yaml, serde_json::json!({"xs": ["a", "b", 3]}), None),
+            vec![
+                failure("3", Some(2), None),
+                failure("b", Some(2), None),
+                failure("a", Some(2), None),
+            ]
+        );
+        assert_eq!(run(yaml, serde_json::json!({"xs": []}), None), vec![]);
+        let f = run(
+            "- { failures: << xz >> }\n",
+            serde_json::json!({"xs": []}),
+            None,
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].message,
+            "assertions[0].failures could not be evaluated: it must give a list of messages, got null"
+        );
+        let yaml = "- { for_each: << rs >>, failures: << bad >> }\n";
+        let names =
+            serde_json::json!({"rs": [{"id": "r1", "bad": ["x", "y"]}, {"id": "r2", "bad": []}]});
+        assert_eq!(
+            run(yaml, names, None),
+            vec![
+                failure("x", None, Some("r1")),
+                failure("y", None, Some("r1"))
+            ]
         );
     }
 

@@ -6,6 +6,7 @@
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, Evidence};
 use crate::score::reaches;
+use crate::spec::cap_note::CapNote;
 use crate::spec::judge::{JudgeSpec, Scope};
 use crate::verdict::assertions::lowest_cap;
 use crate::verdict::heuristic::HeuristicOutcome;
@@ -60,6 +61,8 @@ pub struct JudgeRef<'a> {
     pub spec: &'a JudgeSpec,
     /// The score its verdict needs to pass.
     pub pass_threshold: f64,
+    /// Whether a capped score's reasoning gets the cap's note (the suite's `cap_note`).
+    pub cap_note: crate::spec::cap_note::CapNote,
 }
 
 /// The verdict of `judge` over `units`, each scored by `scores` (same order).
@@ -73,9 +76,9 @@ pub fn verdict(
     let mut base = empty_verdict(judge, source, weights);
     record_assertions(&mut base, units);
     if judge.spec.scope == Scope::Suite {
-        return suite_verdict(base, units, scores);
+        return suite_verdict(base, units, scores, judge.cap_note);
     }
-    per_repo_verdict(base, units, scores)
+    per_repo_verdict(base, units, scores, judge.cap_note)
 }
 
 /// The verdict of `judge` from its heuristic alone.
@@ -149,26 +152,36 @@ fn record_assertions(v: &mut Verdict, units: &[Unit]) {
     v.assertion_failures = failures;
 }
 
-fn suite_verdict(mut base: Verdict, units: &[Unit], scores: &[UnitScore]) -> Verdict {
+fn suite_verdict(
+    mut base: Verdict,
+    units: &[Unit],
+    scores: &[UnitScore],
+    cap_note: CapNote,
+) -> Verdict {
     let (Some(unit), Some(score)) = (units.first(), scores.first()) else {
         base.status = Status::Error;
         base.unscored_reason = Some("no unit was judged".into());
         return base;
     };
     base.evidence = evidence_doc(unit);
-    apply_unit(&mut base, unit, score);
+    apply_unit(&mut base, unit, score, cap_note);
     finish(&mut base);
     base
 }
 
 /// One verdict per repo, then their mean and spread.
-fn per_repo_verdict(mut base: Verdict, units: &[Unit], scores: &[UnitScore]) -> Verdict {
+fn per_repo_verdict(
+    mut base: Verdict,
+    units: &[Unit],
+    scores: &[UnitScore],
+    cap_note: CapNote,
+) -> Verdict {
     let mut scored: Vec<i64> = Vec::new();
     let mut confidences = Vec::new();
     for (unit, score) in units.iter().zip(scores) {
         let mut one = base.clone();
         one.assertion_failures = unit.failures.clone();
-        apply_unit(&mut one, unit, score);
+        apply_unit(&mut one, unit, score, cap_note);
         if let Some(Score::Single(s)) = one.score {
             scored.push(s);
         }
@@ -269,8 +282,8 @@ fn evidence_doc(unit: &Unit) -> Doc {
     }
 }
 
-/// Applies a unit's score and caps to `v`.
-fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
+/// Applies a unit's score and caps to `v` (with `cap_note`'s note on a capped score).
+fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore, cap_note: CapNote) {
     match score {
         HeuristicOutcome::Scored(s) => {
             let Scoring {
@@ -291,10 +304,12 @@ fn apply_unit(v: &mut Verdict, unit: &Unit, score: &UnitScore) {
                 final_score = cap;
                 v.score_before_cap = Some(score);
                 v.cap_applied = Some(cap);
-                reasoning = format!(
-                    "score capped from {score} to {cap} by failed assertions: {}. {reasoning}",
-                    cap_reasons(&unit.failures)
-                );
+                if cap_note == CapNote::Note {
+                    reasoning = format!(
+                        "score capped from {score} to {cap} by failed assertions: {}. {reasoning}",
+                        cap_reasons(&unit.failures)
+                    );
+                }
             }
             v.status = Status::Scored;
             v.score = Some(Score::Single(final_score));
@@ -406,6 +421,7 @@ mod tests {
         JudgeRef {
             spec,
             pass_threshold,
+            cap_note: CapNote::Note,
         }
     }
 
@@ -474,6 +490,31 @@ mod tests {
         assert_eq!(v.ground_truth_passed, Some(false));
         assert_eq!(v.ground_truth_failures, vec!["a", "b", "c"]);
         assert_eq!(v.assertion_failures.len(), 3);
+    }
+
+    /// `cap_note: keep` leaves a capped score's reasoning as the judge wrote it, per repo
+    /// too; the score is capped and the verdict still says from what and by which cap.
+    #[test]
+    fn cap_note_keep_leaves_the_reasoning_as_written() {
+        for scope in ["suite", "repo"] {
+            let spec = spec(scope, 1.0);
+            let units = [unit(Some("r1"), scored(5, 0.8), &[("a", Some(2))])];
+            let keep = JudgeRef {
+                cap_note: CapNote::Keep,
+                ..judge(&spec, 3.0)
+            };
+            let v = heuristic_verdict(keep, &units, total(1.0));
+            assert_eq!(v.score.map(Score::value), Some(2.0), "{scope}");
+            let reasoning = match scope {
+                "repo" => v.repos[0].reasoning.clone(),
+                _ => v.reasoning.clone(),
+            };
+            assert_eq!(reasoning, "gave 5", "{scope}");
+            assert_eq!(v.assertion_failures.len(), 1, "{scope}");
+            if scope == "suite" {
+                assert_eq!((v.score_before_cap, v.cap_applied), (Some(5), Some(2)));
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! `# example: <name>` is written as the only judge of a copy of the sample suite in
 //! `tests/fixtures/examples`, loaded (no error allowed) and run in heuristic mode. Its
 //! `# expect: <path> = <json>` lines name a value of the verdict (dotted path into the
-//! dimension's JSON, e.g. `evidence.by_language` or `score`) and what it must be.
+//! dimension's JSON, e.g. `evidence.by_language` or `score`) and what it must be. Its
+//! `# suite: <key>: <value>` lines are added to the sample suite's `suite.yaml`.
 
 use std::path::Path;
 
@@ -16,6 +17,8 @@ struct Example {
     name: String,
     yaml: String,
     expect: Vec<(String, Value)>,
+    /// Lines for the suite's `suite.yaml`.
+    suite: String,
 }
 
 fn examples() -> Vec<Example> {
@@ -31,6 +34,7 @@ fn examples() -> Vec<Example> {
                     name: String::new(),
                     yaml: String::new(),
                     expect: Vec::new(),
+                    suite: String::new(),
                 });
             }
             continue;
@@ -38,6 +42,10 @@ fn examples() -> Vec<Example> {
         let Some(ex) = current.as_mut() else { continue };
         if let Some(name) = line.strip_prefix("# example: ") {
             ex.name = name.trim().to_owned();
+        }
+        if let Some(rest) = line.strip_prefix("# suite: ") {
+            ex.suite.push_str(rest);
+            ex.suite.push('\n');
         }
         if let Some(rest) = line.strip_prefix("# expect: ") {
             let (path, json) = rest.split_once(" = ").expect("`# expect: path = json`");
@@ -79,6 +87,10 @@ fn run_example(ex: &Example) -> Value {
     let suite_dir = tmp.path().join("judges.d/examples");
     copy_dir(Path::new("tests/fixtures/examples"), &suite_dir);
     std::fs::write(suite_dir.join(format!("{}.yaml", ex.name)), &ex.yaml).expect("write");
+    let suite_yaml = suite_dir.join("suite.yaml");
+    let mut text = std::fs::read_to_string(&suite_yaml).expect("suite.yaml");
+    text.push_str(&ex.suite);
+    std::fs::write(&suite_yaml, text).expect("write suite.yaml");
     let env = caldera::render::environment();
     let (suite, diags) = load_suite(&suite_dir, &env);
     let errors: Vec<String> = diags

@@ -13,6 +13,7 @@ mod closed_pipe;
 mod confine;
 mod diagnostics;
 mod doc_examples;
+mod empty_results;
 mod gates;
 mod gzip_inputs;
 mod history;

@@ -65,6 +65,8 @@ pub struct JudgePlan {
     pub max_tokens: u32,
     /// The suite's `prompt_cache` (filled in when the suite is loaded).
     pub prompt_cache: crate::spec::suite::PromptCache,
+    /// The suite's `cap_note` (filled in when the suite is loaded).
+    pub cap_note: crate::spec::cap_note::CapNote,
 }
 
 impl JudgePlan {
@@ -73,6 +75,7 @@ impl JudgePlan {
         crate::verdict::combine::JudgeRef {
             spec: &self.spec,
             pass_threshold: self.pass_threshold,
+            cap_note: self.cap_note,
         }
     }
 }
@@ -194,6 +197,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         reasoning,
         max_tokens,
         prompt_cache: crate::spec::suite::PromptCache::default(),
+        cap_note: crate::spec::cap_note::CapNote::default(),
     };
     (Some(plan), cx.diags)
 }
@@ -583,8 +587,16 @@ impl<'a> JudgeCx<'a> {
                 .trim_start_matches("<<")
                 .trim()
                 .starts_with("repos");
+        // Nested in another list's fields: the enclosing item is `outer`.
+        let nested = scope.available.contains(&"item");
         let mut available = scope.available.clone();
         available.extend(["item", "loop"]);
+        if nested {
+            available.push("outer");
+        }
+        if let Some(name) = self.item_name(rec, path) {
+            available.push(name);
+        }
         if over_repos {
             available.extend(["id", "result", "truth"]);
         }
@@ -613,22 +625,6 @@ impl<'a> JudgeCx<'a> {
                 later: &later,
                 open: !over_repos,
             };
-            let nested = match fvalue {
-                EvidenceValue::Records(_) => true,
-                EvidenceValue::Conditional(c) => {
-                    matches!(c.value, EvidenceValue::Records(_))
-                }
-                _ => false,
-            };
-            if nested {
-                let d = Diagnostic::error(
-                    Code::WrongType,
-                    "record lists cannot be nested; compute the inner list as its own evidence name",
-                );
-                let d = self.diag(d, &fpath);
-                self.push(d);
-                continue;
-            }
             if let Some(p) = self.plan_value(fvalue, &fpath, &fscope) {
                 fields.push((fname.clone(), p));
             }
@@ -673,7 +669,47 @@ impl<'a> JudgeCx<'a> {
             fields,
             key,
             value,
+            as_name: rec.as_name.clone(),
         })))
+    }
+
+    /// The `as:` name of a record list when it can name the item: a plain name that
+    /// hides none of the names a list gives (`item`, `loop`, `outer`) or the run
+    /// context's. Anything else is an error here, so no expression reads the wrong value.
+    fn item_name<'r>(
+        &mut self,
+        rec: &'r crate::spec::judge::RecordsSpec,
+        path: &str,
+    ) -> Option<&'r str> {
+        let name = rec.as_name.as_deref()?;
+        let plain = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let taken = ["item", "loop", "outer"]
+            .iter()
+            .chain(CONTEXT_NAMES)
+            .any(|n| *n == name);
+        if plain && !taken {
+            return Some(name);
+        }
+        let why = if plain {
+            format!("`{name}` is a name the record list or the run context already gives")
+        } else {
+            format!("`{}` is not a name", crate::diag::printable_line(name))
+        };
+        let d = Diagnostic::error(
+            Code::WrongType,
+            format!("`as` must name the item with a name of its own: {why}"),
+        )
+        .help(
+            "use letters, digits and `_`, other than `item`, `loop`, `outer` and the run \
+             context's names, e.g. `as: file`",
+        );
+        let d = self.diag(d, &format!("{path}.as"));
+        self.push(d);
+        None
     }
 
     fn plan_text(&mut self, text: &str, path: &str, scope: &NameScope<'_>) -> Option<ValuePlan> {
@@ -1196,12 +1232,52 @@ impl<'a> JudgeCx<'a> {
                 item_scope.open = true;
             }
             let scope = &item_scope;
-            self.check_expr(condition_source(&a.that), &format!("{path}.that"), scope);
-            self.check_text(&a.message, &format!("{path}.message"), scope);
+            match &a.failures {
+                Some(f) => {
+                    self.check_failures_alone(a, &path);
+                    self.check_expr(condition_source(f), &format!("{path}.failures"), scope);
+                }
+                None if a.that.is_empty() || a.message.is_empty() => {
+                    self.check_that_and_message(a, &path);
+                }
+                None => {
+                    self.check_expr(condition_source(&a.that), &format!("{path}.that"), scope);
+                    self.check_text(&a.message, &format!("{path}.message"), scope);
+                }
+            }
             if let Some(cap) = a.cap {
                 self.check_score(cap, &format!("{path}.cap"));
             }
         }
+    }
+
+    /// `failures` gives the messages itself: a `that` or `message` beside it would never
+    /// be read.
+    fn check_failures_alone(&mut self, a: &crate::spec::judge::AssertionSpec, path: &str) {
+        for (key, given) in [("that", &a.that), ("message", &a.message)] {
+            if given.is_empty() {
+                continue;
+            }
+            let d = Diagnostic::error(
+                Code::WrongType,
+                format!("`{key}` beside `failures`: an assertion is `that` + `message`, or `failures` alone"),
+            )
+            .help("`failures` gives the failure messages itself (an empty list passes); drop `that` and `message`, or drop `failures`");
+            let d = self.key_diag(d, &format!("{path}.{key}"));
+            self.push(d);
+        }
+    }
+
+    /// An assertion without `failures` needs both `that` and `message`.
+    fn check_that_and_message(&mut self, a: &crate::spec::judge::AssertionSpec, path: &str) {
+        let missing = if a.that.is_empty() { "that" } else { "message" };
+        let d = Diagnostic::error(
+            Code::MissingKey,
+            format!("missing required key `{missing}`"),
+        )
+        .help("an assertion is `that` (a condition) + `message`, or `failures` (an expression giving a list of messages)");
+        let d = self.diag(d, path);
+        self.push(d);
     }
 
     // ------------------------------------------------------------------ prompt
