@@ -627,3 +627,17 @@ pub fn unit_errors(partial: &Partial) -> usize {
         })
         .count()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ShardSpec;
+
+    #[test]
+    fn shard_spec_takes_k_of_n_with_k_between_1_and_n() {
+        assert_eq!("2/7".parse(), Ok(ShardSpec { k: 2, n: 7 }));
+        assert_eq!("1/1".parse(), Ok(ShardSpec { k: 1, n: 1 }));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/2", ""] {
+            assert!(bad.parse::<ShardSpec>().is_err(), "{bad} is refused");
+        }
+    }
+}
