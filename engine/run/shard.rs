@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, evaluate};
-use crate::load::inputs::{Inputs, Overrides, load_inputs};
+use crate::load::inputs::{Inputs, Overrides, load_inputs, load_inputs_keeping};
 use crate::load::parts::{Part, Parts, classify};
 use crate::load::suite::Suite;
 use crate::run::context::{build_context, evidence_error, suite_evidence};
@@ -121,7 +121,15 @@ pub fn run_shard(
     if parts.any_whole() && !options.defer_whole {
         return Err(whole_refusals(suite, &parts));
     }
-    let full = load_inputs(suite, &options.overrides)?;
+    // Shard 1 runs the run's data check, which samples every repo's documents; the
+    // others keep only their own repos' documents.
+    let spec = options.spec;
+    let mine = |id: &str| shard_of(id, spec.n) == spec.k;
+    let full = if spec.k == 1 {
+        load_inputs(suite, &options.overrides)?
+    } else {
+        load_inputs_keeping(suite, &options.overrides, &mine)?
+    };
     let repos: Vec<String> = full.results.iter().map(|d| d.id.clone()).collect();
     let layout = PartialOverrides::of(&options.overrides);
     let named = full
