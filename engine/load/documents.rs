@@ -378,12 +378,16 @@ fn unwrap(doc: Doc, keys: &[String]) -> (Doc, Option<String>) {
     (doc, None)
 }
 
+/// One file parsed: its document, its size, and its repo id when a read that keeps only
+/// some repos already found it.
+type Parsed = Result<(Doc, u64, Option<String>), Diagnostic>;
+
 /// Every file parsed, over the cores; with [`ReadRules::keep`], a document not kept is
 /// dropped on its worker and comes back as its id alone.
 fn parse_parallel(
     files: &[(PathBuf, String)],
     rules: &ReadRules<'_>,
-) -> Vec<Result<(Doc, u64, Option<String>), Diagnostic>> {
+) -> Vec<Parsed> {
     crate::par::map(files, |(f, fallback)| {
         let (doc, bytes) = parse_json_file_as(f, rules.json)?;
         let Some(keep) = rules.keep else {

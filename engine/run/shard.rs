@@ -23,7 +23,7 @@ use crate::load::inputs::{Inputs, Overrides, load_inputs, load_inputs_keeping};
 use crate::load::parts::{Part, Parts, classify};
 use crate::load::suite::Suite;
 use crate::run::context::{build_context, evidence_error, suite_evidence};
-use crate::run::partial::{Partial, PartialOverrides, PartialUnit, decode, encode, hex, shard_of};
+use crate::run::partial::{Faithful, Partial, PartialOverrides, PartialUnit, hex, shard_of};
 use crate::run::result::{RunMode, RunResult};
 use crate::run::units::prepare;
 use crate::verdict::combine::Unit;
@@ -135,7 +135,7 @@ pub fn run_shard(
     let named = full
         .named
         .iter()
-        .map(|(k, v)| (k.clone(), encode(v)))
+        .map(|(k, v)| (k.clone(), Faithful(v.clone())))
         .collect();
     let mut partial = Partial {
         caldera: env!("CARGO_PKG_VERSION").to_owned(),
@@ -239,7 +239,7 @@ fn repo_records(
     (name, plan): (&String, &crate::evidence::plan::ValuePlan),
     ctx: &Context,
     item: &Doc,
-) -> Result<(String, Vec<serde_json::Value>), Vec<Diagnostic>> {
+) -> Result<(String, Vec<Faithful>), Vec<Diagnostic>> {
     let id = item
         .field("id")
         .and_then(Doc::as_str)
@@ -251,7 +251,7 @@ fn repo_records(
     let entry = [(name.clone(), plan.clone())];
     let value = evaluate(env, &entry, &one).map_err(|e| vec![evidence_error(suite, &e)])?;
     let records = match value.get(name) {
-        Some(Doc::Array(items)) => items.iter().map(encode).collect(),
+        Some(Doc::Array(items)) => items.iter().cloned().map(Faithful).collect(),
         _ => Vec::new(),
     };
     Ok((id, records))
@@ -264,7 +264,9 @@ fn to_partial_unit(unit: &Unit) -> PartialUnit {
             .evidence
             .as_ref()
             .map(|ev| {
-                serde_json::Value::Object(ev.iter().map(|(k, v)| (k.clone(), encode(v))).collect())
+                ev.iter()
+                    .map(|(k, v)| (k.clone(), Faithful(v.clone())))
+                    .collect()
             })
             .map_err(Clone::clone),
         failures: unit.failures.clone(),
@@ -282,12 +284,7 @@ fn from_partial_unit(unit: &PartialUnit) -> Unit {
         evidence: unit
             .evidence
             .as_ref()
-            .map(|v| match v {
-                serde_json::Value::Object(m) => {
-                    m.iter().map(|(k, v)| (k.clone(), decode(v))).collect()
-                }
-                _ => IndexMap::new(),
-            })
+            .map(|ev| ev.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect())
             .map_err(Clone::clone),
         failures: unit.failures.clone(),
         assertions_ran: unit.assertions_ran,
@@ -329,7 +326,7 @@ pub fn suite_fingerprint(suite: &Suite) -> String {
 fn inputs_fingerprint(
     repos: &[String],
     layout: &PartialOverrides,
-    named: &IndexMap<String, serde_json::Value>,
+    named: &IndexMap<String, Faithful>,
 ) -> String {
     let doc = serde_json::json!({ "repos": repos, "overrides": layout, "named": named });
     hex(&Sha256::digest(
@@ -552,7 +549,7 @@ fn stub_context(suite: &Suite, first: &Partial) -> Context {
         named: first
             .named
             .iter()
-            .map(|(k, v)| (k.clone(), decode(v)))
+            .map(|(k, v)| (k.clone(), v.0.clone()))
             .collect(),
         bytes: 0,
         skipped: Vec::new(),
@@ -597,7 +594,7 @@ fn merged_records(name: &str, checked: &Checked) -> Doc {
     for id in &first.repos {
         let (_, p) = &checked.partials[(shard_of(id, n) - 1) as usize];
         if let Some(records) = p.records.get(name).and_then(|m| m.get(id)) {
-            out.extend(records.iter().map(decode));
+            out.extend(records.iter().map(|r| r.0.clone()));
         }
     }
     Doc::from(out)
