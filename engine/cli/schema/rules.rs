@@ -31,11 +31,12 @@ fn when(condition: Value, then: Value) -> Value {
 /// The rules of each definition, by its Rust name.
 fn rules_of(definition: &str) -> Vec<Value> {
     match definition {
-        // A band table over a metric, or a score of its own: never both, never neither.
+        // A band table over a metric, or a score of its own: never both, never neither
+        // (and a second metric bounds bands, so it goes with them).
         "HeuristicSpec" => vec![
             when(
                 given("score"),
-                json!({"allOf": [absent("metric"), absent("bands")]}),
+                json!({"allOf": [absent("metric"), absent("bands"), absent("and_metric")]}),
             ),
             when(given("bands"), given("metric")),
             when(given("metric"), given("bands")),

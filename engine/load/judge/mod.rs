@@ -1115,6 +1115,15 @@ impl<'a> JudgeCx<'a> {
                     let d = self.key_diag(d, "heuristic.bands");
                     self.push(d);
                 }
+                if h.and_metric.is_some() {
+                    let d = Diagnostic::error(
+                        Code::WrongType,
+                        "`and_metric` bounds bands; with a `score` of its own the heuristic has none, so it would be ignored",
+                    )
+                    .help("remove `and_metric`, or score through `metric` and `bands` with `and:` bounds");
+                    let d = self.key_diag(d, "heuristic.and_metric");
+                    self.push(d);
+                }
             }
             (Some(metric), None) => {
                 self.used.insert(metric.clone());
