@@ -190,7 +190,10 @@ fn confusion(out: &mut String, source: &str, c: &Confusion, style: Style) {
 fn grid(out: &mut String, header: &[String], rows: &[Vec<String>], style: Style) {
     out.push('\n');
     out.push_str(&match style {
-        Style::Markdown => table::markdown(header, rows),
+        Style::Markdown => {
+            let header: Vec<&str> = header.iter().map(String::as_str).collect();
+            table::markdown(&header, &[], rows)
+        }
         Style::Table => table::aligned(
             header,
             rows,

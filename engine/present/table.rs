@@ -71,12 +71,29 @@ fn line(out: &mut String, cells: &[String], widths: &[usize], layout: Layout) {
     let _ = writeln!(out, "{}", text.trim_end());
 }
 
-/// `header` and `rows` as a Markdown pipe table (each cell escaped by the caller, so a
-/// `|` in data cannot split it).
-pub fn markdown(header: &[String], rows: &[Vec<String>]) -> String {
+/// How a Markdown column is aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Text (`---`).
+    Left,
+    /// Figures (`---:`), so their digits line up.
+    Right,
+}
+
+/// `header` and `rows` as a Markdown pipe table, column `i` aligned as `align[i]` (left
+/// past the end of `align`). Each cell is escaped by the caller, so a `|` in data cannot
+/// split it.
+pub fn markdown(header: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "| {} |", header.join(" | "));
-    let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+    out.push('|');
+    for i in 0..header.len() {
+        out.push_str(match align.get(i) {
+            Some(Align::Right) => "---:|",
+            _ => "---|",
+        });
+    }
+    out.push('\n');
     for r in rows {
         let _ = writeln!(out, "| {} |", r.join(" | "));
     }
@@ -122,8 +139,12 @@ mod tests {
     }
 
     #[test]
-    fn a_markdown_table_has_a_rule_per_column() {
-        let t = markdown(&cells(&["a", "b"]), &[cells(&["1", "2"])]);
-        assert_eq!(t, "| a | b |\n|---|---|\n| 1 | 2 |\n");
+    fn a_markdown_table_has_a_rule_per_column_aligned_as_asked() {
+        let t = markdown(
+            &["a", "b", "c"],
+            &[Align::Left, Align::Right],
+            &[cells(&["x", "1", ""])],
+        );
+        assert_eq!(t, "| a | b | c |\n|---|---:|---|\n| x | 1 |  |\n");
     }
 }
