@@ -11,6 +11,8 @@ use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config};
 use serde::Serialize;
 
+pub use crate::present::escape::{inert_markdown, markdown_code_span, printable_line, unprintable};
+
 /// How bad a diagnostic is. Errors stop a run (exit 2); warnings do not, unless the user
 /// asks with `--deny-warnings`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -492,99 +494,6 @@ fn colorize(text: &str) -> String {
         }
     }
     out
-}
-
-/// `text` made safe for a terminal line: every control character (C0 and C1: escape
-/// sequences, the one-character CSI U+009B, carriage returns, newlines) and every
-/// bidirectional override, embedding, isolate and mark written as `\u{..}`. Analysed
-/// data reaches messages (a repo id, a file name), and raw control characters could move
-/// the cursor, recolour or forge a line such as a passing decision; a direction override
-/// (U+202E) shows text in an order other than the one it has. The one sanitizer of every
-/// terminal renderer.
-pub fn printable_line(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(unprintable) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if unprintable(c) {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// Text from data (a tool's output, a model's reply, a judge file, a result document)
-/// made inert in GitHub-flavoured Markdown, inside a table cell or a list item alike:
-/// what a hostile document says is shown, never acted on. Here, beside
-/// [`printable_line`], so every Markdown renderer (reports, calibrate) uses this one.
-///
-/// - Every ASCII punctuation character is backslash-escaped (CommonMark allows it for
-///   all of them), so no emphasis, link, image, heading, list, table cell, HTML tag,
-///   entity (`&`), autolink (`:`, `.`) or strikethrough (`~`) can start in data.
-/// - A zero-width joiner follows `@`, `#` and `:`: GitHub links mentions (`@team`),
-///   issue references (`#12`), URLs and emoji shortcodes in the rendered text, where a
-///   backslash no longer is.
-/// - Newlines become spaces (a blank line would end the cell, the item or a code span);
-///   other control characters and bidirectional overrides are written as `\u{..}`, so
-///   the text is also safe when the Markdown is printed on a terminal.
-pub fn inert_markdown(text: &str) -> String {
-    let flat = text.replace(['\n', '\r'], " ");
-    let printable = printable_line(&flat);
-    let mut out = String::with_capacity(printable.len() + 8);
-    for c in printable.chars() {
-        if c.is_ascii_punctuation() {
-            out.push('\\');
-        }
-        out.push(c);
-        if matches!(c, '@' | '#' | ':') {
-            out.push(ZWJ);
-        }
-    }
-    out
-}
-
-/// The zero-width joiner that breaks mentions, references, URLs and shortcodes.
-const ZWJ: char = '\u{200d}';
-
-/// `text` from data as a code span: a fence of backticks longer than any run of them in
-/// the text (so the text cannot close it), newlines flattened (a blank line would end
-/// the paragraph and let the rest out), control characters and bidirectional overrides
-/// written as `\u{..}`. Not for table cells (a `|` in the text would split the cell).
-pub fn markdown_code_span(text: &str) -> String {
-    let flat = text.replace(['\n', '\r'], " ");
-    let printable = printable_line(&flat);
-    let longest = printable
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    // A space on each side when the text is empty or starts or ends with a backtick or
-    // a space (which CommonMark strips, one each side): the fence stays a fence and the
-    // text reads as it is.
-    let pad = if printable.is_empty()
-        || printable.starts_with(['`', ' '])
-        || printable.ends_with(['`', ' '])
-    {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{printable}{pad}{fence}")
-}
-
-/// Whether `c` must not reach a terminal as it is: a control character (C0, DEL, C1) or
-/// a bidirectional formatting character (marks U+200E/U+200F/U+061C, embeddings and
-/// overrides U+202A-U+202E, isolates U+2066-U+2069).
-pub fn unprintable(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        )
 }
 
 /// Source text for snippets: control and bidirectional characters other than newline and

@@ -49,6 +49,7 @@ pub mod load;
 pub mod outfile;
 pub mod par;
 pub mod plan;
+pub mod present;
 pub mod provider;
 pub mod render;
 pub mod report;

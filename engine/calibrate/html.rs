@@ -7,11 +7,8 @@ use std::fmt::Write as _;
 
 use crate::calibrate::stats::{Confusion, SCALE};
 use crate::calibrate::{Calibration, DimensionCalibration, SourceCalibration};
-
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\
-table{border-collapse:collapse;margin:.6em 0 1.2em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}\
-th:first-child,td:first-child{text-align:left}.below{color:#b00020;font-weight:600}\
-td.cm{min-width:2.2em;text-align:center}td.diag{outline:2px solid #2e7d32}caption{text-align:left;font-weight:600}";
+use crate::present::escape::html as esc;
+use crate::present::style::{Page, sheet};
 
 /// The page.
 pub fn page(c: &Calibration) -> String {
@@ -19,7 +16,7 @@ pub fn page(c: &Calibration) -> String {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>Calibration of {suite}</title><style>{STYLE}</style></head><body>\n\
+         <title>Calibration of {suite}</title>\n<style>\n{style}</style></head><body>\n<main class=\"calibration\">\n\
          <h1>Calibration of <code>{suite}</code></h1>\n<p>{rows} labels from <code>{file}</code>; \
          kappa target {target}. Weighted kappa is Cohen's with quadratic weights on the 1-5 \
          scale; the consensus is the raters' median; bias is judge minus consensus.</p>\n",
@@ -27,6 +24,7 @@ pub fn page(c: &Calibration) -> String {
         rows = c.rows,
         file = esc(&c.labels),
         target = c.kappa_target,
+        style = sheet(Page::Calibration),
     );
     for d in &c.dimensions {
         dimension(&mut out, d);
@@ -38,7 +36,7 @@ pub fn page(c: &Calibration) -> String {
         }
         out.push_str("</ul>\n");
     }
-    out.push_str("</body></html>\n");
+    out.push_str("</main></body></html>\n");
     out
 }
 
@@ -127,30 +125,4 @@ fn num(x: Option<f64>) -> String {
 
 fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0))
-}
-
-/// Escapes text for HTML content and attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_from_labels_is_escaped() {
-        assert_eq!(esc("<b a=\"x\">&'"), "&lt;b a=&quot;x&quot;&gt;&amp;&#39;");
-    }
 }

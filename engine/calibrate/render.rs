@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 
 use crate::calibrate::stats::{Agreement, Confusion, SCALE};
 use crate::calibrate::{Calibration, DimensionCalibration, SourceCalibration};
-use crate::diag::{inert_markdown as inert, markdown_code_span as code};
+use crate::present::escape::{inert_markdown as inert, markdown_code_span as code};
+use crate::present::table;
 
 /// Which text format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,43 +186,24 @@ fn confusion(out: &mut String, source: &str, c: &Confusion, style: Style) {
     grid(out, &header, &rows, style);
 }
 
-/// Writes an aligned table (text) or a pipe table (Markdown).
+/// Writes an aligned table (text) or a pipe table (Markdown), after a blank line.
 fn grid(out: &mut String, header: &[String], rows: &[Vec<String>], style: Style) {
-    if style == Style::Markdown {
-        let _ = writeln!(out, "\n| {} |", header.join(" | "));
-        let _ = writeln!(
-            out,
-            "|{}",
-            header.iter().map(|_| "---|").collect::<String>()
-        );
-        for r in rows {
-            let _ = writeln!(out, "| {} |", r.join(" | "));
-        }
-        return;
-    }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .chain([&header[i]])
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
     out.push('\n');
-    for line in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
-        let mut text = String::from("  ");
-        for (i, cell) in line.iter().enumerate() {
-            let pad = widths[i].saturating_sub(cell.chars().count());
-            if i == 0 {
-                text.push_str(&format!("  {cell}{}", " ".repeat(pad)));
-            } else {
-                text.push_str(&format!("  {}{cell}", " ".repeat(pad)));
-            }
+    out.push_str(&match style {
+        Style::Markdown => {
+            let header: Vec<&str> = header.iter().map(String::as_str).collect();
+            table::markdown(&header, &[], rows)
         }
-        let _ = writeln!(out, "{}", text.trim_end());
-    }
+        Style::Table => table::aligned(
+            header,
+            rows,
+            &[],
+            table::Layout {
+                indent: "  ",
+                left_columns: 1,
+            },
+        ),
+    });
 }
 
 fn indent(style: Style) -> &'static str {

@@ -1,5 +1,6 @@
 //! The history as one self-contained HTML page, like the run report
-//! ([`crate::report::html`], whose stylesheet and escaping it uses): no script, no
+//! ([`crate::report::html`], whose charts it uses; the stylesheet and escape are
+//! [`crate::present`]'s): no script, no
 //! network. Per suite: the weighted score over the runs as a chart, a small chart per
 //! dimension, the steps that changed something, unstable judges, then the runs with
 //! their model usage; then the files skipped. Every chart is `role="img"` with a title, and every
@@ -8,18 +9,10 @@
 use std::fmt::Write as _;
 
 use super::{History, Step, SuiteHistory, Trend};
+use crate::present::escape::html as esc;
+use crate::present::style::{Page, sheet};
 use crate::report::html::svg::{BLUE, GREY, VERMILLION};
-use crate::report::html::{STYLE, esc};
 use crate::report::{fmt_delta, fmt_score};
-
-/// What the history page adds to the run report's stylesheet: the grid of small charts.
-const EXTRA_STYLE: &str = "\
-.trends { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 12px; }
-figure.trend { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: 8px 10px; }
-figure.trend figcaption { font-weight: 600; overflow-wrap: anywhere; }
-svg .point { stroke: #fff; stroke-width: 1; }
-table.runs td { white-space: nowrap; }
-";
 
 /// Renders the history page.
 pub fn render(h: &History) -> String {
@@ -28,8 +21,9 @@ pub fn render(h: &History) -> String {
         out,
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <link rel=\"icon\" href=\"data:,\">\n<title>caldera history: {}</title>\n<style>\n{STYLE}{EXTRA_STYLE}</style>\n</head>\n<body>\n<main>\n",
-        esc(&h.folder)
+         <link rel=\"icon\" href=\"data:,\">\n<title>caldera history: {}</title>\n<style>\n{}</style>\n</head>\n<body>\n<main>\n",
+        esc(&h.folder),
+        sheet(Page::History)
     );
     let runs: usize = h.suites.iter().map(|s| s.runs.len()).sum();
     let _ = writeln!(

@@ -8,7 +8,8 @@
 use std::fmt::Write as _;
 
 use super::{History, SPARK_RUNS, Step, SuiteHistory, spark_window, sparkline};
-use crate::diag::{inert_markdown as inert, markdown_code_span as code};
+use crate::present::escape::{inert_markdown as inert, markdown_code_span as code};
+use crate::present::table::{self, Align};
 use crate::report::{fmt_delta, fmt_score};
 
 /// Renders the history as Markdown.
@@ -52,14 +53,16 @@ fn suite(out: &mut String, s: &SuiteHistory, tolerance: f64) {
 }
 
 fn runs(out: &mut String, s: &SuiteHistory) {
+    use Align::{Left, Right};
     let llm = s.usage.is_some();
-    out.push_str("| # | run | time | mode | decision | score | delta |");
-    out.push_str(if llm {
-        " tokens (in + out) | cost |\n|---:|---|---|---|---|---:|---:|---:|---:|\n"
-    } else {
-        "\n|---:|---|---|---|---|---:|---:|\n"
-    });
+    let mut header = vec!["#", "run", "time", "mode", "decision", "score", "delta"];
+    let mut align = vec![Right, Left, Left, Left, Left, Right, Right];
+    if llm {
+        header.extend(["tokens (in + out)", "cost"]);
+        align.extend([Right, Right]);
+    }
     let mut previous: Option<f64> = None;
+    let mut rows = Vec::new();
     for (i, r) in s.runs.iter().enumerate() {
         let delta = previous.zip(r.total_score).map(|(a, b)| b - a);
         previous = r.total_score;
@@ -67,34 +70,31 @@ fn runs(out: &mut String, s: &SuiteHistory) {
             Some(m) => format!("{} {}", inert(&r.mode), inert(m)),
             None => inert(&r.mode),
         };
-        let _ = write!(
-            out,
-            "| {} | {} | {} | {mode} | {} | {} | {} |",
-            i + 1,
+        let mut row = vec![
+            (i + 1).to_string(),
             inert(&r.run_id),
             inert(&r.timestamp),
+            mode,
             inert(&r.decision),
             r.total_score.map_or("-".into(), |t| format!("{t:.2}")),
             if i == 0 {
                 String::new()
             } else {
                 fmt_delta(delta)
-            }
-        );
+            },
+        ];
         if llm {
-            let _ = match &r.usage {
-                Some(u) => write!(
-                    out,
-                    " {} + {} | {} |",
-                    u.input_tokens,
-                    u.output_tokens,
-                    inert(&u.cost_text())
-                ),
-                None => write!(out, " - | - |"),
-            };
+            row.extend(match &r.usage {
+                Some(u) => [
+                    format!("{} + {}", u.input_tokens, u.output_tokens),
+                    inert(&u.cost_text()),
+                ],
+                None => ["-".into(), "-".into()],
+            });
         }
-        out.push('\n');
+        rows.push(row);
     }
+    out.push_str(&table::markdown(&header, &align, &rows));
     if let Some(u) = &s.usage {
         let _ = writeln!(
             out,
@@ -112,28 +112,43 @@ fn trends(out: &mut String, s: &SuiteHistory) {
     let cut = n.saturating_sub(SPARK_RUNS);
     let _ = writeln!(
         out,
-        "\n#### Trends\n\nScore per run, oldest first{}; `·` no score.\n\n| dimension | trend | first | last | min | max | mean | scored |\n|---|---|---:|---:|---:|---:|---:|---:|",
+        "\n#### Trends\n\nScore per run, oldest first{}; `·` no score.\n",
         if cut > 0 {
             format!("; the last {} of {n} runs drawn", n - cut)
         } else {
             String::new()
         }
     );
-    for t in &s.trends {
-        let (window, _) = spark_window(&t.scores);
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} of {n} |",
-            inert(&t.dimension),
-            sparkline(window),
-            fmt_score(t.first),
-            fmt_score(t.last),
-            fmt_score(t.min),
-            fmt_score(t.max),
-            fmt_score(t.mean),
-            t.scored
-        );
-    }
+    let rows: Vec<Vec<String>> = s
+        .trends
+        .iter()
+        .map(|t| {
+            let (window, _) = spark_window(&t.scores);
+            vec![
+                inert(&t.dimension),
+                sparkline(window),
+                fmt_score(t.first),
+                fmt_score(t.last),
+                fmt_score(t.min),
+                fmt_score(t.max),
+                fmt_score(t.mean),
+                format!("{} of {n}", t.scored),
+            ]
+        })
+        .collect();
+    let header = [
+        "dimension",
+        "trend",
+        "first",
+        "last",
+        "min",
+        "max",
+        "mean",
+        "scored",
+    ];
+    let mut align = [Align::Right; 8];
+    align[..2].fill(Align::Left);
+    out.push_str(&table::markdown(&header, &align, &rows));
 }
 
 fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
@@ -220,29 +235,39 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
     if s.unstable.is_empty() {
         return;
     }
-    out.push_str("\n#### Unstable judges\n\nSame evidence, different score (same mode and model).\n\n| dimension | moves | of comparable steps | first moves |\n|---|---:|---:|---|\n");
-    for u in &s.unstable {
-        let moves: Vec<String> = u
-            .moves
-            .iter()
-            .take(3)
-            .map(|m| {
-                format!(
-                    "{} → {} ({} → {})",
-                    fmt_score(Some(m.before)),
-                    fmt_score(Some(m.after)),
-                    inert(&m.base),
-                    inert(&m.new)
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            inert(&u.dimension),
-            u.moves.len(),
-            u.comparable_steps,
-            moves.join("; ")
-        );
-    }
+    out.push_str(
+        "\n#### Unstable judges\n\nSame evidence, different score (same mode and model).\n\n",
+    );
+    let rows: Vec<Vec<String>> = s
+        .unstable
+        .iter()
+        .map(|u| {
+            let moves: Vec<String> = u
+                .moves
+                .iter()
+                .take(3)
+                .map(|m| {
+                    format!(
+                        "{} → {} ({} → {})",
+                        fmt_score(Some(m.before)),
+                        fmt_score(Some(m.after)),
+                        inert(&m.base),
+                        inert(&m.new)
+                    )
+                })
+                .collect();
+            vec![
+                inert(&u.dimension),
+                u.moves.len().to_string(),
+                u.comparable_steps.to_string(),
+                moves.join("; "),
+            ]
+        })
+        .collect();
+    use Align::{Left, Right};
+    out.push_str(&table::markdown(
+        &["dimension", "moves", "of comparable steps", "first moves"],
+        &[Left, Right, Right, Left],
+        &rows,
+    ));
 }

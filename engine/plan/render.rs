@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::plan::{CostRange, Plan, Row, Tokens};
+use crate::present::table;
 
 /// The plan as an aligned table with a header saying what the numbers are.
 pub fn table(plan: &Plan) -> String {
@@ -42,24 +43,19 @@ pub fn table(plan: &Plan) -> String {
     let mut total = cells(&plan.total);
     total[0] = "total".into();
     lines.push(total);
-    let widths: Vec<usize> = (0..8)
-        .map(|i| {
-            lines
-                .iter()
-                .map(|l| l[i].chars().count())
-                .chain([header[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    // A blank line sets off the per-model sums and the total from the judges' rows.
+    let breaks = [detail, lines.len() - 1];
+    let lines: Vec<Vec<String>> = lines.into_iter().map(Vec::from).collect();
     out.push('\n');
-    push_line(&mut out, &header.map(str::to_owned), &widths);
-    for (i, line) in lines.iter().enumerate() {
-        if i == detail || i + 1 == lines.len() {
-            out.push('\n');
-        }
-        push_line(&mut out, line, &widths);
-    }
+    out.push_str(&table::aligned(
+        &header.map(str::to_owned),
+        &lines,
+        &breaks,
+        table::Layout {
+            indent: "",
+            left_columns: 2,
+        },
+    ));
     out.push('\n');
     for line in footnotes(plan) {
         let _ = writeln!(out, "  {line}");
@@ -129,22 +125,6 @@ fn cells(r: &Row) -> [String; 8] {
         thousands(r.output_tokens),
         cost(r.cost),
     ]
-}
-
-fn push_line(out: &mut String, cells: &[String; 8], widths: &[usize]) {
-    let mut line = String::new();
-    for (i, cell) in cells.iter().enumerate() {
-        let pad = widths[i].saturating_sub(cell.chars().count());
-        line.push_str("  ");
-        if i < 2 {
-            line.push_str(cell);
-            line.push_str(&" ".repeat(pad));
-        } else {
-            line.push_str(&" ".repeat(pad));
-            line.push_str(cell);
-        }
-    }
-    let _ = writeln!(out, "{}", line.trim_end());
 }
 
 fn tokens(t: Tokens) -> String {

@@ -7,6 +7,7 @@ use quick_junit::{
     NonSuccessKind, Property, Report as JReport, TestCase, TestCaseStatus, TestSuite,
 };
 
+use crate::present::junit::{to_xml, xml_chars};
 use crate::report::compare::Comparison;
 use crate::report::model::{Dimension, Report, Status};
 use crate::report::{Input, Reporter, fmt_score};
@@ -30,7 +31,7 @@ impl Reporter for Junit {
             report.set_timestamp(ts);
         }
         report.add_test_suite(suite);
-        report.to_string().unwrap_or_default()
+        to_xml(&report)
     }
 }
 
@@ -125,19 +126,4 @@ fn case(r: &Report, d: &Dimension, c: Option<&Comparison>) -> TestCase {
         d.reasoning
     )));
     tc
-}
-
-/// `text` with every character XML 1.0 cannot carry (C0 controls other than tab, newline
-/// and carriage return; the noncharacters U+FFFE and U+FFFF) replaced by U+FFFD, so the
-/// file stays well-formed whatever a tool or a model wrote. quick-junit escapes markup
-/// and drops C0 controls itself, but passes U+FFFE and U+FFFF, which no XML parser
-/// accepts; the replacement also shows where something was, rather than nothing.
-pub fn xml_chars(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\t' | '\n' | '\r' => c,
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => '\u{fffd}',
-            c => c,
-        })
-        .collect()
 }

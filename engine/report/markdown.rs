@@ -9,7 +9,8 @@
 
 use std::fmt::Write as _;
 
-use crate::diag::{inert_markdown as inert, markdown_code_span as code};
+use crate::present::escape::{inert_markdown as inert, markdown_code_span as code};
+use crate::present::table::{self, Align};
 use crate::report::compare::{Change, Comparison};
 use crate::report::model::{Dimension, Report, Status};
 use crate::report::{Input, Reporter, fmt_delta, fmt_score};
@@ -79,54 +80,62 @@ fn decision_mark(decision: &str) -> &'static str {
 }
 
 fn dimension_table(out: &mut String, r: &Report, c: Option<&Comparison>) {
-    if c.is_some() {
-        out.push_str("| dimension | before | after | delta | weight | status |\n");
-        out.push_str("|---|---:|---:|---:|---:|---|\n");
+    use Align::{Left, Right};
+    let (header, align): (&[&str], &[Align]) = if c.is_some() {
+        (
+            &["dimension", "before", "after", "delta", "weight", "status"],
+            &[Left, Right, Right, Right, Right, Left],
+        )
     } else {
-        out.push_str("| dimension | score | confidence | weight | status |\n");
-        out.push_str("|---|---:|---:|---:|---|\n");
-    }
-    for d in &r.dimensions {
-        let conf = d.confidence.map_or("-".into(), |v| format!("{v:.2}"));
-        let weight = format!("{:.3}", d.normalized_weight);
-        match c.and_then(|c| c.dimension(&d.name)) {
-            Some(delta) => {
-                let change = match delta.change {
-                    Change::Unchanged => String::new(),
-                    other => format!(" ({})", other.as_str()),
-                };
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {weight} | {}{change} |",
-                    inert(&d.name),
-                    fmt_score(delta.before),
-                    fmt_score(d.score),
-                    fmt_delta(delta.delta),
-                    status(d)
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {conf} | {weight} | {} |",
-                    inert(&d.name),
-                    fmt_score(d.score),
-                    status(d)
-                );
-            }
-        }
-    }
+        (
+            &["dimension", "score", "confidence", "weight", "status"],
+            &[Left, Right, Right, Right, Left],
+        )
+    };
+    let mut rows: Vec<Vec<String>> = r.dimensions.iter().map(|d| dimension_row(d, c)).collect();
     if let Some(c) = c {
         for d in c.dimensions.iter().filter(|d| d.change == Change::Removed) {
-            let _ = writeln!(
-                out,
-                "| {} | {} | - | - | - | removed |",
+            rows.push(vec![
                 inert(&d.name),
-                fmt_score(d.before)
-            );
+                fmt_score(d.before),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "removed".into(),
+            ]);
         }
     }
+    out.push_str(&table::markdown(header, align, &rows));
     out.push('\n');
+}
+
+/// One dimension's cells: with a comparison, before, after and delta in place of the
+/// score and confidence.
+fn dimension_row(d: &Dimension, c: Option<&Comparison>) -> Vec<String> {
+    let weight = format!("{:.3}", d.normalized_weight);
+    match c.and_then(|c| c.dimension(&d.name)) {
+        Some(delta) => {
+            let change = match delta.change {
+                Change::Unchanged => String::new(),
+                other => format!(" ({})", other.as_str()),
+            };
+            vec![
+                inert(&d.name),
+                fmt_score(delta.before),
+                fmt_score(d.score),
+                fmt_delta(delta.delta),
+                weight,
+                format!("{}{change}", status(d)),
+            ]
+        }
+        None => vec![
+            inert(&d.name),
+            fmt_score(d.score),
+            d.confidence.map_or("-".into(), |v| format!("{v:.2}")),
+            weight,
+            status(d),
+        ],
+    }
 }
 
 /// Status words with a mark that does not rely on colour.

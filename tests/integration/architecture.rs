@@ -27,6 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["spec"],
     &["doc"],
     &["diag", "par"],
+    &["present"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
@@ -122,4 +123,95 @@ fn every_import_runs_down_the_layers() {
 fn a_backward_import_would_be_found() {
     let text = "use crate::run::Run;\n// crate::cli in a comment\n#[cfg(test)]\nmod tests {\n    use crate::cli;\n}\n";
     assert_eq!(uses(text), vec![(1, "run".to_owned())]);
+}
+
+/// The non-test code of every engine file, by path relative to `engine/`.
+fn engine_code() -> Vec<(String, String)> {
+    let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("engine");
+    let mut files = Vec::new();
+    rust_files(&engine, &mut files);
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let body = match text.find("#[cfg(test)]\nmod tests") {
+                Some(at) => text[..at].to_owned(),
+                None => text,
+            };
+            // Comments may show a table or a tag; code is what counts.
+            let code: Vec<&str> = body
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect();
+            let rel = f.strip_prefix(&engine).unwrap().display().to_string();
+            (rel, code.join("\n"))
+        })
+        .collect()
+}
+
+/// The files whose code holds any of `marks`.
+fn holding(code: &[(String, String)], marks: &[&str]) -> Vec<String> {
+    code.iter()
+        .filter(|(_, body)| marks.iter().any(|m| body.contains(m)))
+        .map(|(rel, _)| rel.clone())
+        .collect()
+}
+
+/// Every piece the renderers share exists once, in `engine/present/`: the HTML escape,
+/// the stylesheet (no CSS in Rust code), the aligned-table and Markdown-table routines,
+/// and no XML written by hand (JUnit goes through quick-junit).
+#[test]
+fn each_presentation_piece_exists_once_in_present() {
+    let code = engine_code();
+    assert_eq!(
+        holding(&code, &["\"&amp;\"", "\"&lt;\""]),
+        ["present/escape.rs"],
+        "an escape of HTML or XML outside present/escape.rs"
+    );
+    assert_eq!(
+        holding(
+            &code,
+            &["border-collapse", "grid-template-columns", "font-family"]
+        ),
+        Vec::<String>::new(),
+        "CSS in Rust code: it belongs in present/style.css"
+    );
+    let sheets: Vec<PathBuf> = {
+        let mut all = Vec::new();
+        collect_ext(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("engine"),
+            "css",
+            &mut all,
+        );
+        all
+    };
+    assert_eq!(sheets.len(), 1, "{sheets:?}");
+    assert!(sheets[0].ends_with("present/style.css"), "{sheets:?}");
+    assert_eq!(
+        holding(&code, &["<?xml", "</testcase>", "</failure>"]),
+        Vec::<String>::new(),
+        "XML written by hand: JUnit goes through quick-junit"
+    );
+    assert_eq!(
+        holding(&code, &[".saturating_sub(cell.chars().count())"]),
+        ["present/table.rs"],
+        "an aligned-table routine outside present/table.rs"
+    );
+    assert_eq!(
+        holding(&code, &["---|", "---:|"]),
+        ["present/table.rs"],
+        "a Markdown table written outside present/table.rs"
+    );
+}
+
+fn collect_ext(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_ext(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
 }

@@ -1,54 +1,227 @@
 //! Every command that prints ends quietly when its reader goes away (`caldera plan | head`):
-//! no panic, no "Broken pipe" message. The reading end is closed before the command
-//! writes anything, so each write meets a closed pipe.
+//! no panic, no "Broken pipe" or "cannot write" message, and the exit status the command
+//! has with a reader. One test per subcommand, each trying every `--format` it has. The
+//! reading end is closed before the command writes anything, so each write meets a closed
+//! pipe.
 
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
 
 use insta_cmd::get_cargo_bin;
 
+/// The command, run in the project folder with no credentials and every provider
+/// pointed at a closed port on loopback (so `doctor` reaches nothing outside).
+fn caldera(args: &[&str]) -> Command {
+    let mut cmd = Command::new(get_cargo_bin("caldera"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9")
+        .args(args)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `args` with a reader, then with the reader gone; the second run must end as the
+/// first did, saying nothing about the pipe.
+fn ends_quietly(args: &[&str]) {
+    let open = caldera(args).output().expect("starts");
+    let closed = with_closed_stdout(args);
+    let stderr = String::from_utf8_lossy(&closed.1);
+    assert_ne!(closed.0.code(), Some(101), "{args:?} panicked: {stderr}");
+    assert!(
+        !stderr.contains("panicked")
+            && !stderr.contains("Broken pipe")
+            && !stderr.contains("cannot write to stdout"),
+        "{args:?}: {stderr}"
+    );
+    assert_eq!(
+        closed.0.code(),
+        open.status.code(),
+        "{args:?}: the exit status changed with the reader gone: {stderr}"
+    );
+}
+
+fn with_closed_stdout(args: &[&str]) -> (ExitStatus, Vec<u8>) {
+    let mut child = caldera(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    drop(child.stdout.take());
+    let done = child.wait_with_output().expect("ends");
+    (done.status, done.stderr)
+}
+
+fn path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Two saved heuristic results of the trivy suite, in a results folder of their own.
+fn two_results(dir: &Path) -> (PathBuf, PathBuf) {
+    let results = dir.join("results");
+    std::fs::create_dir(&results).unwrap();
+    let runs = [results.join("a.json"), results.join("b.json")];
+    for r in &runs {
+        let out = caldera(&["run", "judges.d/trivy", "--heuristic", "--out", &path(r)])
+            .output()
+            .unwrap();
+        assert!(r.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let [a, b] = runs;
+    (a, b)
+}
+
+const REPORT_FORMATS: [&str; 5] = ["table", "json", "md", "junit", "html"];
+
 #[test]
-fn every_command_ends_quietly_on_a_closed_pipe() {
-    let commands: &[&[&str]] = &[
-        &["plan", "judges.d/trivy", "--no-cache"],
-        &["plan", "judges.d/trivy", "--no-cache", "--format", "json"],
-        &["render", "judges.d/trivy"],
-        &["test", "judges.d/trivy"],
-        &["run", "judges.d/trivy", "--heuristic", "--out", "-"],
-        &["validate", "judges.d/trivy"],
-        &["schema", "judge"],
-        &["completions", "bash"],
-        &["--help"],
-    ];
-    let out = tempfile::tempdir().unwrap();
-    let result = out.path().join("r.json");
-    let md: Vec<&str> = vec![
+fn run_ends_quietly_on_a_closed_pipe_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = path(&dir.path().join("r.json"));
+    ends_quietly(&["run", "judges.d/trivy", "--heuristic", "--out", "-"]);
+    ends_quietly(&["run", "judges.d/trivy", "--heuristic", "--json"]);
+    for f in REPORT_FORMATS {
+        ends_quietly(&[
+            "run",
+            "judges.d/trivy",
+            "--heuristic",
+            "--format",
+            f,
+            "--out",
+            &result,
+        ]);
+    }
+    let reports = path(&dir.path().join("reports"));
+    ends_quietly(&[
         "run",
         "judges.d/trivy",
         "--heuristic",
         "--format",
-        "md",
+        "md,junit,html",
+        "--out-dir",
+        &reports,
         "--out",
-    ];
-    let mut md: Vec<String> = md.into_iter().map(str::to_owned).collect();
-    md.push(result.display().to_string());
-    let md: Vec<&str> = md.iter().map(String::as_str).collect();
-    for args in commands.iter().copied().chain([md.as_slice()]) {
-        let mut child = Command::new(get_cargo_bin("caldera"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("NO_COLOR", "1")
-            .env_remove("ANTHROPIC_API_KEY")
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starts");
-        drop(child.stdout.take());
-        let done = child.wait_with_output().expect("ends");
-        let stderr = String::from_utf8_lossy(&done.stderr);
-        assert_ne!(done.status.code(), Some(101), "{args:?} panicked: {stderr}");
-        assert!(
-            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
-            "{args:?}: {stderr}"
-        );
+        &result,
+    ]);
+}
+
+#[test]
+fn report_ends_quietly_on_a_closed_pipe_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_results(dir.path());
+    for f in REPORT_FORMATS {
+        ends_quietly(&["report", &path(&b), "--format", f]);
+        ends_quietly(&["report", &path(&b), "--format", f, "--baseline", &path(&a)]);
     }
+    ends_quietly(&["report", &path(&b), "-v"]);
+}
+
+#[test]
+fn diff_ends_quietly_on_a_closed_pipe_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_results(dir.path());
+    for f in REPORT_FORMATS {
+        ends_quietly(&["diff", &path(&a), &path(&b), "--format", f]);
+    }
+}
+
+#[test]
+fn history_ends_quietly_on_a_closed_pipe_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    two_results(dir.path());
+    let results = path(&dir.path().join("results"));
+    for f in ["table", "html", "md", "json"] {
+        ends_quietly(&["history", &results, "--format", f]);
+    }
+}
+
+#[test]
+fn calibrate_ends_quietly_on_a_closed_pipe_in_every_format() {
+    let labels = "ground-truth/trivy/labels/illustrative.csv";
+    for f in ["table", "json", "markdown", "html"] {
+        ends_quietly(&[
+            "calibrate",
+            "judges.d/trivy",
+            "--labels",
+            labels,
+            "--format",
+            f,
+        ]);
+    }
+}
+
+#[test]
+fn plan_ends_quietly_on_a_closed_pipe_in_every_format() {
+    for f in ["table", "json"] {
+        ends_quietly(&["plan", "judges.d/trivy", "--no-cache", "--format", f]);
+    }
+}
+
+#[test]
+fn test_ends_quietly_on_a_closed_pipe_in_every_format() {
+    for f in ["text", "junit"] {
+        ends_quietly(&["test", "judges.d/trivy", "--format", f]);
+    }
+}
+
+#[test]
+fn validate_ends_quietly_on_a_closed_pipe_in_every_format() {
+    for f in ["text", "json"] {
+        ends_quietly(&["validate", "judges.d/trivy", "--format", f]);
+    }
+}
+
+#[test]
+fn render_ends_quietly_on_a_closed_pipe() {
+    ends_quietly(&["render", "judges.d/trivy"]);
+}
+
+#[test]
+fn schema_ends_quietly_on_a_closed_pipe_for_every_schema() {
+    for which in ["judge", "suite", "case", "expect", "models"] {
+        ends_quietly(&["schema", which]);
+    }
+}
+
+#[test]
+fn doctor_ends_quietly_on_a_closed_pipe_as_text_and_json() {
+    ends_quietly(&["doctor", "--timeout", "1"]);
+    ends_quietly(&["doctor", "--timeout", "1", "--json"]);
+}
+
+#[test]
+fn completions_end_quietly_on_a_closed_pipe_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        ends_quietly(&["completions", shell]);
+    }
+}
+
+#[test]
+fn init_ends_quietly_on_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    // Twice: the first writes the starter suite, the second finds it there (exit 2);
+    // each run needs a fresh folder so both see the same thing.
+    let first = dir.path().join("a");
+    let second = dir.path().join("b");
+    std::fs::create_dir(&first).unwrap();
+    std::fs::create_dir(&second).unwrap();
+    let open = caldera(&["init", "semgrep", "--dir", &path(&first)])
+        .output()
+        .unwrap();
+    let closed = with_closed_stdout(&["init", "semgrep", "--dir", &path(&second)]);
+    let stderr = String::from_utf8_lossy(&closed.1);
+    assert_eq!(closed.0.code(), open.status.code(), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn help_and_version_end_quietly_on_a_closed_pipe() {
+    ends_quietly(&["--help"]);
+    ends_quietly(&["--version"]);
+    ends_quietly(&["run", "--help"]);
 }

@@ -140,7 +140,7 @@ fn a_broken_band_fails_with_the_case_and_judge_named() {
     let xml = stdout(&out);
     assert!(xml.starts_with("<?xml"), "{xml}");
     assert!(
-        xml.contains(r#"<testcase classname="trivy.sample-run" name="iac_quality (heuristic)">"#),
+        xml.contains(r#"<testcase name="iac_quality (heuristic)" classname="trivy.sample-run">"#),
         "{xml}"
     );
     assert!(xml.contains("score: expected 3, got 4</failure>"), "{xml}");

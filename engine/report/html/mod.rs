@@ -12,6 +12,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+pub use crate::present::escape::html as esc;
+use crate::present::style::{Page, sheet};
+
 use crate::report::compare::{Change, Comparison};
 use crate::report::model::{AgreementView, Dimension, Report, Status};
 use crate::report::{Input, Reporter, fmt_delta, fmt_score};
@@ -33,9 +36,6 @@ pub const MAX_HEATMAP_RATERS: usize = 40;
 /// Heuristic and model scores this far apart are a divergence worth a human look.
 const DIVERGENCE: f64 = 2.0;
 
-/// The page's stylesheet, shared with the other pages caldera writes (`caldera history`).
-pub const STYLE: &str = include_str!("style.css");
-
 /// The HTML format.
 pub struct Html;
 
@@ -47,10 +47,11 @@ impl Reporter for Html {
             out,
             "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <link rel=\"icon\" href=\"data:,\">\n<title>caldera: {} {} {}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<main>\n",
+             <link rel=\"icon\" href=\"data:,\">\n<title>caldera: {} {} {}</title>\n<style>\n{}</style>\n</head>\n<body>\n<main>\n",
             esc(&r.suite),
             esc(&r.decision),
-            fmt_score(r.total_score)
+            fmt_score(r.total_score),
+            sheet(Page::Report)
         );
         verdict(&mut out, r);
         overview(&mut out, r);
@@ -74,22 +75,6 @@ impl Reporter for Html {
         );
         out
     }
-}
-
-/// Escapes text for HTML content and attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A verbal interpretation as text (`"Substantial"`), whatever JSON shape it has.
