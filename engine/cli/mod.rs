@@ -9,7 +9,9 @@ pub mod doctor;
 pub mod history;
 pub mod init;
 pub mod log;
+pub mod merge;
 pub mod output;
+pub mod parts;
 pub mod plan;
 pub mod render;
 pub mod report;
@@ -104,6 +106,9 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Measure each judge's agreement with people's labels (weighted kappa, bias, pass rates).
     Calibrate(calibrate::CalibrateArgs),
+    /// Join the partial results of `caldera run --shard K/N` into the result of one run:
+    /// same scores, evidence, decision, reports and exit status.
+    Merge(Box<merge::MergeArgs>),
     /// Run a suite's judge test cases (`<suite>/cases/<case>/`), like `cargo test`.
     Test(test::TestArgs),
 }
@@ -138,6 +143,7 @@ pub fn main() -> ExitCode {
         Command::Test(args) => test::execute(args),
         Command::Plan(args) => plan::execute(args),
         Command::Calibrate(args) => calibrate::execute(args),
+        Command::Merge(args) => merge::execute(*args),
     };
     exit.into()
 }

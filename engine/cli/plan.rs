@@ -64,6 +64,11 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: PlanFormat,
+    /// Print which part of a run each judge and piece of suite evidence is (per-repo,
+    /// aggregate, constant or whole, and why) before the plan: what `caldera run
+    /// --shard` can split.
+    #[arg(long)]
+    pub parts: bool,
     /// Inputs instead of suite.yaml's.
     #[command(flatten)]
     pub input: crate::cli::InputArgs,
@@ -77,6 +82,9 @@ pub fn execute(args: PlanArgs) -> Exit {
     else {
         return Exit::Error;
     };
+    if args.parts {
+        crate::cli::output::print(&crate::cli::parts::text(&suite));
+    }
     let prices = match args.prices.as_deref().map(read_prices).transpose() {
         Ok(p) => p.unwrap_or_default(),
         Err(d) => return fail(&d),

@@ -196,6 +196,15 @@ pub struct RunArgs {
     /// misses too.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Run shard K of N (1 <= K <= N): only the repos whose id hashes to K, per-repo
+    /// work only, written as a partial result (default
+    /// results/<suite>/<run id>.shard-K-of-N.json) for `caldera merge`. Heuristic only.
+    #[arg(long, value_name = "K/N", help_heading = "Shards")]
+    pub shard: Option<crate::run::shard::ShardSpec>,
+    /// With --shard: leave judges and evidence that need every document at once to
+    /// `caldera merge`, which reads the inputs itself, instead of refusing the suite.
+    #[arg(long, requires = "shard", help_heading = "Shards")]
+    pub defer_whole: bool,
     /// Project root and confinement.
     #[command(flatten)]
     pub root: crate::cli::RootArgs,
@@ -270,6 +279,9 @@ pub fn execute(args: RunArgs) -> Exit {
     if let Err(why) = check_outputs(&args, &suite, &overrides) {
         eprintln!("error: {why}; nothing was run");
         return Exit::Error;
+    }
+    if let Some(spec) = args.shard {
+        return crate::cli::merge::run_shard(&args, spec, &env, &suite, overrides);
     }
     // One id names the result and, in LLM mode, the interaction log beside it, before
     // the run starts writing either.

@@ -42,6 +42,11 @@ pub struct ValidateArgs {
     /// never match, expressions that raise, and item keys that shadow context names).
     #[arg(long)]
     pub no_data: bool,
+    /// Also print which part of a run each judge and piece of suite evidence is
+    /// (per-repo, aggregate, constant or whole, and why): what `caldera run --shard`
+    /// can split.
+    #[arg(long)]
+    pub parts: bool,
 }
 
 /// Validates one path: a suite folder (or its suite.yaml), or a single judge file. With
@@ -111,6 +116,9 @@ pub fn execute(args: ValidateArgs) -> Exit {
         diags.extend(validate_path(p, &args.root.options(), !args.no_data));
     }
     let (errors, warnings) = tally(&diags);
+    if args.parts && errors == 0 {
+        print_parts(&args);
+    }
     match args.format {
         Format::Json => {
             let doc = serde_json::json!({
@@ -135,5 +143,20 @@ pub fn execute(args: ValidateArgs) -> Exit {
         Exit::Error
     } else {
         Exit::Pass
+    }
+}
+
+/// `--parts`: the parts of every suite among the paths.
+fn print_parts(args: &ValidateArgs) {
+    let env = crate::render::environment();
+    for path in &args.paths {
+        let dir = if path.is_dir() {
+            path.clone()
+        } else {
+            path.parent().unwrap_or(Path::new(".")).to_path_buf()
+        };
+        if let (Some(suite), _) = load_suite_with(&dir, &env, &args.root.options()) {
+            crate::cli::output::print(&crate::cli::parts::text(&suite));
+        }
     }
 }

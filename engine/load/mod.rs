@@ -8,6 +8,7 @@ pub mod inputs;
 pub mod judge;
 pub mod lenient;
 pub mod names;
+pub mod parts;
 pub mod patterns;
 pub mod reads;
 pub mod reasoning;

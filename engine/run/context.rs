@@ -23,20 +23,24 @@ pub fn shared_context(
     if suite.evidence.is_empty() {
         return Ok(ctx);
     }
-    let shared = crate::evidence::eval::evaluate(env, &suite.evidence, &ctx).map_err(|e| {
-        let mut d = Diagnostic::error(crate::diag::Code::EvaluationError, e.message.clone())
-            .in_file(&suite.file)
-            .at(suite.index.value_span(&e.key_path))
-            .key(&e.key_path);
-        if let Some(item) = &e.item {
-            d = d.note(format!("while computing item `{item}`"));
-        }
-        vec![d]
-    })?;
+    let shared = crate::evidence::eval::evaluate(env, &suite.evidence, &ctx)
+        .map_err(|e| vec![evidence_error(suite, &e)])?;
     for (k, v) in shared {
         ctx.names.insert(k, v);
     }
     Ok(ctx)
+}
+
+/// Suite evidence that could not be computed, located in suite.yaml.
+pub fn evidence_error(suite: &Suite, e: &crate::evidence::eval::EvalError) -> Diagnostic {
+    let mut d = Diagnostic::error(crate::diag::Code::EvaluationError, e.message.clone())
+        .in_file(&suite.file)
+        .at(suite.index.value_span(&e.key_path))
+        .key(&e.key_path);
+    if let Some(item) = &e.item {
+        d = d.note(format!("while computing item `{item}`"));
+    }
+    d
 }
 
 /// The suite's own evidence as computed in `ctx`, in the order `suite.yaml` writes it,

@@ -7,8 +7,10 @@ pub mod context;
 pub mod error;
 pub mod llm;
 pub mod models;
+pub mod partial;
 pub mod probe;
 pub mod result;
+pub mod shard;
 pub mod units;
 
 use std::time::{Duration, Instant};
@@ -337,6 +339,20 @@ fn assemble(
     suite: &Suite,
     inputs: &Inputs,
     scored: Scored,
+    run: (RunMode, String),
+    options: &RunOptions,
+    started: Instant,
+) -> RunResult {
+    let read = (input_summary(inputs), input_problems(inputs));
+    assemble_from(suite, read, scored, run, options, started)
+}
+
+/// [`assemble`] from what the inputs were found to be (`caldera merge` has no inputs
+/// of its own: the shards recorded it).
+fn assemble_from(
+    suite: &Suite,
+    (read, read_problems): (InputSummary, Vec<Problem>),
+    scored: Scored,
     (mode, run_id): (RunMode, String),
     options: &RunOptions,
     started: Instant,
@@ -350,7 +366,7 @@ fn assemble(
         suite.spec.allow_errors || options.allow_errors,
     );
     let mut summary = summarize(&dims);
-    summary.problems.extend(input_problems(inputs));
+    summary.problems.extend(read_problems);
     summary.problems.extend(scored.problems);
     RunResult {
         run_id,
@@ -369,11 +385,12 @@ fn assemble(
         weighting: "sum(score x weight) / sum(weight) over scored judges; weights are relative"
             .into(),
         summary,
-        inputs: input_summary(inputs),
+        inputs: read,
         suite_evidence: indexmap::IndexMap::new(),
         identity_keys: suite.spec.identity_keys.clone(),
         dimensions: dims,
         duration_ms: started.elapsed().as_millis() as u64,
+        shards: Vec::new(),
     }
 }
 

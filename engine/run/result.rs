@@ -3,7 +3,7 @@
 //! repos without ground truth), so nothing a run found is silent.
 
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::doc::Doc;
 
@@ -13,7 +13,7 @@ use crate::verdict::panel::RunPanel;
 use crate::verdict::types::{Status, Verdict};
 
 /// Something the run summary calls out.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Problem {
     /// The dimension, when it is about one judge.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -26,7 +26,7 @@ pub struct Problem {
 
 /// What sort of problem the run summary calls out; written as the kebab-case word
 /// reports and dashboards match on.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProblemKind {
     /// A judge or repo without a score.
@@ -162,7 +162,7 @@ pub struct RunSummary {
 }
 
 /// What was read.
-#[derive(Clone, Debug, Serialize, Default)]
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
 pub struct InputSummary {
     /// The results folder.
     pub results_dir: String,
@@ -179,7 +179,7 @@ pub struct InputSummary {
     /// Bytes read.
     pub bytes: u64,
     /// Files skipped as unreadable (`file:line:column`), each also listed in the problems.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
 }
 
@@ -235,6 +235,10 @@ pub struct RunResult {
     pub identity_keys: Option<Vec<String>>,
     /// Wall time of the run in milliseconds.
     pub duration_ms: u64,
+    /// The partial results a `caldera merge` joined (empty for a single run, and then not
+    /// written).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<String>,
 }
 
 /// Model usage over a run (a provider's usage of one reply is `provider::Usage`).

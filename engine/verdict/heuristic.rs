@@ -13,8 +13,8 @@ use crate::evidence::plan::condition_source;
 use crate::spec::judge::{Band, Computed, HeuristicSpec, RecommendationSpec};
 use crate::verdict::types::Scoring;
 
-/// The outcome of a heuristic.
-#[derive(Debug, Clone, PartialEq)]
+/// The outcome of a heuristic (written into partial results as it is).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum HeuristicOutcome {
     /// A score.
     Scored(Scoring),

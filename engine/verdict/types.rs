@@ -2,7 +2,7 @@
 //! original orchestrator's dimension entries, so existing dashboards read caldera's output.
 
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::doc::Doc;
 use crate::verdict::panel::DimensionPanel;
@@ -71,7 +71,7 @@ impl std::fmt::Display for Score {
 }
 
 /// A failed assertion.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AssertionFailure {
     /// The rendered message.
     pub message: String,
@@ -88,7 +88,7 @@ pub struct AssertionFailure {
 }
 
 /// A score and what explains it, before assertions and weights.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scoring {
     /// 1-5.
     pub score: i64,
@@ -109,7 +109,7 @@ pub struct Scoring {
 }
 
 /// A model's score before it was mapped onto 1-5: kept so a 2/10 is visible as such.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelScore {
     /// The score read from the reply.
     pub score: f64,
