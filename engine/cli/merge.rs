@@ -104,6 +104,18 @@ pub fn run_shard(
             return Exit::Error;
         }
     };
+    if out.as_os_str() == "-" {
+        return match partial::to_text(&partial) {
+            Ok(text) => {
+                output::println(&text);
+                Exit::Pass
+            }
+            Err(e) => {
+                eprintln!("error: cannot write the partial result: {e}");
+                Exit::Error
+            }
+        };
+    }
     if let Err(e) = write_partial(&partial, &out) {
         eprintln!(
             "error: cannot write the partial result to {}: {e}",
@@ -178,6 +190,13 @@ pub fn execute(args: MergeArgs) -> Exit {
         None => return refuse(&errors),
     };
     let suite_path = PathBuf::from(&checked.partials[0].1.suite_path);
+    if !suite_path.exists() {
+        eprintln!(
+            "error: the shards ran suite {}, which is not found from this folder: run `caldera merge` where the shards ran (the suite is read again to run the aggregate phase)",
+            suite_path.display()
+        );
+        return Exit::Error;
+    }
     let env = crate::render::environment();
     let Some(suite) =
         crate::cli::load_valid_suite(&suite_path, &env, &args.root.options(), "merged")

@@ -36,7 +36,7 @@ pub struct Document {
 }
 
 /// How to read a folder of documents.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ReadRules<'a> {
     /// Candidate fields naming the repo (dotted paths).
     pub key: &'a [String],
@@ -52,7 +52,14 @@ pub struct ReadRules<'a> {
     /// When the folder was named by a suite or a test case (not on the command line):
     /// every file read, links resolved, must be inside this project.
     pub confine: Option<&'a Confinement>,
+    /// Keeps only the documents of the repos this says yes to: the others are dropped
+    /// as soon as they are parsed (their id, file and size stay, their content becomes
+    /// `null`), so a shard holds its own repos' documents only. `None` keeps all.
+    pub keep: Option<Keep<'a>>,
 }
+
+/// Which repos' documents a read keeps (see [`ReadRules::keep`]).
+pub type Keep<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
 /// A file that was skipped because it could not be read, and why.
 #[derive(Debug, Clone)]
@@ -286,13 +293,12 @@ pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diag
             return Err(outside);
         }
     }
-    let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
-    let parsed = parse_parallel(&paths, rules.json);
+    let parsed = parse_parallel(&files, rules);
     let mut folder = Folder::default();
     let mut errors = Vec::new();
     let mut seen: IndexMap<String, PathBuf> = IndexMap::new();
     for ((file, fallback), result) in files.into_iter().zip(parsed) {
-        let (doc, bytes) = match result {
+        let (doc, bytes, known) = match result {
             Ok(d) => d,
             Err(e) if rules.skip_unreadable => {
                 folder.skipped.push(Skipped { file, reason: e });
@@ -303,7 +309,7 @@ pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diag
                 continue;
             }
         };
-        let id = repo_id(&doc, rules.key).unwrap_or(fallback);
+        let id = known.unwrap_or_else(|| repo_id(&doc, rules.key).unwrap_or(fallback));
         if let Some(first) = seen.get(&id) {
             errors.push(
                 Diagnostic::error(
@@ -372,6 +378,28 @@ fn unwrap(doc: Doc, keys: &[String]) -> (Doc, Option<String>) {
     (doc, None)
 }
 
-fn parse_parallel(files: &[PathBuf], mode: JsonMode) -> Vec<Result<(Doc, u64), Diagnostic>> {
-    crate::par::map(files, |f| parse_json_file_as(f, mode))
+/// One file parsed: its document, its size, and its repo id when a read that keeps only
+/// some repos already found it.
+type Parsed = Result<(Doc, u64, Option<String>), Diagnostic>;
+
+/// Every file parsed, over the cores; with [`ReadRules::keep`], a document not kept is
+/// dropped on its worker and comes back as its id alone.
+fn parse_parallel(
+    files: &[(PathBuf, String)],
+    rules: &ReadRules<'_>,
+) -> Vec<Parsed> {
+    crate::par::map(files, |(f, fallback)| {
+        let (doc, bytes) = parse_json_file_as(f, rules.json)?;
+        let Some(keep) = rules.keep else {
+            return Ok((doc, bytes, None));
+        };
+        let id = repo_id(&doc, rules.key).unwrap_or_else(|| fallback.clone());
+        if keep(&id) {
+            Ok((doc, bytes, Some(id)))
+        } else {
+            // Dropped now, whatever the run does with memory at exit: this is the point.
+            drop(doc);
+            Ok((Doc::Null, bytes, Some(id)))
+        }
+    })
 }

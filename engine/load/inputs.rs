@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
 use crate::load::documents::{
-    Document, ReadRules, Skipped, outside_project, parse_json_file_as, read_folder,
+    Document, Keep, ReadRules, Skipped, outside_project, parse_json_file_as, read_folder,
 };
 use crate::load::suite::Suite;
 use crate::spec::suite::{FolderInput, JsonMode};
@@ -73,20 +73,32 @@ impl Inputs {
 /// and files of `overrides` are the user's choice (command-line flags) and may be
 /// anywhere; what the suite names must be inside its project.
 pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
-    load(suite, overrides, false)
+    load(suite, overrides, false, None)
+}
+
+/// [`load_inputs`] keeping only the documents of the repos `keep` says yes to (a
+/// shard's): every result and ground-truth file is still parsed, for its id and size,
+/// but the others' documents are dropped as they are read and come back `null`.
+pub fn load_inputs_keeping(
+    suite: &Suite,
+    overrides: &Overrides,
+    keep: Keep<'_>,
+) -> Result<Inputs, Vec<Diagnostic>> {
+    load(suite, overrides, false, Some(keep))
 }
 
 /// Reads the suite's inputs as a test case names them: the folders and files of
 /// `overrides` come from `case.yaml`, written by whoever wrote the suite, so they are
 /// confined to the project as the suite's own are.
 pub fn load_case_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
-    load(suite, overrides, true)
+    load(suite, overrides, true, None)
 }
 
 fn load(
     suite: &Suite,
     overrides: &Overrides,
     confine_overrides: bool,
+    keep: Option<Keep<'_>>,
 ) -> Result<Inputs, Vec<Diagnostic>> {
     let spec = &suite.spec.inputs;
     let results_dir = overrides
@@ -100,6 +112,7 @@ fn load(
     });
     let mut read = Reading {
         confine_overrides,
+        keep,
         ..Reading::default()
     };
     let results = read.folder(
@@ -154,14 +167,16 @@ fn load(
 /// What reading the inputs collected besides documents: every problem, so all are
 /// reported at once, and the files skipped as unreadable.
 #[derive(Default)]
-struct Reading {
+struct Reading<'k> {
     errors: Vec<Diagnostic>,
     skipped: Vec<(String, Skipped)>,
     /// The overrides were named by a test case: confined as the suite's own paths.
     confine_overrides: bool,
+    /// Only these repos' documents are kept (a shard's).
+    keep: Option<Keep<'k>>,
 }
 
-impl Reading {
+impl Reading<'_> {
     /// Whether a path read for an input is held to the project: always when the suite
     /// names it, and for an override when a test case named it.
     fn confined(&self, overridden: bool) -> bool {
@@ -192,6 +207,7 @@ impl Reading {
             skip_unreadable: input.skip_unreadable,
             run_file: input.run_file.as_deref(),
             confine,
+            keep: self.keep,
         };
         match read_folder(dir, &rules) {
             Ok(folder) => {

@@ -71,9 +71,9 @@ pub struct Partial {
     /// The single run's data check (shard 1 only; the others leave it empty).
     pub data_problems: Vec<Problem>,
     /// The suite's named inputs.
-    pub named: IndexMap<String, Value>,
+    pub named: IndexMap<String, Faithful>,
     /// Per-repo suite evidence: name -> repo id -> that repo's records.
-    pub records: IndexMap<String, IndexMap<String, Vec<Value>>>,
+    pub records: IndexMap<String, IndexMap<String, Vec<Faithful>>>,
     /// Per-repo judges: dimension -> one unit per repo of the shard, in run order.
     pub units: IndexMap<String, Vec<PartialUnit>>,
 }
@@ -95,7 +95,7 @@ pub struct PartialUnit {
     /// The repo id.
     pub repo: String,
     /// The evidence (faithful), or why it could not be computed.
-    pub evidence: Result<Value, String>,
+    pub evidence: Result<IndexMap<String, Faithful>, String>,
     /// Failed assertions.
     pub failures: Vec<AssertionFailure>,
     /// Whether the assertions ran.
@@ -104,43 +104,55 @@ pub struct PartialUnit {
     pub heuristic: HeuristicOutcome,
 }
 
-/// The text of a partial result: `format`, `digest` and `body`.
+/// The text of a partial result: `format`, `digest` and `body`, in that order, the
+/// digest taken over the body's bytes as written.
 pub fn to_text(partial: &Partial) -> Result<String, String> {
-    let body = serde_json::to_value(partial).map_err(|e| e.to_string())?;
-    let digest = digest(&body);
-    let doc = serde_json::json!({ "format": PARTIAL_FORMAT, "digest": digest, "body": body });
-    serde_json::to_string(&doc).map_err(|e| e.to_string())
+    let body = serde_json::to_string(partial).map_err(|e| e.to_string())?;
+    let digest = hex(&Sha256::digest(body.as_bytes()));
+    Ok(format!("{HEAD}{digest}\",\"body\":{body}}}"))
 }
 
+/// How every partial result starts, up to its digest.
+const HEAD: &str = "{\"format\":\"caldera-partial/1\",\"digest\":\"";
+
 /// Reads a partial result, refusing another format or a body that does not match its
-/// digest. The error names the file.
+/// digest (a partial changed after it was written, even only reformatted). The error
+/// names the file. The body is read straight into documents, never as a JSON tree.
 pub fn read(path: &Path) -> Result<Partial, String> {
     let shown = crate::diag::display_path(path);
     let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{shown}: not a partial result (not JSON: {e})"))?;
-    let format = doc.get("format").and_then(Value::as_str);
-    if format != Some(PARTIAL_FORMAT) {
-        return Err(format!(
-            "{shown}: not a partial result: `format` is {}, expected `{PARTIAL_FORMAT}` (written by `caldera run --shard K/N`)",
-            format.map_or("missing".to_owned(), |f| format!("`{f}`"))
-        ));
+    let Some(rest) = text.trim_end().strip_prefix(HEAD) else {
+        return Err(not_partial(&shown, &text));
+    };
+    let (digest, body) = match (rest.get(..64), rest.get(64..)) {
+        (Some(d), Some(b)) => (d, b),
+        _ => return Err(not_partial(&shown, &text)),
+    };
+    let body = body
+        .strip_prefix("\",\"body\":")
+        .and_then(|b| b.strip_suffix('}'))
+        .ok_or_else(|| changed(&shown))?;
+    if hex(&Sha256::digest(body.as_bytes())) != digest {
+        return Err(changed(&shown));
     }
-    let body = doc.get("body").cloned().unwrap_or(Value::Null);
-    let written = doc.get("digest").and_then(Value::as_str).unwrap_or("");
-    if written != digest(&body) {
-        return Err(format!(
-            "{shown}: the partial result was changed after it was written (its digest does not match its body); run the shard again"
-        ));
-    }
-    serde_json::from_value(body).map_err(|e| format!("{shown}: malformed partial result: {e}"))
+    serde_json::from_str(body).map_err(|e| format!("{shown}: malformed partial result: {e}"))
 }
 
-/// SHA-256 of a JSON value as serde_json writes it, in hex.
-fn digest(body: &Value) -> String {
-    hex(&Sha256::digest(
-        serde_json::to_string(body).unwrap_or_default().as_bytes(),
-    ))
+fn changed(shown: &str) -> String {
+    format!(
+        "{shown}: the partial result was changed after it was written (its digest does not match its body); run the shard again"
+    )
+}
+
+/// Why a file is not a partial result: its `format`, when it has one.
+fn not_partial(shown: &str, text: &str) -> String {
+    let format = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v.get("format").and_then(Value::as_str).map(str::to_owned));
+    format!(
+        "{shown}: not a partial result: `format` is {}, expected `{PARTIAL_FORMAT}` (written by `caldera run --shard K/N`)",
+        format.map_or("missing".to_owned(), |f| format!("`{f}`"))
+    )
 }
 
 /// Lower-case hex of `bytes`.
@@ -157,84 +169,154 @@ pub fn shard_of(id: &str, n: u32) -> u32 {
     (u64::from_be_bytes(first) % u64::from(n.max(1))) as u32 + 1
 }
 
-/// `doc` as JSON, keeping private record fields and non-finite numbers.
-pub fn encode(doc: &Doc) -> Value {
-    match doc {
-        Doc::Null => Value::Null,
-        Doc::Bool(b) => Value::Bool(*b),
-        Doc::Int(i) => Value::from(*i),
-        Doc::Float(x) => match serde_json::Number::from_f64(*x) {
-            Some(n) => Value::Number(n),
-            None => wrap(FLOAT, Value::String(x.to_string())),
-        },
-        Doc::Str(s) => Value::String(s.to_string()),
-        Doc::Array(items) => Value::Array(items.iter().map(encode).collect()),
-        Doc::Object(map) => {
-            let members: serde_json::Map<String, Value> = map
-                .iter()
-                .map(|(k, v)| (k.to_string(), encode(v)))
-                .collect();
-            if map.1 {
-                wrap(RECORD, Value::Object(members))
-            } else if map.keys().any(|k| k.starts_with('\u{0}')) {
-                wrap(OBJECT, Value::Object(members))
-            } else {
-                Value::Object(members)
+/// A document written faithfully: private record fields and non-finite numbers kept
+/// (see the module's doc). Written and read without a JSON tree in between.
+#[derive(Debug, Clone)]
+pub struct Faithful(pub Doc);
+
+impl Serialize for Faithful {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match &self.0 {
+            Doc::Float(x) if !x.is_finite() => {
+                let mut m = ser.serialize_map(Some(1))?;
+                m.serialize_entry(FLOAT, &x.to_string())?;
+                m.end()
             }
+            Doc::Array(items) => {
+                let mut seq = ser.serialize_seq(Some(items.len()))?;
+                for item in items.iter() {
+                    seq.serialize_element(&Faithful(item.clone()))?;
+                }
+                seq.end()
+            }
+            Doc::Object(map) => {
+                let tag = if map.1 {
+                    Some(RECORD)
+                } else if map.keys().any(|k| k.starts_with('\u{0}')) {
+                    Some(OBJECT)
+                } else {
+                    None
+                };
+                let members = Members(&self.0);
+                match tag {
+                    Some(tag) => {
+                        let mut m = ser.serialize_map(Some(1))?;
+                        m.serialize_entry(tag, &members)?;
+                        m.end()
+                    }
+                    None => members.serialize(ser),
+                }
+            }
+            other => other.serialize(ser),
         }
     }
 }
 
-fn wrap(tag: &str, inner: Value) -> Value {
-    let mut m = serde_json::Map::new();
-    m.insert(tag.to_owned(), inner);
-    Value::Object(m)
-}
+/// Every member of an object, private ones included.
+struct Members<'a>(&'a Doc);
 
-/// The document [`encode`] wrote.
-pub fn decode(value: &Value) -> Doc {
-    match value {
-        Value::Object(m) if m.len() == 1 => match m.iter().next() {
-            Some((k, Value::Object(inner))) if k == RECORD => Doc::record(
-                inner
-                    .iter()
-                    .map(|(k, v)| (Arc::<str>::from(k.as_str()), decode(v))),
-            ),
-            Some((k, Value::Object(inner))) if k == OBJECT => object(inner),
-            Some((k, Value::String(x))) if k == FLOAT => {
-                Doc::Float(x.parse::<f64>().unwrap_or(f64::NAN))
-            }
-            _ => object(m),
-        },
-        Value::Object(m) => object(m),
-        Value::Array(items) => Doc::from(items.iter().map(decode).collect::<Vec<_>>()),
-        other => Doc::from_json(other),
+impl Serialize for Members<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Doc::Object(map) = self.0 else {
+            return ser.serialize_unit();
+        };
+        let mut m = ser.serialize_map(Some(map.len()))?;
+        for (k, v) in map.iter() {
+            m.serialize_entry(&**k, &Faithful(v.clone()))?;
+        }
+        m.end()
     }
 }
 
-fn object(m: &serde_json::Map<String, Value>) -> Doc {
-    Doc::object(m.iter().map(|(k, v)| (k.as_str(), decode(v))))
+impl<'de> Deserialize<'de> for Faithful {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Faithful, D::Error> {
+        let doc = Doc::deserialize(de)?;
+        Ok(Faithful(decode(&doc).unwrap_or(doc)))
+    }
 }
 
-/// Whether an object's private flag survives: used by tests.
-pub fn is_record(doc: &Doc) -> bool {
-    matches!(doc, Doc::Object(o) if o.1)
+/// The document [`Faithful`] wrote, from its wrapped form; `None` when nothing in it
+/// was wrapped (the same document is kept, not copied).
+fn decode(doc: &Doc) -> Option<Doc> {
+    match doc {
+        Doc::Array(items) => {
+            let changed: Vec<Option<Doc>> = items.iter().map(decode).collect();
+            changed.iter().any(Option::is_some).then(|| {
+                Doc::from(
+                    changed
+                        .into_iter()
+                        .zip(items.iter())
+                        .map(|(c, d)| c.unwrap_or_else(|| d.clone()))
+                        .collect::<Vec<_>>(),
+                )
+            })
+        }
+        Doc::Object(map) if map.len() == 1 => {
+            let (k, v) = map.iter().next()?;
+            match (&**k, v) {
+                (RECORD, Doc::Object(inner)) => Some(Doc::record(inner.iter().map(|(k, v)| {
+                    (
+                        Arc::<str>::from(&**k),
+                        decode(v).unwrap_or_else(|| v.clone()),
+                    )
+                }))),
+                (OBJECT, Doc::Object(_)) => Some(plain(v)),
+                (FLOAT, Doc::Str(x)) => Some(Doc::Float(x.parse::<f64>().unwrap_or(f64::NAN))),
+                _ => decode(v).map(|inner| Doc::object([(&**k, inner)])),
+            }
+        }
+        Doc::Object(map) => {
+            let changed: Vec<Option<Doc>> = map.values().map(decode).collect();
+            changed
+                .iter()
+                .any(Option::is_some)
+                .then(|| plain_with(doc, changed))
+        }
+        _ => None,
+    }
+}
+
+/// An object's members decoded, as a plain object.
+fn plain(doc: &Doc) -> Doc {
+    let Doc::Object(map) = doc else {
+        return doc.clone();
+    };
+    let changed: Vec<Option<Doc>> = map.values().map(decode).collect();
+    plain_with(doc, changed)
+}
+
+fn plain_with(doc: &Doc, changed: Vec<Option<Doc>>) -> Doc {
+    let Doc::Object(map) = doc else {
+        return doc.clone();
+    };
+    Doc::object(
+        map.iter()
+            .zip(changed)
+            .map(|((k, v), c)| (&**k, c.unwrap_or_else(|| v.clone()))),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn is_record(doc: &Doc) -> bool {
+        matches!(doc, Doc::Object(o) if o.1)
+    }
+
     #[test]
-    fn encode_keeps_private_fields_odd_keys_and_non_finite_numbers() {
+    fn faithful_keeps_private_fields_odd_keys_and_non_finite_numbers() {
         let rec = Doc::record([
             (Arc::<str>::from("a"), Doc::Int(1)),
             (Arc::<str>::from("_b"), Doc::Float(f64::NAN)),
         ]);
         let odd = Doc::object([("\u{0}record", Doc::Float(f64::INFINITY))]);
         let doc = Doc::from(vec![rec, odd, Doc::Float(2.0)]);
-        let back = decode(&encode(&doc));
-        let Doc::Array(items) = &back else {
+        let text = serde_json::to_string(&Faithful(doc)).unwrap();
+        let back: Faithful = serde_json::from_str(&text).unwrap();
+        let Doc::Array(items) = &back.0 else {
             panic!("not a list")
         };
         assert!(is_record(&items[0]));

@@ -19,11 +19,11 @@ use sha2::{Digest, Sha256};
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, evaluate};
-use crate::load::inputs::{Inputs, Overrides, load_inputs};
+use crate::load::inputs::{Inputs, Overrides, load_inputs, load_inputs_keeping};
 use crate::load::parts::{Part, Parts, classify};
 use crate::load::suite::Suite;
 use crate::run::context::{build_context, evidence_error, suite_evidence};
-use crate::run::partial::{Partial, PartialOverrides, PartialUnit, decode, encode, hex, shard_of};
+use crate::run::partial::{Faithful, Partial, PartialOverrides, PartialUnit, hex, shard_of};
 use crate::run::result::{RunMode, RunResult};
 use crate::run::units::prepare;
 use crate::verdict::combine::Unit;
@@ -121,13 +121,21 @@ pub fn run_shard(
     if parts.any_whole() && !options.defer_whole {
         return Err(whole_refusals(suite, &parts));
     }
-    let full = load_inputs(suite, &options.overrides)?;
+    // Shard 1 runs the run's data check, which samples every repo's documents; the
+    // others keep only their own repos' documents.
+    let spec = options.spec;
+    let mine = |id: &str| shard_of(id, spec.n) == spec.k;
+    let full = if spec.k == 1 {
+        load_inputs(suite, &options.overrides)?
+    } else {
+        load_inputs_keeping(suite, &options.overrides, &mine)?
+    };
     let repos: Vec<String> = full.results.iter().map(|d| d.id.clone()).collect();
     let layout = PartialOverrides::of(&options.overrides);
     let named = full
         .named
         .iter()
-        .map(|(k, v)| (k.clone(), encode(v)))
+        .map(|(k, v)| (k.clone(), Faithful(v.clone())))
         .collect();
     let mut partial = Partial {
         caldera: env!("CARGO_PKG_VERSION").to_owned(),
@@ -231,7 +239,7 @@ fn repo_records(
     (name, plan): (&String, &crate::evidence::plan::ValuePlan),
     ctx: &Context,
     item: &Doc,
-) -> Result<(String, Vec<serde_json::Value>), Vec<Diagnostic>> {
+) -> Result<(String, Vec<Faithful>), Vec<Diagnostic>> {
     let id = item
         .field("id")
         .and_then(Doc::as_str)
@@ -243,7 +251,7 @@ fn repo_records(
     let entry = [(name.clone(), plan.clone())];
     let value = evaluate(env, &entry, &one).map_err(|e| vec![evidence_error(suite, &e)])?;
     let records = match value.get(name) {
-        Some(Doc::Array(items)) => items.iter().map(encode).collect(),
+        Some(Doc::Array(items)) => items.iter().cloned().map(Faithful).collect(),
         _ => Vec::new(),
     };
     Ok((id, records))
@@ -256,7 +264,9 @@ fn to_partial_unit(unit: &Unit) -> PartialUnit {
             .evidence
             .as_ref()
             .map(|ev| {
-                serde_json::Value::Object(ev.iter().map(|(k, v)| (k.clone(), encode(v))).collect())
+                ev.iter()
+                    .map(|(k, v)| (k.clone(), Faithful(v.clone())))
+                    .collect()
             })
             .map_err(Clone::clone),
         failures: unit.failures.clone(),
@@ -274,12 +284,7 @@ fn from_partial_unit(unit: &PartialUnit) -> Unit {
         evidence: unit
             .evidence
             .as_ref()
-            .map(|v| match v {
-                serde_json::Value::Object(m) => {
-                    m.iter().map(|(k, v)| (k.clone(), decode(v))).collect()
-                }
-                _ => IndexMap::new(),
-            })
+            .map(|ev| ev.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect())
             .map_err(Clone::clone),
         failures: unit.failures.clone(),
         assertions_ran: unit.assertions_ran,
@@ -321,7 +326,7 @@ pub fn suite_fingerprint(suite: &Suite) -> String {
 fn inputs_fingerprint(
     repos: &[String],
     layout: &PartialOverrides,
-    named: &IndexMap<String, serde_json::Value>,
+    named: &IndexMap<String, Faithful>,
 ) -> String {
     let doc = serde_json::json!({ "repos": repos, "overrides": layout, "named": named });
     hex(&Sha256::digest(
@@ -544,7 +549,7 @@ fn stub_context(suite: &Suite, first: &Partial) -> Context {
         named: first
             .named
             .iter()
-            .map(|(k, v)| (k.clone(), decode(v)))
+            .map(|(k, v)| (k.clone(), v.0.clone()))
             .collect(),
         bytes: 0,
         skipped: Vec::new(),
@@ -589,7 +594,7 @@ fn merged_records(name: &str, checked: &Checked) -> Doc {
     for id in &first.repos {
         let (_, p) = &checked.partials[(shard_of(id, n) - 1) as usize];
         if let Some(records) = p.records.get(name).and_then(|m| m.get(id)) {
-            out.extend(records.iter().map(decode));
+            out.extend(records.iter().map(|r| r.0.clone()));
         }
     }
     Doc::from(out)
@@ -626,4 +631,18 @@ pub fn unit_errors(partial: &Partial) -> usize {
                 )
         })
         .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShardSpec;
+
+    #[test]
+    fn shard_spec_takes_k_of_n_with_k_between_1_and_n() {
+        assert_eq!("2/7".parse(), Ok(ShardSpec { k: 2, n: 7 }));
+        assert_eq!("1/1".parse(), Ok(ShardSpec { k: 1, n: 1 }));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/2", ""] {
+            assert!(bad.parse::<ShardSpec>().is_err(), "{bad} is refused");
+        }
+    }
 }

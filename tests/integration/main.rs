@@ -54,6 +54,7 @@ mod scope_repo;
 mod score_vectors;
 mod scoring_pins;
 mod sdk_requests;
+mod shards;
 mod shared;
 mod trivy_parity;
 mod trivy_suite;

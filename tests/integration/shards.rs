@@ -1,0 +1,433 @@
+//! `caldera run --shard K/N` and `caldera merge`: every bundled suite split into 1, 2, 3
+//! and 7 shards and merged gives the single run's result (every score, evidence value,
+//! decision, verdict and problem), and merges that cannot be right are refused.
+//!
+//! Real processes of the built binary, run from the project root so the partials name
+//! the suite as the user did.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+/// The fields of a result that legitimately differ between a merge and a single run:
+/// the run's identity and timing, and the partial files a merge joined. Everything else
+/// is compared byte for byte.
+const MAY_DIFFER: [&str; 4] = ["run_id", "timestamp", "duration_ms", "shards"];
+
+/// The shard counts every suite is split into.
+const SPLITS: [u32; 4] = [1, 2, 3, 7];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn caldera(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_caldera"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("CALDERA_PROFILE")
+        .output()
+        .expect("caldera runs")
+}
+
+fn text(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// The result file without the fields that may differ, as text.
+fn comparable(path: &Path) -> String {
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("result written"))
+            .expect("result is JSON");
+    let obj = doc.as_object_mut().expect("result is an object");
+    for key in MAY_DIFFER {
+        obj.remove(key);
+    }
+    serde_json::to_string_pretty(&doc).expect("serialisable")
+}
+
+/// Runs `suite` whole and as `n` shards merged; asserts the results and exit codes are
+/// the same. `extra` goes to every command that reads inputs.
+fn assert_merge_equals_single(suite: &str, n: u32, dir: &Path, extra: &[&str]) {
+    let single = dir.join(format!("{}-single.json", suite.replace('/', "_")));
+    let mut args = vec!["run", suite, "--heuristic", "--out", text(&single)];
+    args.extend_from_slice(extra);
+    let whole = caldera(&args);
+    let mut partials: Vec<PathBuf> = Vec::new();
+    for k in 1..=n {
+        let out = dir.join(format!("{}-{k}-of-{n}.json", suite.replace('/', "_")));
+        let shard = format!("{k}/{n}");
+        let mut args = vec![
+            "run",
+            suite,
+            "--heuristic",
+            "--shard",
+            &shard,
+            "--defer-whole",
+            "--out",
+            text(&out),
+        ];
+        args.extend_from_slice(extra);
+        let run = caldera(&args);
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{suite} shard {shard}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        partials.push(out);
+    }
+    let merged = dir.join(format!("{}-merged-{n}.json", suite.replace('/', "_")));
+    let mut args = vec!["merge", "--out", text(&merged)];
+    args.extend(partials.iter().map(|p| text(p)));
+    let merge = caldera(&args);
+    assert_eq!(
+        merge.status.code(),
+        whole.status.code(),
+        "{suite} N={n}: merge exits as the single run does: {}",
+        String::from_utf8_lossy(&merge.stderr)
+    );
+    let (a, b) = (comparable(&single), comparable(&merged));
+    if a != b {
+        let first = a
+            .lines()
+            .zip(b.lines())
+            .position(|(x, y)| x != y)
+            .unwrap_or(0);
+        panic!(
+            "{suite} N={n}: merged result differs from the single run at line {}:\n  single: {}\n  merged: {}",
+            first + 1,
+            a.lines().nth(first).unwrap_or(""),
+            b.lines().nth(first).unwrap_or("")
+        );
+    }
+    let shards = serde_json::from_str::<Value>(&std::fs::read_to_string(&merged).unwrap()).unwrap()
+        ["shards"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(shards, n as usize, "{suite}: the merge lists its partials");
+}
+
+fn bundled_suites() -> Vec<String> {
+    let mut suites: Vec<String> = std::fs::read_dir(root().join("judges.d"))
+        .expect("judges.d")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("suite.yaml").is_file())
+        .map(|e| format!("judges.d/{}", e.file_name().to_string_lossy()))
+        .collect();
+    suites.sort();
+    suites
+}
+
+#[test]
+fn every_bundled_suite_merged_from_1_2_3_and_7_shards_equals_the_single_run() {
+    let suites = bundled_suites();
+    assert_eq!(
+        suites.len(),
+        15,
+        "every bundled suite is covered: {suites:?}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    // Two workers: the suites are independent.
+    let (left, right) = suites.split_at(suites.len() / 2);
+    std::thread::scope(|s| {
+        for half in [left, right] {
+            let dir = tmp.path();
+            s.spawn(move || {
+                for suite in half {
+                    for n in SPLITS {
+                        assert_merge_equals_single(suite, n, dir, &[]);
+                    }
+                }
+            });
+        }
+    });
+}
+
+const PER_REPO_SUITE: &str = "suite: per-repo-shards
+weights: relative
+inputs:
+  results: outputs
+  ground_truth: expected
+  key: [id, metadata.repo_id]
+  unwrap: [data, results]
+evidence:
+  scans:
+    for_each: $.repos[*]
+    fields:
+      repo: $.id
+      vulns: << result.vulnerabilities if result.vulnerabilities is sequence else [] >>
+      count: << vulns | length >>
+      _private: << count * 2 >>
+  total: << scans | sum(attribute='count') >>
+  doubled: << scans | sum(attribute='_private') >>
+";
+
+const PER_REPO_JUDGE: &str = "dimension: known_cves_per_repo
+weight: 1.0
+scope: repo
+evidence:
+  expected: << truth.expected.known_cves if truth is mapping and truth.expected.known_cves is defined else [] >>
+  ids: << result.vulnerabilities | map(attribute='id') | list if result.vulnerabilities is sequence else [] >>
+  found: << match(ids, expected) >>
+  rate: << pct(found.tp, found.expected, zero=none) >>
+heuristic:
+  metric: rate
+  when_no_data: { if: << expected | length == 0 >>, score: 3, reasoning: << id >> lists no known CVEs }
+  bands:
+    - { min: 100, score: 5 }
+    - { min: 50, score: 3 }
+    - { score: 1 }
+  reasoning: << id >> found << found.tp >> of << found.expected >> known CVEs
+assertions:
+  - that: << truth is mapping >>
+    message: << id >> has no ground truth
+";
+
+const AGGREGATE_JUDGE: &str = "dimension: totals
+weight: 1.0
+evidence:
+  total: << total >>
+  doubled: << doubled >>
+  repos_with_findings: << scans | selectattr('count') | list | length >>
+heuristic:
+  metric: repos_with_findings
+  bands:
+    - { min: 5, score: 4 }
+    - { score: 2 }
+  reasoning: << repos_with_findings >> repos with findings, << total >> findings
+";
+
+/// A suite of a per-repo judge, per-repo records with a private field, aggregates over
+/// them and an aggregate judge, over the trivy data.
+fn per_repo_suite(dir: &Path) -> PathBuf {
+    let suite = dir.join("per-repo-shards");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::write(suite.join("suite.yaml"), PER_REPO_SUITE).unwrap();
+    std::fs::write(suite.join("known.yaml"), PER_REPO_JUDGE).unwrap();
+    std::fs::write(suite.join("totals.yaml"), AGGREGATE_JUDGE).unwrap();
+    let data = root().join("ground-truth/trivy");
+    copy_dir(&data.join("outputs"), &suite.join("outputs"));
+    copy_dir(&data.join("expected"), &suite.join("expected"));
+    suite
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().filter_map(Result::ok) {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn per_repo_judges_and_private_record_fields_merge_to_the_single_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = per_repo_suite(tmp.path());
+    let parts = caldera(&["validate", "--no-data", "--parts", text(&suite)]);
+    let listed = String::from_utf8_lossy(&parts.stdout);
+    assert!(
+        listed.contains("judge known_cves_per_repo: per-repo"),
+        "{listed}"
+    );
+    assert!(listed.contains("evidence scans: per-repo"), "{listed}");
+    assert!(listed.contains("judge totals: aggregate"), "{listed}");
+    assert!(listed.contains("shards: yes"), "{listed}");
+    for n in [1, 3] {
+        assert_merge_equals_single(text(&suite), n, tmp.path(), &[]);
+    }
+}
+
+/// Shards of trivy (every part per-repo or aggregate), written once for the refusals.
+fn trivy_shards(dir: &Path, n: u32) -> Vec<PathBuf> {
+    (1..=n)
+        .map(|k| {
+            let out = dir.join(format!("trivy-{k}-of-{n}.json"));
+            let shard = format!("{k}/{n}");
+            let run = caldera(&[
+                "run",
+                "judges.d/trivy",
+                "--heuristic",
+                "--shard",
+                &shard,
+                "--out",
+                text(&out),
+            ]);
+            assert_eq!(
+                run.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            out
+        })
+        .collect()
+}
+
+fn merge(partials: &[&Path], dir: &Path) -> (Option<i32>, String) {
+    let out = dir.join("merged.json");
+    let mut args = vec!["merge", "--out", text(&out)];
+    args.extend(partials.iter().map(|p| text(p)));
+    let run = caldera(&args);
+    (
+        run.status.code(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn merge_refuses_a_missing_shard_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = trivy_shards(tmp.path(), 3);
+    let (code, err) = merge(&[&p[0], &p[2]], tmp.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("shard 2/3 is missing"), "{err}");
+    assert!(!tmp.path().join("merged.json").exists());
+}
+
+#[test]
+fn merge_refuses_a_shard_given_twice_naming_both_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = trivy_shards(tmp.path(), 2);
+    let copy = tmp.path().join("copy-of-1.json");
+    std::fs::copy(&p[0], &copy).unwrap();
+    let (code, err) = merge(&[&p[0], &p[1], &copy], tmp.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("shard 1/2 is given more than once"), "{err}");
+    assert!(err.contains("copy-of-1.json"), "{err}");
+}
+
+#[test]
+fn merge_refuses_shards_of_different_n_or_different_suites() {
+    let tmp = tempfile::tempdir().unwrap();
+    let two = trivy_shards(tmp.path(), 2);
+    let three = trivy_shards(tmp.path(), 3);
+    let (code, err) = merge(&[&two[0], &three[1], &three[2]], tmp.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("same N"), "{err}");
+
+    let scc = tmp.path().join("scc-2-of-2.json");
+    let run = caldera(&[
+        "run",
+        "judges.d/scc",
+        "--heuristic",
+        "--shard",
+        "2/2",
+        "--out",
+        text(&scc),
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let (code, err) = merge(&[&two[0], &scc], tmp.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is not of the same run"), "{err}");
+    assert!(err.contains("suite"), "{err}");
+}
+
+#[test]
+fn merge_refuses_a_partial_edited_after_it_was_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = trivy_shards(tmp.path(), 2);
+    let original = std::fs::read_to_string(&p[1]).unwrap();
+    let mut doc: Value = serde_json::from_str(&original).unwrap();
+    // A repo's record says one finding more than the shard computed.
+    let records = doc["body"]["records"]["scans"]
+        .as_object_mut()
+        .expect("per-repo records of `scans`");
+    let (_, first) = records.iter_mut().next().expect("a repo");
+    first[0]["total"] = Value::from(first[0]["total"].as_i64().unwrap_or(0) + 1);
+    std::fs::write(&p[1], serde_json::to_string(&doc).unwrap()).unwrap();
+    let (code, err) = merge(&[&p[0], &p[1]], tmp.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("changed after it was written"), "{err}");
+    assert!(err.contains("trivy-2-of-2.json"), "{err}");
+}
+
+#[test]
+fn shard_refuses_a_whole_judge_without_defer_whole_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p.json");
+    let run = caldera(&[
+        "run",
+        "judges.d/dotcover",
+        "--heuristic",
+        "--shard",
+        "1/2",
+        "--out",
+        text(&out),
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("judge `accuracy` needs every document at once"),
+        "{err}"
+    );
+    assert!(
+        err.contains("suite.yaml:47"),
+        "the first whole read, located: {err}"
+    );
+    assert!(err.contains("--defer-whole"), "{err}");
+    assert!(!out.exists(), "nothing is written");
+}
+
+#[test]
+fn merge_with_deferred_whole_parts_refuses_when_the_inputs_are_gone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = tmp.path().join("outputs");
+    copy_dir(&root().join("ground-truth/dependensee/outputs"), &outputs);
+    let p: Vec<PathBuf> = (1..=2)
+        .map(|k| {
+            let out = tmp.path().join(format!("d-{k}.json"));
+            let shard = format!("{k}/2");
+            let run = caldera(&[
+                "run",
+                "judges.d/dependensee",
+                "--heuristic",
+                "--shard",
+                &shard,
+                "--defer-whole",
+                "--results",
+                text(&outputs),
+                "--out",
+                text(&out),
+            ]);
+            assert_eq!(
+                run.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            out
+        })
+        .collect();
+    std::fs::remove_dir_all(&outputs).unwrap();
+    let (code, err) = merge(&[&p[0], &p[1]], tmp.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("need the inputs the shards read"), "{err}");
+}
+
+#[test]
+fn validate_and_plan_say_per_judge_which_part_it_is() {
+    let validate = caldera(&[
+        "validate",
+        "--no-data",
+        "--parts",
+        "judges.d/trivy",
+        "judges.d/dotcover",
+    ]);
+    assert_eq!(validate.status.code(), Some(0));
+    let listed = String::from_utf8_lossy(&validate.stdout).into_owned();
+    insta::assert_snapshot!("validate_parts_trivy_dotcover", listed);
+    let plan = caldera(&["plan", "--parts", "judges.d/trivy", "--no-cache"]);
+    let planned = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        planned.starts_with(&listed[..listed.find("parts of suite `dotcover`").unwrap()]),
+        "plan --parts prints the same parts: {planned}"
+    );
+}
