@@ -108,7 +108,13 @@ fn the_xargs_recipe_merges_to_the_single_run_of_the_trivy_suite() {
         .output()
         .unwrap();
     let single = Command::new("caldera")
-        .args(["run", "judges.d/trivy", "--heuristic", "--out", "single.json"])
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--heuristic",
+            "--out",
+            "single.json",
+        ])
         .current_dir(root)
         .env("PATH", &path)
         .env("NO_COLOR", "1")
@@ -118,7 +124,12 @@ fn the_xargs_recipe_merges_to_the_single_run_of_the_trivy_suite() {
     // Three partial results, one per shard, then the merge.
     for k in 1..=3 {
         let part = read_json(&root.join(format!("parts/{k}.json")));
-        assert_eq!(part["format"], "caldera-partial/1", "{}", described(&recipe));
+        assert_eq!(
+            part["format"],
+            "caldera-partial/1",
+            "{}",
+            described(&recipe)
+        );
     }
     assert_eq!(
         recipe.status.code(),
