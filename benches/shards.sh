@@ -20,7 +20,7 @@
 # another build, e.g. one from before streaming. --dir DIR puts the data under DIR
 # (default: a fresh folder under target/bench/); it needs G + 5 GB free. Memory: a run
 # that does not stream holds about 2x its input, so choose a --gb that fits when the
-# build measured does not stream (a shard reads its own repos' documents only).
+# build measured does not stream (and shard 1 reads every document for the data check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
