@@ -384,10 +384,7 @@ type Parsed = Result<(Doc, u64, Option<String>), Diagnostic>;
 
 /// Every file parsed, over the cores; with [`ReadRules::keep`], a document not kept is
 /// dropped on its worker and comes back as its id alone.
-fn parse_parallel(
-    files: &[(PathBuf, String)],
-    rules: &ReadRules<'_>,
-) -> Vec<Parsed> {
+fn parse_parallel(files: &[(PathBuf, String)], rules: &ReadRules<'_>) -> Vec<Parsed> {
     crate::par::map(files, |(f, fallback)| {
         let (doc, bytes) = parse_json_file_as(f, rules.json)?;
         let Some(keep) = rules.keep else {

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, evaluate};
-use crate::load::inputs::{Inputs, Overrides, load_inputs, load_inputs_keeping};
+use crate::load::inputs::{Inputs, Overrides, load_case_inputs, load_inputs, load_inputs_keeping};
 use crate::load::parts::{Part, Parts, classify};
 use crate::load::suite::Suite;
 use crate::run::context::{build_context, evidence_error, suite_evidence};
@@ -562,10 +562,13 @@ fn stub_context(suite: &Suite, first: &Partial) -> Context {
 }
 
 /// The inputs a merge with deferred whole parts reads: the shards' own, which must still
-/// list the same repos in the same order.
+/// list the same repos in the same order. The folders a partial names are held to the
+/// project as a suite's own are (the partial, not the user, names them here), unless the
+/// merge is told `--allow-outside-root`.
 fn whole_inputs(suite: &Suite, first: &Partial) -> Result<Inputs, Vec<Diagnostic>> {
     let deferred = first.deferred.join(", ");
-    let inputs = load_inputs(suite, &first.overrides.to_overrides()).map_err(|mut d| {
+    let overrides = first.overrides.to_overrides();
+    let inputs = load_case_inputs(suite, &overrides).map_err(|mut d| {
         d.push(Diagnostic::error(
             Code::MissingPath,
             format!("merge: the whole parts left to the merge ({deferred}) need the inputs the shards read, and they cannot be read here"),

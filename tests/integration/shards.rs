@@ -267,8 +267,13 @@ fn trivy_shards(dir: &Path, n: u32) -> Vec<PathBuf> {
 }
 
 fn merge(partials: &[&Path], dir: &Path) -> (Option<i32>, String) {
+    merge_with(partials, dir, &[])
+}
+
+fn merge_with(partials: &[&Path], dir: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let out = dir.join("merged.json");
     let mut args = vec!["merge", "--out", text(&out)];
+    args.extend_from_slice(extra);
     args.extend(partials.iter().map(|p| text(p)));
     let run = caldera(&args);
     (
@@ -377,7 +382,8 @@ fn shard_refuses_a_whole_judge_without_defer_whole_and_says_why() {
 }
 
 #[test]
-fn merge_with_deferred_whole_parts_refuses_when_the_inputs_are_gone() {
+fn merge_with_deferred_whole_parts_reads_only_inside_the_project_unless_told_and_refuses_when_the_inputs_are_gone()
+ {
     let tmp = tempfile::tempdir().unwrap();
     let outputs = tmp.path().join("outputs");
     copy_dir(&root().join("ground-truth/dependensee/outputs"), &outputs);
@@ -406,8 +412,15 @@ fn merge_with_deferred_whole_parts_refuses_when_the_inputs_are_gone() {
             out
         })
         .collect();
-    std::fs::remove_dir_all(&outputs).unwrap();
+    // The folder the partials name is outside the project: read only when told.
     let (code, err) = merge(&[&p[0], &p[1]], tmp.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("outside"), "{err}");
+    let (code, err) = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
+    assert_eq!(code, Some(0), "{err}");
+
+    std::fs::remove_dir_all(&outputs).unwrap();
+    let (code, err) = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("need the inputs the shards read"), "{err}");
 }
