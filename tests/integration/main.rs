@@ -46,6 +46,7 @@ mod parity;
 mod pipeline_pin;
 mod plan;
 mod readme;
+mod recipes;
 mod report_browser;
 mod report_injection;
 mod report_scale;
