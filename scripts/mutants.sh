@@ -39,11 +39,18 @@ TARGETS[llm]='--lib'
 FILES[exit]='engine/cli/run.rs'
 TARGETS[exit]='--lib'
 RE[exit]='exit_of|gate'
-# The selectors and the built-ins whose numbers judges score with: detection metrics,
-# whole-number counts, mean, median and standard deviation.
-FILES[builtins]='engine/evidence/select.rs engine/evidence/builtins/detection.rs engine/evidence/builtins/stats.rs'
+# The selectors, the bounded operators and every built-in of the evidence language
+# (detection metrics, counts, statistics, matching, rounding, ranges, patterns...).
+FILES[builtins]='engine/evidence/select.rs engine/evidence/operators.rs engine/evidence/builtins/*.rs'
 TARGETS[builtins]='--lib'
-ORDER=(verdict reply score llm exit stats builtins)
+# The evaluator: the interpreted and the fast path, the compiled plan, scopes and the
+# bounds on time and memory.
+FILES[evaluator]='engine/evidence/eval.rs engine/evidence/fastpath.rs engine/evidence/compiled.rs engine/evidence/plan.rs engine/evidence/scope.rs engine/evidence/limits.rs'
+TARGETS[evaluator]='--lib'
+# The loader's input reading: documents (JSON, YAML, JSONL), the lenient reader, patterns.
+FILES[inputs]='engine/load/inputs.rs engine/load/documents.rs engine/load/lenient.rs engine/load/patterns.rs'
+TARGETS[inputs]='--lib'
+ORDER=(verdict reply score llm exit stats builtins evaluator inputs)
 
 command -v cargo-mutants >/dev/null || {
     echo "cargo-mutants is not installed: cargo install --locked cargo-mutants" >&2

@@ -474,6 +474,8 @@ mod tests {
             "(1, 2) + (3,)",
             "s + s",
             "true + 1",
+            "true + true",
+            "f + none",
             "s + n",
             "missing + 1",
         ] {
@@ -489,5 +491,45 @@ mod tests {
                 .map_err(|e| e.kind());
             assert_eq!(got, want, "{src}");
         }
+    }
+
+    #[test]
+    fn operators_inside_lists_tuples_and_maps_are_bounded_too() {
+        assert_eq!(bounded_expression("[a ~ b]"), "[__caldera_concat(a , b)]");
+        assert_eq!(
+            bounded_expression("(a + b, 1)"),
+            "(__caldera_add(a , b), 1)"
+        );
+    }
+
+    #[test]
+    fn text_of_exactly_the_limit_is_allowed_and_one_byte_more_refused() {
+        let half = "x".repeat(MAX_TEXT_BYTES / 2);
+        // Two strings, by `~` or `+`.
+        let at_limit = joined(&half, &half).map(|v| v.len());
+        assert_eq!(at_limit.ok().flatten(), Some(MAX_TEXT_BYTES));
+        let over = joined(&half, &format!("{half}y"));
+        assert!(over.is_err_and(|e| e.to_string().contains("would be")));
+        // Text and a number, written through the capped writer.
+        let text = Value::from("x".repeat(MAX_TEXT_BYTES - 1));
+        let at_limit = concat(&text, &Value::from(7)).map(|v| v.len());
+        assert_eq!(at_limit.ok().flatten(), Some(MAX_TEXT_BYTES));
+        let text = Value::from("x".repeat(MAX_TEXT_BYTES));
+        assert!(concat(&text, &Value::from(7)).is_err());
+    }
+
+    #[test]
+    fn lists_of_exactly_the_item_limit_add_and_one_item_more_is_refused() {
+        let half = || Value::from(vec![0; MAX_ITEMS / 2]);
+        let at_limit = add(half(), half()).map(|v| v.len());
+        assert_eq!(at_limit.ok().flatten(), Some(MAX_ITEMS));
+        let over = add(half(), Value::from(vec![0; MAX_ITEMS / 2 + 1]));
+        assert!(over.is_err_and(|e| e.to_string().contains("items are more than")));
+    }
+
+    #[test]
+    fn a_list_plus_a_long_string_is_minijinjas_error_not_the_item_limit() {
+        let err = add(Value::from(vec![1]), Value::from("x".repeat(MAX_ITEMS)));
+        assert!(err.is_err_and(|e| !e.to_string().contains("items are more than")));
     }
 }

@@ -200,6 +200,12 @@ mod tests {
             json!({}),
         );
         assert!(msg.contains("table row 1: has no 'label'"), "{msg}");
+        // A label of none is no label: the row would otherwise classify as none.
+        let msg = error(
+            "classify('a', [{'label': none, 'contains': 'a'}])",
+            json!({}),
+        );
+        assert!(msg.contains("table row 0: has no 'label'"), "{msg}");
         let msg = error(
             "classify('a', [{'label': 'x', 'contains': [1]}])",
             json!({}),

@@ -134,6 +134,19 @@ mod tests {
     }
 
     #[test]
+    fn a_range_whose_min_equals_its_max_holds_that_one_number() {
+        assert_eq!(json("3 is within({'min': 3, 'max': 3})", json!({})), "true");
+        assert_eq!(
+            json("4 is within({'min': 3, 'max': 3})", json!({})),
+            "false"
+        );
+        assert_eq!(
+            json("bounds({'min': 2, 'max': 2})", json!({})),
+            r#"{"min":2,"max":2}"#
+        );
+    }
+
+    #[test]
     fn within_defaults_min_zero_max_unbounded() {
         assert_eq!(json("0 is within({})", json!({})), "true");
         assert_eq!(json("-1 is within({'max': 5})", json!({})), "false");

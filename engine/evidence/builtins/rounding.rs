@@ -13,13 +13,14 @@ use minijinja::{Error, Value};
 
 use super::args::{Args, as_f64};
 
-/// More digits than an f64 can carry; Python returns the input unchanged
-/// past this point and so do we.
-const MAX_DIGITS: usize = 20;
+/// CPython's `NDIGITS_MAX` ((53 - (-1021)) * log10(2)): Python returns the input
+/// unchanged past this many digits and so do we. Below it even a tiny number rounds
+/// (`round(1e-30, 20) == 0.0`); the bound also keeps the formatted string short.
+const MAX_DIGITS: usize = 323;
 
 /// Rounds `x` to `digits` decimals with Python's semantics.
 pub(crate) fn py_round(x: f64, digits: usize) -> f64 {
-    if !x.is_finite() || digits >= MAX_DIGITS {
+    if !x.is_finite() || digits > MAX_DIGITS {
         return x;
     }
     // A string printed by `{:.N}` from a finite f64 always parses back.
@@ -120,6 +121,36 @@ mod tests {
     }
 
     #[test]
+    fn tiny_numbers_round_like_python_up_to_323_digits() {
+        // Values checked against CPython 3 `round(x, n)`: Python rounds up to 323
+        // digits and returns its input unchanged only past that.
+        let cases = [
+            (1e-30, 20, 0.0),
+            (1.23456789e-15, 20, 1.23457e-15),
+            (1.5e-20, 20, 2e-20),
+            (2.5e-21, 21, 2e-21),
+            (5e-324, 323, 0.0),
+            (5e-324, 324, 5e-324),
+            (1e-300, 400, 1e-300),
+        ];
+        for (x, digits, want) in cases {
+            assert_eq!(py_round(x, digits), want, "round({x}, {digits})");
+        }
+        assert_eq!(
+            json("pyround(x, 20)", json!({"x": 1.23456789e-15})),
+            "1.23457e-15"
+        );
+    }
+
+    #[test]
+    fn a_huge_digit_count_returns_the_input_without_formatting_it() {
+        // A judge may pass any count: past 323 digits the input comes back as it is,
+        // never a string of that many digits.
+        assert_eq!(py_round(0.1, usize::MAX), 0.1);
+        assert_eq!(json("pyround(0.1, 9000000000000000000)", json!({})), "0.1");
+    }
+
+    #[test]
     fn pct_rounds_like_python() {
         assert_eq!(json("pct(1, 3)", json!({})), "33.3");
         assert_eq!(json("pct(2, 3)", json!({})), "66.7");
@@ -156,6 +187,16 @@ mod tests {
         assert_eq!(json("pyround(2.675, 2)", json!({})), "2.67");
         assert_eq!(json("pyround(7, 2)", json!({})), "7");
         assert_eq!(json("2.675|pyround(digits=1)", json!({})), "2.7");
+    }
+
+    #[test]
+    fn pyround_keeps_a_float_from_9e18_up_where_i64_ends_near() {
+        assert_eq!(
+            json("pyround(x)", json!({"x": 8.9e18})),
+            "8900000000000000000"
+        );
+        assert_eq!(json("pyround(x)", json!({"x": 9.0e18})), "9e+18");
+        assert_eq!(json("pyround(x)", json!({"x": -9.0e18})), "-9e+18");
     }
 
     #[test]
