@@ -10,7 +10,8 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use minijinja::{Environment, UndefinedBehavior};
 
 use crate::doc::Doc;
-use crate::evidence::eval::{Evidence, error_text};
+use crate::evidence::eval::Evidence;
+use crate::evidence::limits::error_text;
 
 /// Builds the environment: custom delimiters, chainable undefined (a missing field deep in
 /// a document reads as undefined instead of failing; using it in arithmetic still fails
@@ -26,6 +27,7 @@ pub fn environment() -> Environment<'static> {
     crate::evidence::builtins::register(&mut env);
     crate::evidence::fastpath::register(&mut env);
     crate::evidence::limits::install(&mut env);
+    crate::evidence::operators::install(&mut env);
     // minijinja's own `divisibleby` panics on a zero divisor (a remainder by zero): a
     // judge file must never be able to crash a run, so the test is replaced.
     env.add_test("divisibleby", divisible_by);

@@ -1,23 +1,20 @@
-//! `caldera run --shard K/N` and `caldera merge PARTIAL...`: a run split by repo over
-//! machines and joined again (see `run::shard`). The shard writes a partial result and
+//! `caldera merge PARTIAL...`: a run split by repo over machines (`caldera run --shard
+//! K/N`, in `cli/run.rs`) joined again (see `run::shard`). The shard writes a partial result and
 //! a short summary; the merge checks the partials belong together, runs the aggregate
 //! phase and then reports and gates exactly as `caldera run` does.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use minijinja::Environment;
 
-use crate::cli::output;
 use crate::cli::report::ReportOptions;
 use crate::cli::run::{RunArgs, finish, parse_score};
 use crate::cli::{Exit, stderr_color};
 use crate::diag::render_text;
 use crate::load::inputs::Overrides;
-use crate::load::suite::Suite;
 use crate::run::RunOptions;
-use crate::run::partial::{self, Partial};
-use crate::run::shard::{self, ShardOptions, ShardSpec};
+use crate::run::partial;
+use crate::run::shard;
 
 /// Arguments of `caldera merge`.
 #[derive(Debug, Args)]
@@ -50,117 +47,6 @@ pub struct MergeArgs {
     /// Project root and confinement.
     #[command(flatten)]
     pub root: crate::cli::RootArgs,
-}
-
-/// `caldera run --shard K/N`: the per-repo phase of the shard's repos, written as a
-/// partial result. Heuristic only; `--judge` and `--repo` would make the shards of one
-/// run disagree, so they are refused with it.
-pub fn run_shard(
-    args: &RunArgs,
-    spec: ShardSpec,
-    env: &Environment<'static>,
-    suite: &Suite,
-    overrides: Overrides,
-) -> Exit {
-    let refused = if !args.heuristic {
-        Some("--shard runs heuristic scoring only: add --heuristic")
-    } else if !args.judges.is_empty() || !args.repos.is_empty() {
-        Some(
-            "--shard splits the whole suite over every repo: --judge and --repo cannot be used with it",
-        )
-    } else if args.baseline.is_some()
-        || !args.report.format.is_empty()
-        || args.report.out_dir.is_some()
-        || args.fail_under.is_some()
-    {
-        Some(
-            "a shard writes a partial result only: reports, baselines and gates belong to `caldera merge`",
-        )
-    } else {
-        None
-    };
-    if let Some(why) = refused {
-        eprintln!("error: {why}");
-        return Exit::Error;
-    }
-    let run_id = crate::run::new_run_id();
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results")
-            .join(&suite.spec.suite)
-            .join(format!("{run_id}.shard-{}-of-{}.json", spec.k, spec.n))
-    });
-    let options = ShardOptions {
-        spec,
-        defer_whole: args.defer_whole,
-        overrides,
-        suite_path: args.suite.clone(),
-        run_id,
-    };
-    let partial = match shard::run_shard(env, suite, &options) {
-        Ok(p) => p,
-        Err(diags) => {
-            eprint!("{}", render_text(&diags, stderr_color()));
-            eprintln!("error: shard {}/{} was not run", spec.k, spec.n);
-            return Exit::Error;
-        }
-    };
-    if out.as_os_str() == "-" {
-        return match partial::to_text(&partial) {
-            Ok(text) => {
-                output::println(&text);
-                Exit::Pass
-            }
-            Err(e) => {
-                eprintln!("error: cannot write the partial result: {e}");
-                Exit::Error
-            }
-        };
-    }
-    if let Err(e) = write_partial(&partial, &out) {
-        eprintln!(
-            "error: cannot write the partial result to {}: {e}",
-            out.display()
-        );
-        return Exit::Error;
-    }
-    print_shard_summary(&partial, &out);
-    Exit::Pass
-}
-
-fn write_partial(partial: &Partial, out: &std::path::Path) -> Result<(), String> {
-    let text = partial::to_text(partial)?;
-    crate::outfile::write_atomic(out, text.as_bytes()).map_err(|e| e.to_string())
-}
-
-/// A few lines: what the shard covered, what it left to the merge, and its errors.
-fn print_shard_summary(p: &Partial, out: &std::path::Path) {
-    if output::quiet() {
-        return;
-    }
-    let mut text = format!(
-        "shard {}/{} of suite `{}`: {} of {} repos, {} per-repo record list(s), {} per-repo judge(s)\n",
-        p.shard,
-        p.shards,
-        p.suite,
-        p.shard_repos.len(),
-        p.repos.len(),
-        p.records.len(),
-        p.units.len()
-    );
-    let errors = shard::unit_errors(p);
-    if errors > 0 {
-        text.push_str(&format!(
-            "  {errors} per-repo verdict(s) in error: `caldera merge` carries them into the result\n"
-        ));
-    }
-    if !p.deferred.is_empty() {
-        text.push_str(&format!(
-            "  left to the merge (--defer-whole): {}\n",
-            p.deferred.join(", ")
-        ));
-    }
-    text.push_str(&format!("  partial result written to {}\n", out.display()));
-    output::print(&text);
 }
 
 /// Runs `caldera merge`.

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use minijinja::Environment;
 
 use crate::cli::output::{self, Dest};
 use crate::cli::report::{ReportOptions, baseline, regression_line, write_all};
@@ -15,7 +16,9 @@ use crate::report;
 use crate::report::model::Report;
 use crate::report::{Format, Input};
 use crate::run::llm::LlmOptions;
+use crate::run::partial::{self, Partial};
 use crate::run::result::{Decision, FAIL, Gate, NO_SCORE, RunResult};
+use crate::run::shard::{self, ShardOptions, ShardSpec};
 use crate::run::{Run, RunError, RunOptions, ScoreSource};
 
 /// `--provider` values.
@@ -281,7 +284,7 @@ pub fn execute(args: RunArgs) -> Exit {
         return Exit::Error;
     }
     if let Some(spec) = args.shard {
-        return crate::cli::merge::run_shard(&args, spec, &env, &suite, overrides);
+        return run_shard(&args, spec, &env, &suite, overrides);
     }
     // One id names the result and, in LLM mode, the interaction log beside it, before
     // the run starts writing either.
@@ -327,6 +330,117 @@ pub fn execute(args: RunArgs) -> Exit {
 
 /// The options of an LLM run: the interaction log goes beside the result unless `--log`
 /// says where (its folder is created). `None` when that folder cannot be made.
+/// `caldera run --shard K/N`: the per-repo phase of the shard's repos, written as a
+/// partial result. Heuristic only; `--judge` and `--repo` would make the shards of one
+/// run disagree, so they are refused with it.
+pub fn run_shard(
+    args: &RunArgs,
+    spec: ShardSpec,
+    env: &Environment<'static>,
+    suite: &Suite,
+    overrides: Overrides,
+) -> Exit {
+    let refused = if !args.heuristic {
+        Some("--shard runs heuristic scoring only: add --heuristic")
+    } else if !args.judges.is_empty() || !args.repos.is_empty() {
+        Some(
+            "--shard splits the whole suite over every repo: --judge and --repo cannot be used with it",
+        )
+    } else if args.baseline.is_some()
+        || !args.report.format.is_empty()
+        || args.report.out_dir.is_some()
+        || args.fail_under.is_some()
+    {
+        Some(
+            "a shard writes a partial result only: reports, baselines and gates belong to `caldera merge`",
+        )
+    } else {
+        None
+    };
+    if let Some(why) = refused {
+        eprintln!("error: {why}");
+        return Exit::Error;
+    }
+    let run_id = crate::run::new_run_id();
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results")
+            .join(&suite.spec.suite)
+            .join(format!("{run_id}.shard-{}-of-{}.json", spec.k, spec.n))
+    });
+    let options = ShardOptions {
+        spec,
+        defer_whole: args.defer_whole,
+        overrides,
+        suite_path: args.suite.clone(),
+        run_id,
+    };
+    let partial = match shard::run_shard(env, suite, &options) {
+        Ok(p) => p,
+        Err(diags) => {
+            eprint!("{}", render_text(&diags, stderr_color()));
+            eprintln!("error: shard {}/{} was not run", spec.k, spec.n);
+            return Exit::Error;
+        }
+    };
+    if out.as_os_str() == "-" {
+        return match partial::to_text(&partial) {
+            Ok(text) => {
+                output::println(&text);
+                Exit::Pass
+            }
+            Err(e) => {
+                eprintln!("error: cannot write the partial result: {e}");
+                Exit::Error
+            }
+        };
+    }
+    if let Err(e) = write_partial(&partial, &out) {
+        eprintln!(
+            "error: cannot write the partial result to {}: {e}",
+            out.display()
+        );
+        return Exit::Error;
+    }
+    print_shard_summary(&partial, &out);
+    Exit::Pass
+}
+
+fn write_partial(partial: &Partial, out: &std::path::Path) -> Result<(), String> {
+    let text = partial::to_text(partial)?;
+    crate::outfile::write_atomic(out, text.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// A few lines: what the shard covered, what it left to the merge, and its errors.
+fn print_shard_summary(p: &Partial, out: &std::path::Path) {
+    if output::quiet() {
+        return;
+    }
+    let mut text = format!(
+        "shard {}/{} of suite `{}`: {} of {} repos, {} per-repo record list(s), {} per-repo judge(s)\n",
+        p.shard,
+        p.shards,
+        p.suite,
+        p.shard_repos.len(),
+        p.repos.len(),
+        p.records.len(),
+        p.units.len()
+    );
+    let errors = shard::unit_errors(p);
+    if errors > 0 {
+        text.push_str(&format!(
+            "  {errors} per-repo verdict(s) in error: `caldera merge` carries them into the result\n"
+        ));
+    }
+    if !p.deferred.is_empty() {
+        text.push_str(&format!(
+            "  left to the merge (--defer-whole): {}\n",
+            p.deferred.join(", ")
+        ));
+    }
+    text.push_str(&format!("  partial result written to {}\n", out.display()));
+    output::print(&text);
+}
+
 fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions> {
     let log = args
         .log

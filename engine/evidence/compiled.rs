@@ -6,7 +6,7 @@ use std::sync::Arc;
 use minijinja::Expression;
 use minijinja::value::Value;
 
-use crate::evidence::eval::error_text;
+use crate::evidence::limits::error_text;
 
 /// One expression as the judge wrote it, with its compiled form.
 ///

@@ -7,6 +7,7 @@ use minijinja::{Environment, Expression, Template};
 
 use crate::doc::Doc;
 use crate::evidence::compiled::Expr;
+use crate::evidence::limits::error_text;
 use crate::evidence::operators::{bounded_expression, bounded_template};
 use crate::evidence::plan::{RecordsPlan, ValuePlan, is_empty};
 use crate::evidence::scope::NameStack;
@@ -102,24 +103,6 @@ pub fn render_text(
     env.template_from_str(&bounded_template(text))
         .and_then(|t| crate::evidence::limits::render(&t, scope))
         .map_err(|e| error_text(&e))
-}
-
-/// Formats a minijinja error as one line (kind, detail, no debug dump).
-pub fn error_text(err: &minijinja::Error) -> String {
-    if err.kind() == minijinja::ErrorKind::OutOfFuel {
-        return crate::evidence::limits::out_of_fuel_message();
-    }
-    let mut text = match err.detail() {
-        Some(detail) => format!("{}: {detail}", err.kind()),
-        None => err.kind().to_string(),
-    };
-    let mut source = std::error::Error::source(err);
-    while let Some(inner) = source {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    text
 }
 
 /// Watches an evaluation: every expression with the names it is evaluated with, every

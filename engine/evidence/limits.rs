@@ -34,7 +34,9 @@ pub const MAX_ITEMS: usize = 1_000_000;
 /// together (each outer item runs its nested lists again, so their work multiplies).
 pub const MAX_NESTED_RECORDS: usize = 1_000_000;
 
-/// Turns fuel on and replaces the multiplying filters by bounded ones.
+/// Turns fuel on and replaces the multiplying filters by bounded ones. The bounded
+/// operators are installed beside it (`operators::install`), since they use the limits
+/// defined here.
 pub fn install(env: &mut Environment<'_>) {
     env.set_fuel(Some(FUEL));
     env.add_filter("join", join);
@@ -43,7 +45,6 @@ pub fn install(env: &mut Environment<'_>) {
     env.add_filter("batch", batch);
     env.add_filter("slice", slice);
     env.add_filter("format", format);
-    crate::evidence::operators::install(env);
 }
 
 /// The message for an evaluation that ran out of fuel, in the user's words.
@@ -52,6 +53,24 @@ pub fn out_of_fuel_message() -> String {
         "evaluation stopped after {FUEL} steps: a loop, recursion or macro does too much work \
          (every expression and template must finish within that many steps)"
     )
+}
+
+/// Formats a minijinja error as one line (kind, detail, no debug dump).
+pub fn error_text(err: &minijinja::Error) -> String {
+    if err.kind() == minijinja::ErrorKind::OutOfFuel {
+        return out_of_fuel_message();
+    }
+    let mut text = match err.detail() {
+        Some(detail) => format!("{}: {detail}", err.kind()),
+        None => err.kind().to_string(),
+    };
+    let mut source = std::error::Error::source(err);
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
 }
 
 fn too_long(what: &str, bytes: usize) -> Error {

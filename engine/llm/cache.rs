@@ -27,6 +27,7 @@ use crate::spec::verdict_format::{NumberKind, VerdictFormat};
 use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
 
 use super::bounded::{Refusal, read_regular_file};
+pub use super::writer::CacheError;
 use super::writer::{WRITER_THREADS, Writer};
 
 /// How the cache is used.
@@ -59,19 +60,6 @@ impl CacheMode {
     pub fn writes(self) -> bool {
         matches!(self, CacheMode::On | CacheMode::Refresh)
     }
-}
-
-/// Cache I/O failures (a corrupt entry is a miss, not an error).
-#[derive(Debug, thiserror::Error)]
-pub enum CacheError {
-    /// Reading or writing the cache directory failed.
-    #[error("cache {path}: {source}")]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
 }
 
 /// Everything that decides a reply.

@@ -17,7 +17,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
 
-use super::cache::CacheError;
+/// Cache I/O failures (a corrupt entry is a miss, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// Reading or writing the cache directory failed.
+    #[error("cache {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
 
 /// Threads that write entries.
 pub const WRITER_THREADS: usize = 8;

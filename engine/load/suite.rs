@@ -7,7 +7,7 @@ use minijinja::Environment;
 
 use crate::diag::{Code, Diagnostic};
 use crate::load::confine::{Confinement, RootOptions, glob_base};
-use crate::load::judge::{Checker, JudgePlan, load_judge};
+use crate::load::judge::{Checker, DEFAULT_PASS_THRESHOLD, JudgePlan, load_judge};
 use crate::load::names::Known;
 use crate::load::yaml::{self, KeyIndex};
 use crate::spec::suite::{DecisionRow, SuiteSpec};
@@ -83,9 +83,6 @@ impl Suite {
         crate::verdict::combine::SuiteWeights::of(self.judges.iter().map(|j| &j.spec))
     }
 }
-
-/// Default `pass_threshold`: the framework's WEAK_PASS line.
-pub const DEFAULT_PASS_THRESHOLD: f64 = 3.0;
 
 /// Default `model`.
 pub const DEFAULT_MODEL: &str = "sonnet";

@@ -5,9 +5,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::report::model::RESULT_FORMAT;
 use crate::report::{Input, Reporter};
 use crate::run::result::RunResult;
+
+/// The result format this caldera writes and reads. A document without the field was
+/// written before it existed and has the same shape (format 1).
+pub const RESULT_FORMAT: u32 = 1;
 
 /// The default result path: `results/<suite>/<run id>.json` under the current folder.
 pub fn default_path(result: &RunResult) -> PathBuf {

@@ -13,11 +13,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::diag::{Code, Diagnostic, Span};
+use crate::report::json::RESULT_FORMAT;
 use crate::run::result::RunResult;
-
-/// The result format this caldera writes and reads. A document without the field was
-/// written before it existed and has the same shape (format 1).
-pub const RESULT_FORMAT: u32 = 1;
 
 /// Result files larger than this are refused rather than read into memory.
 pub const MAX_RESULT_BYTES: u64 = 512 * 1024 * 1024;

@@ -11,7 +11,7 @@ use crate::evidence::compiled::Expr;
 use crate::evidence::eval::{Evidence, render_text};
 use crate::evidence::plan::condition_source;
 use crate::spec::judge::{Band, Computed, HeuristicSpec, RecommendationSpec};
-use crate::verdict::types::Scoring;
+use crate::verdict::scoring::Scoring;
 
 /// The outcome of a heuristic (written into partial results as it is).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

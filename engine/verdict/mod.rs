@@ -9,4 +9,5 @@ pub mod panel;
 pub mod repeat;
 pub mod reply;
 pub mod schema;
+pub mod scoring;
 pub mod types;

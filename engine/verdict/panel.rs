@@ -13,7 +13,7 @@ use crate::score::agreement::{
 };
 use crate::spec::suite::Consensus;
 use crate::verdict::heuristic::HeuristicOutcome;
-use crate::verdict::types::Scoring;
+use crate::verdict::scoring::Scoring;
 
 /// The 1-5 scale, in order (for weighted kappas and ordinal alpha).
 const SCALE: [i64; 5] = [1, 2, 3, 4, 5];

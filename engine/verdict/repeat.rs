@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::verdict::types::Scoring;
+use crate::verdict::scoring::Scoring;
 
 /// One unit and model's scores across repeats.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::doc::Doc;
 use crate::verdict::panel::DimensionPanel;
 use crate::verdict::repeat::Repeats;
+pub use crate::verdict::scoring::{ModelScore, Scoring};
 
 /// Whether a verdict carries a score.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -85,36 +86,6 @@ pub struct AssertionFailure {
     /// field, else its position.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item: Option<String>,
-}
-
-/// A score and what explains it, before assertions and weights.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Scoring {
-    /// 1-5.
-    pub score: i64,
-    /// 0..1.
-    pub confidence: f64,
-    /// Why.
-    pub reasoning: String,
-    /// Evidence points.
-    pub evidence_cited: Vec<String>,
-    /// Improvements.
-    pub recommendations: Vec<String>,
-    /// Sub-dimension scores.
-    pub sub_scores: IndexMap<String, i64>,
-    /// The model's raw reply (LLM mode).
-    pub raw_response: String,
-    /// The score as the model gave it, on its own scale (LLM mode).
-    pub model_score: Option<ModelScore>,
-}
-
-/// A model's score before it was mapped onto 1-5: kept so a 2/10 is visible as such.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ModelScore {
-    /// The score read from the reply.
-    pub score: f64,
-    /// The judge's declared scale, `[min, max]`.
-    pub scale: [f64; 2],
 }
 
 /// One repo's verdict within a per-repo judge.

@@ -89,6 +89,20 @@ fn splice(item: Value, depth: Option<usize>, out: &mut Vec<Value>) {
     }
 }
 
+/// `tag(items, label)`: each item paired with `label`, as `[label, item]`, so a record
+/// list over the pairs still knows where each item came from (e.g. its repo). Same
+/// result as `([label] * (items | length)) | zip(items)`, built natively.
+pub(crate) fn tag(raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let args = Args::bind("tag", &["items", "label"], 2, raw)?;
+    let label = crate::doc::Doc::from_value(&args.raw(1));
+    let pairs: Vec<crate::doc::Doc> = args
+        .items(0)?
+        .iter()
+        .map(|item| crate::doc::Doc::from(vec![label.clone(), crate::doc::Doc::from_value(item)]))
+        .collect();
+    Ok(crate::doc::Doc::from(pairs).to_value())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{error, json, json_lazy};
@@ -132,20 +146,6 @@ mod tests {
             "{msg}"
         );
     }
-}
-
-/// `tag(items, label)`: each item paired with `label`, as `[label, item]`, so a record
-/// list over the pairs still knows where each item came from (e.g. its repo). Same
-/// result as `([label] * (items | length)) | zip(items)`, built natively.
-pub(crate) fn tag(raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
-    let args = Args::bind("tag", &["items", "label"], 2, raw)?;
-    let label = crate::doc::Doc::from_value(&args.raw(1));
-    let pairs: Vec<crate::doc::Doc> = args
-        .items(0)?
-        .iter()
-        .map(|item| crate::doc::Doc::from(vec![label.clone(), crate::doc::Doc::from_value(item)]))
-        .collect();
-    Ok(crate::doc::Doc::from(pairs).to_value())
 }
 
 #[cfg(test)]

@@ -28,6 +28,10 @@ use crate::verdict::assertions::AssertionPlan;
 use crate::verdict::heuristic::HeuristicPlan;
 use crate::verdict::reply::{CompiledFormat, FormatError, SharedFormat};
 
+/// Default `pass_threshold`: the framework's WEAK_PASS line. The suite loader and
+/// the judge loader both fall back to it; it lives here, below the suite loader.
+pub const DEFAULT_PASS_THRESHOLD: f64 = 3.0;
+
 /// A judge ready to run.
 #[derive(Debug, Clone)]
 pub struct JudgePlan {
@@ -163,9 +167,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
         .iter()
         .map(|a| AssertionPlan::new(a, &mut compile))
         .collect();
-    let pass_threshold = spec
-        .pass_threshold
-        .unwrap_or(crate::load::suite::DEFAULT_PASS_THRESHOLD);
+    let pass_threshold = spec.pass_threshold.unwrap_or(DEFAULT_PASS_THRESHOLD);
     let (reasoning, max_tokens) = match (&spec.reasoning, &checker.reasoning) {
         (Some(own), _) => match crate::load::reasoning::resolve(own) {
             Ok((r, max)) => (Some(r), max),
@@ -794,7 +796,7 @@ impl<'a> JudgeCx<'a> {
                     Code::TemplateSyntax,
                     format!(
                         "template does not compile: {}",
-                        crate::evidence::eval::error_text(&e)
+                        crate::evidence::limits::error_text(&e)
                     ),
                 );
                 let d = self.diag(d, path);

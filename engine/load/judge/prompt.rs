@@ -107,7 +107,7 @@ impl JudgeCx<'_> {
                     Code::TemplateSyntax,
                     format!(
                         "prompt template does not compile: {}",
-                        crate::evidence::eval::error_text(&e)
+                        crate::evidence::limits::error_text(&e)
                     ),
                 )
                 .in_file(&canonical)
