@@ -284,6 +284,26 @@ fn json_error(path: &Path, bytes: &[u8], e: &serde_json::Error) -> Diagnostic {
 /// collected. With `skip_unreadable`, files that cannot be read or parsed are returned as
 /// skipped instead.
 pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diagnostic>> {
+    read_folder_in_chunks(dir, rules, None)
+}
+
+/// What a streaming read does with each chunk of documents: it is given them (file
+/// order, duplicates and skipped files left out) and gives back what the folder keeps
+/// of them, their contents usually dropped.
+pub type Sink<'a> = &'a mut dyn FnMut(Vec<Document>) -> Vec<Document>;
+
+/// Files parsed at once by a streaming read: enough to keep every core busy, few enough
+/// that the chunk's documents are a small part of the input.
+pub const STREAM_CHUNK: usize = 32;
+
+/// [`read_folder`], handing the documents to `sink` [`STREAM_CHUNK`] files at a time
+/// when one is given (one chunk of every file otherwise), so a caller can compute what
+/// it needs from a chunk and drop it before the next is parsed.
+pub fn read_folder_in_chunks(
+    dir: &Path,
+    rules: &ReadRules<'_>,
+    mut sink: Option<Sink<'_>>,
+) -> Result<Folder, Vec<Diagnostic>> {
     let files = list_documents(dir, rules.run_file).map_err(|d| vec![d])?;
     if let Some(confinement) = rules.confine {
         let outside: Vec<Diagnostic> = files
@@ -295,53 +315,105 @@ pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diag
             return Err(outside);
         }
     }
-    let parsed = parse_parallel(&files, rules);
-    let mut folder = Folder::default();
-    let mut errors = Vec::new();
-    let mut seen: IndexMap<String, PathBuf> = IndexMap::new();
-    for ((file, fallback), result) in files.into_iter().zip(parsed) {
-        let (doc, bytes, known) = match result {
-            Ok(d) => d,
-            Err(e) if rules.skip_unreadable => {
-                folder.skipped.push(Skipped { file, reason: e });
-                continue;
-            }
-            Err(e) => {
-                errors.push(e);
-                continue;
-            }
+    let size = if sink.is_some() {
+        STREAM_CHUNK
+    } else {
+        files.len().max(1)
+    };
+    let mut accepting = Accepting::default();
+    for chunk in files.chunks(size) {
+        let parsed = parse_parallel(chunk, rules);
+        let docs = accepting.chunk(chunk, parsed, rules);
+        let kept = match sink.as_mut() {
+            Some(sink) => sink(docs),
+            None => docs,
         };
-        let id = known.unwrap_or_else(|| repo_id(&doc, rules.key).unwrap_or(fallback));
-        if let Some(first) = seen.get(&id) {
-            errors.push(
-                Diagnostic::error(
-                    Code::DuplicateRepo,
-                    format!(
-                        "two files name the repo `{id}`: {} and {}",
-                        crate::diag::display_path(first),
-                        crate::diag::display_path(&file)
-                    ),
-                )
-                .in_file(&file)
-                .help("each repo must appear once; remove one file or give it its own id"),
-            );
-            continue;
-        }
-        seen.insert(id.clone(), file.clone());
-        let (doc, unwrapped) = unwrap(doc, rules.unwrap);
-        folder.docs.push(Document {
-            id,
-            doc,
-            file,
-            unwrapped,
-            bytes,
-        });
+        accepting.folder.docs.extend(kept);
     }
+    let Accepting { folder, errors, .. } = accepting;
     if errors.is_empty() {
         Ok(folder)
     } else {
         Err(errors)
     }
+}
+
+/// The documents of a folder read so far, with the problems found and the ids seen (a
+/// repo named twice is an error wherever the second file is).
+#[derive(Default)]
+struct Accepting {
+    folder: Folder,
+    errors: Vec<Diagnostic>,
+    seen: IndexMap<String, PathBuf>,
+}
+
+impl Accepting {
+    /// The documents of one chunk of parsed files; the chunk's unreadable files and
+    /// duplicate ids go to the folder's skipped files and errors.
+    fn chunk(
+        &mut self,
+        files: &[(PathBuf, String)],
+        parsed: Vec<Parsed>,
+        rules: &ReadRules<'_>,
+    ) -> Vec<Document> {
+        let mut docs = Vec::new();
+        for ((file, fallback), result) in files.iter().zip(parsed) {
+            let file = file.clone();
+            let (doc, bytes, known) = match result {
+                Ok(d) => d,
+                Err(e) if rules.skip_unreadable => {
+                    self.folder.skipped.push(Skipped { file, reason: e });
+                    continue;
+                }
+                Err(e) => {
+                    self.errors.push(e);
+                    continue;
+                }
+            };
+            let id = known.unwrap_or_else(|| repo_id(&doc, rules.key).unwrap_or(fallback.clone()));
+            if let Some(first) = self.seen.get(&id) {
+                self.errors.push(duplicate_repo(&id, first, &file));
+                continue;
+            }
+            self.seen.insert(id.clone(), file.clone());
+            let (doc, unwrapped) = unwrap(doc, rules.unwrap);
+            docs.push(Document {
+                id,
+                doc,
+                file,
+                unwrapped,
+                bytes,
+            });
+        }
+        docs
+    }
+}
+
+fn duplicate_repo(id: &str, first: &Path, file: &Path) -> Diagnostic {
+    Diagnostic::error(
+        Code::DuplicateRepo,
+        format!(
+            "two files name the repo `{id}`: {} and {}",
+            crate::diag::display_path(first),
+            crate::diag::display_path(file)
+        ),
+    )
+    .in_file(file)
+    .help("each repo must appear once; remove one file or give it its own id")
+}
+
+/// One document read again from its file, as a read with `rules` read it (a streaming
+/// run reads a repo's ground truth when its results come up).
+pub fn reread(document: &Document, rules: &ReadRules<'_>) -> Result<Document, Diagnostic> {
+    let (doc, bytes) = parse_json_file_as(&document.file, rules.json)?;
+    let (doc, unwrapped) = unwrap(doc, rules.unwrap);
+    Ok(Document {
+        id: document.id.clone(),
+        doc,
+        file: document.file.clone(),
+        unwrapped,
+        bytes,
+    })
 }
 
 /// A file of a suite's or case's input folder that resolves outside the project (a

@@ -10,7 +10,8 @@ use indexmap::IndexMap;
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
 use crate::load::documents::{
-    Document, Keep, ReadRules, Skipped, outside_project, parse_json_file_as, read_folder,
+    Document, Keep, ReadRules, Sink, Skipped, outside_project, parse_json_file_as,
+    read_folder_in_chunks, reread,
 };
 use crate::load::suite::Suite;
 use crate::spec::suite::{FolderInput, JsonMode};
@@ -87,6 +88,158 @@ pub fn load_inputs_keeping(
     load(suite, overrides, false, Some(keep))
 }
 
+/// What a streaming read hands its caller, chunk by chunk: a few dozen repos' results
+/// with their ground truth and every named input, in file order.
+pub type ChunkSink<'a> = &'a mut dyn FnMut(&Inputs);
+
+/// [`load_inputs`] a chunk of results at a time: the ground truth is read first (ids
+/// and files only), then each chunk of results is parsed, joined with its repos' ground
+/// truth (read again) and given to `sink`, and its documents dropped. What comes back
+/// is the inputs as [`load_inputs`] reads them, every document `null`; the problems are
+/// the same, in the same order. `sink` is not called once a problem is found before the
+/// results are read.
+pub fn load_inputs_streaming(
+    suite: &Suite,
+    overrides: &Overrides,
+    sink: ChunkSink<'_>,
+) -> Result<Inputs, Vec<Diagnostic>> {
+    let none = |_: &str| false;
+    Streaming {
+        sink,
+        drop_all: &none,
+    }
+    .load(suite, overrides)
+}
+
+/// The documents of `picks` (indices into `shells.results`) read again, with their
+/// ground truth: the inputs a sample of a streamed run is, as if taken from the inputs
+/// read whole (ground truth in file order, everything else as `shells` has it).
+pub fn reread_results(
+    suite: &Suite,
+    shells: &Inputs,
+    picks: &[usize],
+) -> Result<Inputs, Vec<Diagnostic>> {
+    let spec = &suite.spec.inputs;
+    let results: Vec<Document> = picks
+        .iter()
+        .map(|&i| {
+            reread(
+                &shells.results[i],
+                &folder_rules(&spec.results, &spec.unwrap),
+            )
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|d| vec![d])?;
+    let wanted = |id: &str| results.iter().any(|r| r.id == id);
+    let truth = reread_truth(suite, &shells.truth, &wanted)?;
+    Ok(Inputs {
+        results,
+        truth,
+        ..shells.clone()
+    })
+}
+
+/// The ground truth of the repos `wanted` says yes to, read again from the files a
+/// first read found, in file order.
+fn reread_truth(
+    suite: &Suite,
+    shells: &[Document],
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Document>, Vec<Diagnostic>> {
+    let spec = &suite.spec.inputs;
+    let plain = FolderInput::plain("");
+    let input = spec.ground_truth.as_ref().unwrap_or(&plain);
+    let rules = folder_rules(input, &spec.unwrap_truth);
+    shells
+        .iter()
+        .filter(|t| wanted(&t.id))
+        .map(|t| reread(t, &rules))
+        .collect::<Result<_, _>>()
+        .map_err(|d| vec![d])
+}
+
+/// What reading one file of `input` again needs (its id is known).
+fn folder_rules<'a>(input: &FolderInput, unwrap: &'a [String]) -> ReadRules<'a> {
+    ReadRules {
+        key: &[],
+        unwrap,
+        json: input.json,
+        skip_unreadable: false,
+        run_file: None,
+        confine: None,
+        keep: None,
+    }
+}
+
+/// A streaming read: where chunks go, and the rule that drops every ground-truth
+/// document on its first read.
+struct Streaming<'s> {
+    sink: ChunkSink<'s>,
+    drop_all: Keep<'s>,
+}
+
+impl Streaming<'_> {
+    /// [`load`] with ground truth and named inputs read first, so each chunk of results
+    /// comes with them; their problems are put back after the results', where a whole
+    /// read reports them.
+    fn load(self, suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
+        let (results_dir, truth_dir) = folders(suite, overrides);
+        let mut read = Reading {
+            keep: Some(self.drop_all),
+            ..Reading::default()
+        };
+        let truth = read.truth(suite, overrides, truth_dir.as_deref());
+        let truth_problems = read.take_problems();
+        read.unknown_overrides(suite, overrides);
+        let named = read.named(suite, overrides);
+        let named_problems = read.take_problems();
+        read.keep = None;
+        let clean = truth_problems.0.is_empty() && named_problems.0.is_empty();
+        let mut failed = Vec::new();
+        let mut chunk = |docs: Vec<Document>| {
+            // The kept repos' documents move to the chunk; their shells stay in place.
+            let mut shells = docs;
+            let mut kept = Vec::new();
+            for d in &mut shells {
+                if overrides.repos.is_empty() || overrides.repos.contains(&d.id) {
+                    let doc = std::mem::replace(&mut d.doc, Doc::Null);
+                    kept.push(Document { doc, ..d.clone() });
+                }
+            }
+            let wanted = |id: &str| kept.iter().any(|r| r.id == id);
+            // Once a chunk failed, the rest are only read for their problems.
+            if failed.is_empty() && !kept.is_empty() {
+                match reread_truth(suite, &truth, &wanted) {
+                    Ok(truth) => (self.sink)(&Inputs {
+                        results_dir: results_dir.clone(),
+                        truth_dir: truth_dir.clone(),
+                        results: kept,
+                        truth,
+                        named: named.clone(),
+                        bytes: 0,
+                        skipped: Vec::new(),
+                    }),
+                    Err(e) => failed.extend(e),
+                }
+            }
+            shells_of(shells)
+        };
+        let sink: Option<Sink<'_>> = if clean { Some(&mut chunk) } else { None };
+        let results = read.results(suite, overrides, &results_dir, sink);
+        read.put_back(truth_problems);
+        read.put_back(named_problems);
+        read.errors.extend(failed);
+        finish(
+            suite,
+            overrides,
+            read,
+            (results_dir, truth_dir),
+            (results, truth),
+            named,
+        )
+    }
+}
+
 /// Reads the suite's inputs as a test case names them: the folders and files of
 /// `overrides` come from `case.yaml`, written by whoever wrote the suite, so they are
 /// confined to the project as the suite's own are.
@@ -100,6 +253,28 @@ fn load(
     confine_overrides: bool,
     keep: Option<Keep<'_>>,
 ) -> Result<Inputs, Vec<Diagnostic>> {
+    let (results_dir, truth_dir) = folders(suite, overrides);
+    let mut read = Reading {
+        confine_overrides,
+        keep,
+        ..Reading::default()
+    };
+    let results = read.results(suite, overrides, &results_dir, None);
+    let truth = read.truth(suite, overrides, truth_dir.as_deref());
+    read.unknown_overrides(suite, overrides);
+    let named = read.named(suite, overrides);
+    finish(
+        suite,
+        overrides,
+        read,
+        (results_dir, truth_dir),
+        (results, truth),
+        named,
+    )
+}
+
+/// The results folder and the ground-truth folder, overrides first.
+fn folders(suite: &Suite, overrides: &Overrides) -> (PathBuf, Option<PathBuf>) {
     let spec = &suite.spec.inputs;
     let results_dir = overrides
         .results
@@ -110,40 +285,18 @@ fn load(
             .as_ref()
             .map(|g| suite.dir.join(&g.folder))
     });
-    let mut read = Reading {
-        confine_overrides,
-        keep,
-        ..Reading::default()
-    };
-    let results = read.folder(
-        suite,
-        &results_dir,
-        &spec.results,
-        (&spec.key, &spec.unwrap),
-        ("inputs.results", overrides.results.is_some()),
-    );
-    let truth_overridden = overrides.ground_truth.is_some();
-    // Ground truth may name its repos by other fields than the results do.
-    let truth_key = spec.truth_key.as_deref().unwrap_or(&spec.key);
-    let truth = match (&truth_dir, &spec.ground_truth) {
-        (Some(dir), Some(input)) => read.folder(
-            suite,
-            dir,
-            input,
-            (truth_key, &spec.unwrap_truth),
-            ("inputs.ground_truth", truth_overridden),
-        ),
-        (Some(dir), None) => read.folder(
-            suite,
-            dir,
-            &FolderInput::plain(""),
-            (truth_key, &spec.unwrap_truth),
-            ("inputs.ground_truth", truth_overridden),
-        ),
-        (None, _) => Vec::new(),
-    };
-    read.unknown_overrides(suite, overrides);
-    let named = read.named(suite, overrides);
+    (results_dir, truth_dir)
+}
+
+/// The inputs from what was read, or every problem found.
+fn finish(
+    suite: &Suite,
+    overrides: &Overrides,
+    read: Reading<'_>,
+    (results_dir, truth_dir): (PathBuf, Option<PathBuf>),
+    (results, truth): (Vec<Document>, Vec<Document>),
+    named: IndexMap<String, Doc>,
+) -> Result<Inputs, Vec<Diagnostic>> {
     let Reading {
         errors, skipped, ..
     } = read;
@@ -151,7 +304,7 @@ fn load(
         return Err(errors);
     }
     let (results, truth) = keep_repos(results, truth, &overrides.repos)?;
-    if results.is_empty() && !spec.allow_empty {
+    if results.is_empty() && !suite.spec.inputs.allow_empty {
         return Err(vec![nothing_to_judge(&results_dir)]);
     }
     let bytes = results.iter().chain(&truth).map(|d| d.bytes).sum();
@@ -164,6 +317,16 @@ fn load(
         bytes,
         skipped,
     })
+}
+
+/// Documents with their contents dropped: id, file and size stay.
+fn shells_of(docs: Vec<Document>) -> Vec<Document> {
+    docs.into_iter()
+        .map(|d| Document {
+            doc: Doc::Null,
+            ..d
+        })
+        .collect()
 }
 
 /// What reading the inputs collected besides documents: every problem, so all are
@@ -179,6 +342,60 @@ struct Reading<'k> {
 }
 
 impl Reading<'_> {
+    /// The results folder's documents, handed to `sink` chunk by chunk when one is given.
+    fn results(
+        &mut self,
+        suite: &Suite,
+        overrides: &Overrides,
+        dir: &Path,
+        sink: Option<Sink<'_>>,
+    ) -> Vec<Document> {
+        let spec = &suite.spec.inputs;
+        self.folder(
+            suite,
+            dir,
+            &spec.results,
+            (&spec.key, &spec.unwrap),
+            ("inputs.results", overrides.results.is_some()),
+            sink,
+        )
+    }
+
+    /// The ground-truth folder's documents (none without a folder).
+    fn truth(&mut self, suite: &Suite, overrides: &Overrides, dir: Option<&Path>) -> Vec<Document> {
+        let spec = &suite.spec.inputs;
+        let overridden = overrides.ground_truth.is_some();
+        // Ground truth may name its repos by other fields than the results do.
+        let truth_key = spec.truth_key.as_deref().unwrap_or(&spec.key);
+        let plain = FolderInput::plain("");
+        let Some(dir) = dir else {
+            return Vec::new();
+        };
+        let input = spec.ground_truth.as_ref().unwrap_or(&plain);
+        self.folder(
+            suite,
+            dir,
+            input,
+            (truth_key, &spec.unwrap_truth),
+            ("inputs.ground_truth", overridden),
+            None,
+        )
+    }
+
+    /// The problems and skipped files found so far, taken out (to be put back later).
+    fn take_problems(&mut self) -> (Vec<Diagnostic>, Vec<(String, Skipped)>) {
+        (
+            std::mem::take(&mut self.errors),
+            std::mem::take(&mut self.skipped),
+        )
+    }
+
+    /// Problems taken out by [`Reading::take_problems`], after those found since.
+    fn put_back(&mut self, (errors, skipped): (Vec<Diagnostic>, Vec<(String, Skipped)>)) {
+        self.errors.extend(errors);
+        self.skipped.extend(skipped);
+    }
+
     /// Whether a path read for an input is held to the project: always when the suite
     /// names it, and for an override when a test case named it.
     fn confined(&self, overridden: bool) -> bool {
@@ -194,6 +411,7 @@ impl Reading<'_> {
         input: &FolderInput,
         (id_keys, unwrap): (&[String], &[String]),
         (key, overridden): (&str, bool),
+        sink: Option<Sink<'_>>,
     ) -> Vec<Document> {
         let confine = self.confined(overridden).then_some(&suite.confinement);
         if let Some(c) = confine
@@ -211,7 +429,7 @@ impl Reading<'_> {
             confine,
             keep: self.keep,
         };
-        match read_folder(dir, &rules) {
+        match read_folder_in_chunks(dir, &rules, sink) {
             Ok(folder) => {
                 self.skipped
                     .extend(folder.skipped.into_iter().map(|s| (key.to_owned(), s)));

@@ -11,6 +11,7 @@ pub mod partial;
 pub mod probe;
 pub mod result;
 pub mod shard;
+pub mod stream;
 pub mod units;
 
 use std::time::{Duration, Instant};
@@ -108,6 +109,9 @@ pub fn run(
     source: ScoreSource<'_>,
     options: &RunOptions,
 ) -> Result<Run, RunError> {
+    if stream::streams(suite, source) {
+        return stream::run_streamed(env, suite, options);
+    }
     let mut clock = Clock::start();
     let inputs = load_inputs(suite, &options.overrides)?;
     clock.mark("inputs");
@@ -143,22 +147,47 @@ pub const DATA_CHECK_SAMPLE: usize = 16;
 /// to `caldera validate`, which checks every repo; evaluation errors show on the verdicts
 /// anyway.)
 fn data_check(env: &Environment<'static>, suite: &Suite, inputs: &Inputs) -> Vec<Diagnostic> {
+    let clean = sample_is_clean(env, suite, inputs.results.len(), |size| {
+        Ok(sample(inputs, size))
+    });
+    match clean {
+        Ok(true) => Vec::new(),
+        _ => probe::check_with_data(env, suite, inputs),
+    }
+}
+
+/// Whether one of the growing samples of [`data_check`] over `len` repos shows nothing
+/// (`false` when none does, and every repo must be checked); `sample` gives the sample
+/// of a size.
+fn sample_is_clean(
+    env: &Environment<'static>,
+    suite: &Suite,
+    len: usize,
+    mut sample: impl FnMut(usize) -> Result<Inputs, Vec<Diagnostic>>,
+) -> Result<bool, Vec<Diagnostic>> {
     let mut size = DATA_CHECK_SAMPLE;
-    while size < inputs.results.len() {
-        if probe::check_with_data(env, suite, &sample(inputs, size)).is_empty() {
-            return Vec::new();
+    while size < len {
+        if probe::check_with_data(env, suite, &sample(size)?).is_empty() {
+            return Ok(true);
         }
         size = size.saturating_mul(4);
     }
-    probe::check_with_data(env, suite, inputs)
+    Ok(false)
 }
 
-/// `size` results spread evenly over the inputs (every `len / size`-th, in file order),
-/// with their ground truth and every named input.
+/// The indices of the results a sample of `size` out of `len` takes: every
+/// `len / size`-th, in file order.
+fn sample_picks(len: usize, size: usize) -> Vec<usize> {
+    (0..size).map(|i| i * len / size).collect()
+}
+
+/// `size` results spread evenly over the inputs ([`sample_picks`]), with their ground
+/// truth and every named input.
 fn sample(inputs: &Inputs, size: usize) -> Inputs {
     let len = inputs.results.len();
-    let results: Vec<_> = (0..size)
-        .map(|i| inputs.results[i * len / size].clone())
+    let results: Vec<_> = sample_picks(len, size)
+        .into_iter()
+        .map(|i| inputs.results[i].clone())
         .collect();
     let truth = inputs
         .truth

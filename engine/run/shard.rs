@@ -188,7 +188,7 @@ fn keep_shard(full: Inputs, spec: ShardSpec) -> Inputs {
 
 /// Constant and per-repo suite evidence, then the per-repo judges' units, for the
 /// repos of `inputs`.
-fn per_repo_phase(
+pub(crate) fn per_repo_phase(
     env: &Environment<'static>,
     suite: &Suite,
     parts: &Parts,
@@ -214,7 +214,12 @@ fn per_repo_phase(
                     let (id, records) = repo_records(env, suite, (name, plan), &ctx, item)?;
                     by_repo.insert(id, records);
                 }
-                partial.records.insert(name.clone(), by_repo);
+                // A streaming run comes here once per chunk of repos.
+                partial
+                    .records
+                    .entry(name.clone())
+                    .or_default()
+                    .extend(by_repo);
             }
             Part::Aggregate | Part::Whole(_) => {}
         }
@@ -222,10 +227,11 @@ fn per_repo_phase(
     for (plan, part) in suite.judges.iter().zip(&parts.judges) {
         if *part == Part::PerRepo {
             let units = prepare(env, plan, &ctx);
-            partial.units.insert(
-                plan.spec.dimension.clone(),
-                units.iter().map(to_partial_unit).collect(),
-            );
+            partial
+                .units
+                .entry(plan.spec.dimension.clone())
+                .or_default()
+                .extend(units.iter().map(to_partial_unit));
         }
     }
     Ok(())

@@ -59,6 +59,7 @@ mod scoring_pins;
 mod sdk_requests;
 mod shards;
 mod shared;
+mod streaming;
 mod trivy_parity;
 mod trivy_suite;
 mod truth_key;

@@ -1,0 +1,145 @@
+//! A run that streams: when every judge and piece of suite evidence is per-repo,
+//! aggregate or constant ([`Parts::streamable`]), the results are read a chunk of files
+//! at a time, each chunk's per-repo records and units are computed, and its documents
+//! dropped before the next is parsed; the aggregate phase then runs as `caldera merge`
+//! runs it. A streaming run is every shard in one process: its result is the in-memory
+//! run's, and its memory is bounded by a chunk of repos plus the records, not by the
+//! input.
+//!
+//! Heuristic runs only (an LLM run asks its models about units in memory), and not when
+//! `CALDERA_NO_STREAM` is set: the escape hatch back to reading every document at once.
+//! The data check samples the same repos as an in-memory run does, read again; when a
+//! sample shows something, the check over every repo reads the inputs whole.
+
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+use minijinja::Environment;
+
+use crate::diag::Diagnostic;
+use crate::load::inputs::{Inputs, Overrides, load_inputs, load_inputs_streaming, reread_results};
+use crate::load::parts::classify;
+use crate::load::suite::Suite;
+use crate::run::partial::{Faithful, Partial, PartialOverrides};
+use crate::run::shard::{Checked, merge, per_repo_phase, suite_fingerprint};
+use crate::run::{Phase, Run, RunError, RunOptions, ScoreSource};
+
+/// The environment variable that turns streaming off.
+pub const NO_STREAM_VAR: &str = "CALDERA_NO_STREAM";
+
+/// Whether a run of `suite` scored by `source` streams.
+pub fn streams(suite: &Suite, source: ScoreSource<'_>) -> bool {
+    matches!(source, ScoreSource::Heuristic)
+        && std::env::var_os(NO_STREAM_VAR).is_none_or(|v| v.is_empty())
+        && classify(suite).streamable()
+}
+
+/// Runs a streamable suite chunk by chunk (see the module doc); the caller checked
+/// [`streams`].
+pub fn run_streamed(
+    env: &Environment<'static>,
+    suite: &Suite,
+    options: &RunOptions,
+) -> Result<Run, RunError> {
+    let started = std::time::Instant::now();
+    let parts = classify(suite);
+    let mut partial = empty_partial(suite);
+    let mut failed: Option<Vec<Diagnostic>> = None;
+    let mut chunk = |inputs: &Inputs| {
+        if failed.is_none()
+            && let Err(e) = per_repo_phase(env, suite, &parts, inputs, &mut partial)
+        {
+            failed = Some(e);
+        }
+    };
+    let shells = load_inputs_streaming(suite, &options.overrides, &mut chunk)?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let per_repo = started.elapsed();
+    fill_partial(&mut partial, &shells);
+    partial.data_problems = super::data_problems(
+        suite,
+        &data_check(env, suite, (&shells, &options.overrides))?,
+    );
+    let checked = Checked {
+        partials: vec![(PathBuf::new(), partial)],
+    };
+    let mut result = merge(env, suite, &checked, options)?;
+    result.shards.clear();
+    crate::doc::release((checked, shells));
+    let at = started.elapsed();
+    result.duration_ms = at.as_millis() as u64;
+    Ok(Run {
+        result,
+        phases: vec![
+            Phase {
+                name: "inputs and per-repo",
+                at: per_repo,
+            },
+            Phase {
+                name: "data check and aggregate",
+                at,
+            },
+        ],
+    })
+}
+
+/// The one partial of a streaming run (shard 1/1), before anything is read.
+fn empty_partial(suite: &Suite) -> Partial {
+    Partial {
+        caldera: env!("CARGO_PKG_VERSION").to_owned(),
+        suite: suite.spec.suite.clone(),
+        suite_path: String::new(),
+        suite_fingerprint: suite_fingerprint(suite),
+        inputs_fingerprint: String::new(),
+        shard: 1,
+        shards: 1,
+        run_id: String::new(),
+        overrides: PartialOverrides::default(),
+        repos: Vec::new(),
+        shard_repos: Vec::new(),
+        deferred: Vec::new(),
+        input_summary: Default::default(),
+        input_problems: Vec::new(),
+        data_problems: Vec::new(),
+        named: IndexMap::new(),
+        records: IndexMap::new(),
+        units: IndexMap::new(),
+    }
+}
+
+/// What the whole read tells the partial: every repo, in run order, the input summary
+/// and problems, the named inputs.
+fn fill_partial(partial: &mut Partial, shells: &Inputs) {
+    partial.repos = shells.results.iter().map(|d| d.id.clone()).collect();
+    partial.shard_repos = partial.repos.clone();
+    partial.input_summary = super::input_summary(shells);
+    partial.input_problems = super::input_problems(shells);
+    partial.named = shells
+        .named
+        .iter()
+        .map(|(k, v)| (k.clone(), Faithful(v.clone())))
+        .collect();
+}
+
+/// The run's data check on the same samples an in-memory run takes, their documents
+/// read again; over every repo (the inputs read whole) only when every sample shows
+/// something.
+fn data_check(
+    env: &Environment<'static>,
+    suite: &Suite,
+    (shells, overrides): (&Inputs, &Overrides),
+) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    let len = shells.results.len();
+    let clean = super::sample_is_clean(env, suite, len, |size| {
+        reread_results(suite, shells, &super::sample_picks(len, size))
+    })?;
+    if clean {
+        return Ok(Vec::new());
+    }
+    let whole = load_inputs(suite, overrides)?;
+    let found = super::probe::check_with_data(env, suite, &whole);
+    crate::doc::release(whole);
+    Ok(found)
+}
