@@ -51,6 +51,7 @@ mod report_browser;
 mod report_injection;
 mod report_scale;
 mod reports;
+mod same_result;
 mod schema;
 mod schema_agreement;
 mod scope_repo;

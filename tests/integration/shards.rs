@@ -10,6 +10,8 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::same_result::assert_same_result;
+
 /// The fields of a result that legitimately differ between a merge and a single run:
 /// the run's identity and timing, and the partial files a merge joined. Everything else
 /// is compared byte for byte.
@@ -33,18 +35,6 @@ fn caldera(args: &[&str]) -> Output {
 
 fn text(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
-}
-
-/// The result file without the fields that may differ, as text.
-fn comparable(path: &Path) -> String {
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("result written"))
-            .expect("result is JSON");
-    let obj = doc.as_object_mut().expect("result is an object");
-    for key in MAY_DIFFER {
-        obj.remove(key);
-    }
-    serde_json::to_string_pretty(&doc).expect("serialisable")
 }
 
 /// Runs `suite` whole and as `n` shards merged; asserts the results and exit codes are
@@ -88,20 +78,12 @@ fn assert_merge_equals_single(suite: &str, n: u32, dir: &Path, extra: &[&str]) {
         "{suite} N={n}: merge exits as the single run does: {}",
         String::from_utf8_lossy(&merge.stderr)
     );
-    let (a, b) = (comparable(&single), comparable(&merged));
-    if a != b {
-        let first = a
-            .lines()
-            .zip(b.lines())
-            .position(|(x, y)| x != y)
-            .unwrap_or(0);
-        panic!(
-            "{suite} N={n}: merged result differs from the single run at line {}:\n  single: {}\n  merged: {}",
-            first + 1,
-            a.lines().nth(first).unwrap_or(""),
-            b.lines().nth(first).unwrap_or("")
-        );
-    }
+    assert_same_result(
+        &format!("{suite} N={n}"),
+        ("single", &single),
+        ("merged", &merged),
+        &MAY_DIFFER,
+    );
     let shards = serde_json::from_str::<Value>(&std::fs::read_to_string(&merged).unwrap()).unwrap()
         ["shards"]
         .as_array()

@@ -9,6 +9,8 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::same_result::assert_same_result;
+
 /// What legitimately differs between two runs of the same inputs.
 const MAY_DIFFER: [&str; 3] = ["run_id", "timestamp", "duration_ms"];
 
@@ -30,17 +32,6 @@ fn run(suite: &str, out: &Path, extra: &[&str], stream: bool) -> Output {
         cmd.env("CALDERA_NO_STREAM", "1");
     }
     cmd.output().expect("caldera runs")
-}
-
-fn comparable(path: &Path) -> String {
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("result written"))
-            .expect("result is JSON");
-    let obj = doc.as_object_mut().expect("result is an object");
-    for key in MAY_DIFFER {
-        obj.remove(key);
-    }
-    serde_json::to_string_pretty(&doc).expect("serialisable")
 }
 
 /// Whether the run's profile shows the streaming path's phases.
@@ -69,20 +60,7 @@ fn assert_streamed_equals_in_memory(suite: &str, dir: &Path, extra: &[&str]) -> 
         String::from_utf8_lossy(&streaming.stderr),
         String::from_utf8_lossy(&memory.stderr)
     );
-    let (x, y) = (comparable(&a), comparable(&b));
-    if x != y {
-        let at = x
-            .lines()
-            .zip(y.lines())
-            .position(|(p, q)| p != q)
-            .unwrap_or(0);
-        panic!(
-            "{suite}: streamed result differs from the in-memory run at line {}:\n  streamed: {}\n  memory:   {}",
-            at + 1,
-            x.lines().nth(at).unwrap_or(""),
-            y.lines().nth(at).unwrap_or("")
-        );
-    }
+    assert_same_result(suite, ("in-memory", &b), ("streamed", &a), &MAY_DIFFER);
     streamed(&streaming)
 }
 
