@@ -98,3 +98,34 @@ pub(crate) fn canonical(value: &Value) -> Value {
         _ => value.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of a minijinja expression, as a judge would build it.
+    fn eval(expr: &str) -> Value {
+        let env = minijinja::Environment::new();
+        env.compile_expression(expr).unwrap().eval(()).unwrap()
+    }
+
+    #[test]
+    fn a_numeric_segment_reads_an_integer_key_of_a_map_when_no_text_key_matches() {
+        // Maps built in expressions (group_by over numbers, `{1: ...}`) have integer keys.
+        let by_number = eval("{1: 'one', 2: 'two'}");
+        assert_eq!(lookup(&by_number, "2"), Value::from("two"));
+        let by_text = eval("{'2': 'text two'}");
+        assert_eq!(lookup(&by_text, "2"), Value::from("text two"));
+    }
+
+    #[test]
+    fn a_list_item_is_indexed_only_by_a_path_that_starts_with_a_number() {
+        let pair = Value::from(vec![Value::from("rule-a"), Value::from(3)]);
+        assert_eq!(key_of(&pair, Some("1")), Value::from(3));
+        assert_eq!(key_of(&pair, Some("0")), Value::from("rule-a"));
+        // A named path does not apply to a list: the list is its own key.
+        assert_eq!(key_of(&pair, Some("name")), pair);
+        // A scalar has no fields, whatever the path: it is its own key.
+        assert_eq!(key_of(&Value::from(7), Some("1")), Value::from(7));
+    }
+}
