@@ -6,7 +6,7 @@ use std::sync::Arc;
 use minijinja::Expression;
 use minijinja::value::Value;
 
-use crate::evidence::limits::error_text;
+use crate::evidence::error::EvalError;
 
 /// One expression as the judge wrote it, with its compiled form.
 ///
@@ -16,7 +16,7 @@ use crate::evidence::limits::error_text;
 #[derive(Clone)]
 pub struct Expr {
     source: String,
-    compiled: Result<Arc<Expression<'static, 'static>>, String>,
+    compiled: Result<Arc<Expression<'static, 'static>>, EvalError>,
 }
 
 impl Expr {
@@ -28,7 +28,7 @@ impl Expr {
         let compiled = env
             .compile_expression_owned(bounded)
             .map(Arc::new)
-            .map_err(|e| error_text(&e));
+            .map_err(|e| EvalError::from_minijinja(&e));
         Expr {
             source: source.to_owned(),
             compiled,
@@ -40,17 +40,18 @@ impl Expr {
         &self.source
     }
 
-    /// The compiled expression, or the compiler's message.
-    pub fn compiled(&self) -> Result<&Expression<'static, 'static>, &str> {
-        self.compiled.as_deref().map_err(String::as_str)
+    /// The compiled expression, or the compiler's error.
+    pub fn compiled(&self) -> Result<&Expression<'static, 'static>, &EvalError> {
+        self.compiled.as_deref()
     }
 
-    /// Evaluates the expression in `scope`; errors as one line.
-    pub fn eval(&self, scope: &Value) -> Result<Value, String> {
+    /// Evaluates the expression in `scope`; the error is not yet located (the caller
+    /// knows the key path).
+    pub fn eval(&self, scope: &Value) -> Result<Value, EvalError> {
         self.compiled()
-            .map_err(str::to_owned)?
+            .map_err(Clone::clone)?
             .eval(scope)
-            .map_err(|e| error_text(&e))
+            .map_err(|e| EvalError::from_minijinja(&e))
     }
 }
 

@@ -7,7 +7,6 @@ use minijinja::{Environment, Expression, Template};
 
 use crate::doc::Doc;
 use crate::evidence::compiled::Expr;
-use crate::evidence::limits::error_text;
 use crate::evidence::operators::{bounded_expression, bounded_template};
 use crate::evidence::plan::{RecordsPlan, ValuePlan, is_empty};
 use crate::evidence::scope::NameStack;
@@ -15,26 +14,7 @@ use crate::evidence::scope::NameStack;
 /// Evidence: named values in definition order.
 pub type Evidence = IndexMap<String, Doc>;
 
-/// An evidence value that could not be computed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EvalError {
-    /// Where in the judge file (`evidence.per_repo.fields.cves`).
-    pub key_path: String,
-    /// Which record item, when the error happened inside a record list.
-    pub item: Option<String>,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl std::fmt::Display for EvalError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.key_path)?;
-        if let Some(item) = &self.item {
-            write!(f, " (item {item})")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
+pub use crate::evidence::error::{ErrorKind, EvalError};
 
 /// The names every expression can read, plus the JSONPath root they form.
 #[derive(Clone, Debug)]
@@ -85,10 +65,10 @@ pub fn full_scope(ctx: &Context, evidence: &Evidence) -> Value {
 }
 
 /// Evaluates a condition or value expression in `scope`.
-pub fn eval_expr(env: &Environment<'static>, src: &str, scope: &Value) -> Result<Value, String> {
+pub fn eval_expr(env: &Environment<'static>, src: &str, scope: &Value) -> Result<Value, EvalError> {
     env.compile_expression(&bounded_expression(src))
         .and_then(|e| e.eval(scope))
-        .map_err(|e| error_text(&e))
+        .map_err(|e| EvalError::from_minijinja(&e))
 }
 
 /// Renders a text field: a template when it has `<< >>` or `<% %>` parts, else as is.
@@ -96,13 +76,13 @@ pub fn render_text(
     env: &Environment<'static>,
     text: &str,
     scope: &Value,
-) -> Result<String, String> {
+) -> Result<String, EvalError> {
     if !(text.contains("<<") || text.contains("<%")) {
         return Ok(text.to_owned());
     }
     env.template_from_str(&bounded_template(text))
         .and_then(|t| crate::evidence::limits::render(&t, scope))
-        .map_err(|e| error_text(&e))
+        .map_err(|e| EvalError::from_minijinja(&e))
 }
 
 /// Watches an evaluation: every expression with the names it is evaluated with, every
@@ -221,11 +201,7 @@ fn compute(
     Ok(Some(match value {
         ValuePlan::Select(sel) => {
             let root = ctx.root_with(evidence);
-            let found = sel.select(&root).map_err(|message| EvalError {
-                key_path: path.to_owned(),
-                item: None,
-                message,
-            })?;
+            let found = sel.select(&root).map_err(|e| e.at(path))?;
             if let Some(probe) = probe {
                 probe.selected_in(path, sel, &root, &found);
             }
@@ -249,13 +225,9 @@ fn compute(
                 );
             }
             if let Some(cond) = &c.condition {
-                let holds =
-                    cond.eval(&scope.clone().into_value())
-                        .map_err(|message| EvalError {
-                            key_path: format!("{path}.if"),
-                            item: None,
-                            message,
-                        })?;
+                let holds = cond
+                    .eval(&scope.clone().into_value())
+                    .map_err(|e| e.at(format!("{path}.if")))?;
                 if !holds.is_true() {
                     return Ok(None);
                 }
@@ -321,25 +293,21 @@ impl<'env> Compiled<'env> {
         path: &str,
         outer: Option<&'env Nesting<'env>>,
     ) -> Result<Compiled<'env>, EvalError> {
-        let err = |message: String| EvalError {
-            key_path: path.to_owned(),
-            item: None,
-            message,
-        };
+        let err = |e: EvalError| e.at(path);
         // An expression that did not compile at load fails here, before any item, as it
         // would if it were compiled here.
-        let expr = |e: &'env Expr| e.compiled().map_err(|m| err(m.to_owned()));
+        let expr = |e: &'env Expr| e.compiled().map_err(|m| err(m.clone()));
         Ok(match plan {
             ValuePlan::Select(s) => Compiled::Select(s),
             ValuePlan::Expr(e) => Compiled::Expr(expr(e)?),
             ValuePlan::Template(src) => match bounded_template(src) {
                 std::borrow::Cow::Borrowed(_) => Compiled::Template(
                     env.template_from_str(src)
-                        .map_err(|e| err(error_text(&e)))?,
+                        .map_err(|e| err(EvalError::from_minijinja(&e)))?,
                 ),
                 std::borrow::Cow::Owned(bounded) => {
                     env.template_from_str(&bounded)
-                        .map_err(|e| err(error_text(&e)))?;
+                        .map_err(|e| err(EvalError::from_minijinja(&e)))?;
                     Compiled::Bounded(env, bounded)
                 }
             },
@@ -370,10 +338,10 @@ impl<'env> Compiled<'env> {
             return self.eval(scope, root, path, item).map(Some);
         };
         if let Some(c) = condition {
-            let holds = c.eval(scope).map_err(|e| EvalError {
-                key_path: format!("{path}.if"),
-                item: item.map(str::to_owned),
-                message: error_text(&e),
+            let holds = c.eval(scope).map_err(|e| {
+                EvalError::from_minijinja(&e)
+                    .at(format!("{path}.if"))
+                    .for_item(item)
             })?;
             if !holds.is_true() {
                 return Ok(None);
@@ -390,31 +358,26 @@ impl<'env> Compiled<'env> {
         path: &str,
         item: Option<&str>,
     ) -> Result<Doc, EvalError> {
-        let err = |message: String| EvalError {
-            key_path: path.to_owned(),
-            item: item.map(str::to_owned),
-            message,
-        };
+        let err = |e: EvalError| e.at(path).for_item(item);
+        let mj = |e: minijinja::Error| err(EvalError::from_minijinja(&e));
         match self {
             Compiled::Select(s) => s.select(root).map_err(err),
-            Compiled::Expr(e) => e
-                .eval(scope)
-                .map(|v| Doc::from_value(&v))
-                .map_err(|e| err(error_text(&e))),
+            Compiled::Expr(e) => e.eval(scope).map(|v| Doc::from_value(&v)).map_err(mj),
             Compiled::Template(t) => crate::evidence::limits::render(t, scope)
                 .map(Doc::from)
-                .map_err(|e| err(error_text(&e))),
+                .map_err(mj),
             Compiled::Bounded(env, src) => env
                 .template_from_str(src)
                 .and_then(|t| crate::evidence::limits::render(&t, scope))
                 .map(Doc::from)
-                .map_err(|e| err(error_text(&e))),
+                .map_err(mj),
             Compiled::Const(d) => Ok(d.clone()),
             Compiled::Records { env, plan, outer } => {
                 let Some(outer) = outer else {
-                    return Err(err(
-                        "a record list is nested only in a record's fields".into()
-                    ));
+                    return Err(err(EvalError::new(
+                        ErrorKind::Shape,
+                        "a record list is nested only in a record's fields",
+                    )));
                 };
                 // `$` is the outer item; `outer` names it inside, over the outer scope.
                 let scope = NameStack::new()
@@ -468,6 +431,7 @@ impl NestedBudget {
             return Ok(());
         }
         Err(EvalError {
+            kind: ErrorKind::Limit,
             key_path: path.to_owned(),
             item: None,
             message: format!(
@@ -494,11 +458,7 @@ fn eval_records(
     let for_each_path = format!("{path}.for_each");
     let items = match &rec.for_each {
         ValuePlan::Select(sel) => {
-            let items = sel.matches(root).map_err(|message| EvalError {
-                key_path: for_each_path.clone(),
-                item: None,
-                message,
-            })?;
+            let items = sel.matches(root).map_err(|e| e.at(&for_each_path))?;
             if let Some(probe) = probe {
                 probe.selected_in(&for_each_path, sel, root, &Doc::from(items.clone()));
             }
@@ -512,11 +472,11 @@ fn eval_records(
                 Doc::Array(items) => items.0.clone(),
                 Doc::Null => Vec::new(),
                 got => {
-                    return Err(EvalError {
-                        key_path: for_each_path,
-                        item: None,
-                        message: format!("for_each must give a list, got {}", got.type_name()),
-                    });
+                    return Err(EvalError::new(
+                        ErrorKind::Shape,
+                        format!("for_each must give a list, got {}", got.type_name()),
+                    )
+                    .at(for_each_path));
                 }
             }
         }
@@ -570,11 +530,11 @@ fn eval_records(
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    Err(EvalError {
-                        key_path: path.to_owned(),
-                        item: None,
-                        message: "a worker evaluating this record list failed".into(),
-                    })
+                    Err(EvalError::new(
+                        ErrorKind::Other,
+                        "a worker evaluating this record list failed",
+                    )
+                    .at(path))
                 })
             })
             .collect()
@@ -607,6 +567,7 @@ fn assemble(rec: &RecordsPlan, entries: Vec<Entry>, path: &str) -> Result<Doc, E
         let key = e.key.unwrap_or_else(|| crate::doc::Str::from(""));
         if let Some((_, first)) = map.get(&key) {
             return Err(EvalError {
+                kind: ErrorKind::Shape,
                 key_path: format!("{path}.key"),
                 item: Some(e.label.clone()),
                 message: format!(
@@ -626,6 +587,7 @@ fn entry_key(value: Doc, path: &str, label: &str) -> Result<crate::doc::Str, Eva
         Doc::Str(s) => Ok(s),
         Doc::Int(i) => Ok(crate::doc::Str::from(i.to_string())),
         other => Err(EvalError {
+            kind: ErrorKind::Shape,
             key_path: path.to_owned(),
             item: Some(label.to_owned()),
             message: format!(
@@ -809,13 +771,7 @@ fn eval_items(
     let filter = rec
         .filter
         .as_ref()
-        .map(|f| {
-            f.compiled().map_err(|message| EvalError {
-                key_path: filter_path.to_owned(),
-                item: None,
-                message: message.to_owned(),
-            })
-        })
+        .map(|f| f.compiled().map_err(|e| e.clone().at(filter_path)))
         .transpose()?;
     let nesting = Nesting {
         probe,
@@ -875,10 +831,10 @@ fn eval_items(
             probe.expression(filter_path, f.source(), &item_value);
         }
         if let Some(f) = &filter {
-            let keep = f.eval(&item_value).map_err(|e| EvalError {
-                key_path: filter_path.to_owned(),
-                item: Some(item_label(item, offset + i)),
-                message: error_text(&e),
+            let keep = f.eval(&item_value).map_err(|e| {
+                EvalError::from_minijinja(&e)
+                    .at(filter_path)
+                    .for_item(Some(&item_label(item, offset + i)))
             })?;
             if !keep.is_true() {
                 if let Some(probe) = probe {
@@ -1260,7 +1216,7 @@ mod tests {
             let err = evaluate(&env, &over(for_each, expr("item +")), &ctx()).unwrap_err();
             assert_eq!(err.key_path, "evidence.r.fields.bad");
             assert_eq!(err.item, None);
-            assert_eq!(err.message, from_text);
+            assert_eq!(err.message, from_text.message);
         }
         let conditional = ValuePlan::Conditional(Box::new(ConditionalPlan {
             condition: Some(Expr::compile(crate::render::shared(), "item +")),
@@ -1269,6 +1225,6 @@ mod tests {
         }));
         let err = evaluate(&env, &[("c".to_owned(), conditional)], &ctx()).unwrap_err();
         assert_eq!(err.key_path, "evidence.c.if");
-        assert_eq!(err.message, from_text);
+        assert_eq!(err.message, from_text.message);
     }
 }

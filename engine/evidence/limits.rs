@@ -66,20 +66,53 @@ pub fn error_text(err: &minijinja::Error) -> String {
     };
     let mut source = std::error::Error::source(err);
     while let Some(inner) = source {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
+        if !inner.is::<LimitReached>() {
+            text.push_str(": ");
+            text.push_str(&inner.to_string());
+        }
         source = inner.source();
     }
     text
 }
 
+/// Marks a minijinja error as a breach of one of these bounds, so the evaluation error
+/// built from it is of kind `Limit` (minijinja has no such kind; its nearest is
+/// `InvalidOperation`, which it keeps).
+#[derive(Debug)]
+struct LimitReached;
+
+impl std::fmt::Display for LimitReached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("limit reached")
+    }
+}
+
+impl std::error::Error for LimitReached {}
+
+/// A breach of a bound on text size or item count, as a minijinja error.
+pub fn limit_error(message: String) -> Error {
+    Error::new(ErrorKind::InvalidOperation, message).with_source(LimitReached)
+}
+
+/// Whether `err` is a breach of one of these bounds (fuel included).
+pub fn is_limit(err: &Error) -> bool {
+    if err.kind() == ErrorKind::OutOfFuel {
+        return true;
+    }
+    let mut source = std::error::Error::source(err);
+    while let Some(inner) = source {
+        if inner.is::<LimitReached>() {
+            return true;
+        }
+        source = inner.source();
+    }
+    false
+}
+
 fn too_long(what: &str, bytes: usize) -> Error {
-    Error::new(
-        ErrorKind::InvalidOperation,
-        format!(
-            "{what} would be {bytes} bytes long, more than the {MAX_TEXT_BYTES} a value may take"
-        ),
-    )
+    limit_error(format!(
+        "{what} would be {bytes} bytes long, more than the {MAX_TEXT_BYTES} a value may take"
+    ))
 }
 
 /// Renders `template` with `ctx`, stopping once the output passes [`MAX_TEXT_BYTES`].
@@ -239,10 +272,9 @@ fn slice(
 
 fn check_items(count: usize) -> Result<(), Error> {
     if count > MAX_ITEMS {
-        return Err(Error::new(
-            ErrorKind::InvalidOperation,
-            format!("{count} items are more than the {MAX_ITEMS} a list may take"),
-        ));
+        return Err(limit_error(format!(
+            "{count} items are more than the {MAX_ITEMS} a list may take"
+        )));
     }
     Ok(())
 }

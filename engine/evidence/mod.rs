@@ -3,6 +3,7 @@
 
 pub mod builtins;
 pub mod compiled;
+pub mod error;
 pub mod eval;
 pub mod fastpath;
 pub mod limits;

@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 
 use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt};
 use minijinja::value::{Value, ValueKind};
-use minijinja::{Environment, Error, ErrorKind, Expression};
+use minijinja::{Environment, Error, Expression};
 
 use crate::evidence::limits::{MAX_ITEMS, MAX_TEXT_BYTES};
 
@@ -306,13 +306,10 @@ fn too_long(bytes: Option<usize>) -> Error {
         Some(n) => format!("{n} bytes long"),
         None => format!("longer than {MAX_TEXT_BYTES} bytes"),
     };
-    Error::new(
-        ErrorKind::InvalidOperation,
-        format!(
-            "the concatenated text would be {size}, more than the {MAX_TEXT_BYTES} a value \
-             may take (a concatenation, `~` or `+`, that repeats or doubles its text)"
-        ),
-    )
+    crate::evidence::limits::limit_error(format!(
+        "the concatenated text would be {size}, more than the {MAX_TEXT_BYTES} a value \
+         may take (a concatenation, `~` or `+`, that repeats or doubles its text)"
+    ))
 }
 
 /// Text written up to [`MAX_TEXT_BYTES`]; past it, the write fails.
@@ -365,10 +362,9 @@ fn add(a: Value, b: Value) -> Result<Value, Error> {
     {
         let items = a.len().unwrap_or(0).saturating_add(b.len().unwrap_or(0));
         if items > MAX_ITEMS {
-            return Err(Error::new(
-                ErrorKind::InvalidOperation,
-                format!("{items} items are more than the {MAX_ITEMS} a list may take"),
-            ));
+            return Err(crate::evidence::limits::limit_error(format!(
+                "{items} items are more than the {MAX_ITEMS} a list may take"
+            )));
         }
     }
     plain_add().eval(minijinja::context! { a => a, b => b })

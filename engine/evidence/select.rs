@@ -11,6 +11,7 @@ use jsonpath_rust::parser::model::{JpQuery, Segment, Selector as JpSelector};
 use jsonpath_rust::query::js_path_process;
 
 use crate::doc::Doc;
+use crate::evidence::error::{ErrorKind, EvalError};
 
 /// A parsed selector.
 #[derive(Clone, Debug)]
@@ -31,9 +32,9 @@ enum Step {
 
 impl Selector {
     /// Parses `source`; the error is jsonpath-rust's message, on one line.
-    pub fn parse(source: &str) -> Result<Selector, String> {
-        let query =
-            jsonpath_rust::parser::parse_json_path(source).map_err(|e| one_line(&e.to_string()))?;
+    pub fn parse(source: &str) -> Result<Selector, EvalError> {
+        let query = jsonpath_rust::parser::parse_json_path(source)
+            .map_err(|e| EvalError::new(ErrorKind::Syntax, one_line(&e.to_string())))?;
         let singular = query.segments.iter().all(|s| {
             matches!(
                 s,
@@ -64,7 +65,7 @@ impl Selector {
     }
 
     /// Runs the selector on `root`: a value (singular) or an array of matches.
-    pub fn select(&self, root: &Doc) -> Result<Doc, String> {
+    pub fn select(&self, root: &Doc) -> Result<Doc, EvalError> {
         let hits = self.matches(root)?;
         if self.singular {
             Ok(hits.into_iter().next().unwrap_or(Doc::Null))
@@ -74,7 +75,7 @@ impl Selector {
     }
 
     /// All matched values, in document order.
-    pub fn matches(&self, root: &Doc) -> Result<Vec<Doc>, String> {
+    pub fn matches(&self, root: &Doc) -> Result<Vec<Doc>, EvalError> {
         if let Some(steps) = &self.simple {
             let mut current = vec![root.clone()];
             for step in steps {
@@ -102,7 +103,8 @@ impl Selector {
             }
             return Ok(current);
         }
-        let refs = js_path_process(&self.query, root).map_err(|e| e.to_string())?;
+        let refs = js_path_process(&self.query, root)
+            .map_err(|e| EvalError::new(ErrorKind::Selector, e.to_string()))?;
         Ok(refs.into_iter().map(|r| r.val().clone()).collect())
     }
 }
@@ -301,7 +303,8 @@ mod tests {
     #[test]
     fn parse_errors_fold_to_one_line_with_the_column() {
         let err = Selector::parse("$.a[").unwrap_err();
-        assert_eq!(err, "at column 5: expected selector");
+        assert_eq!(err.message, "at column 5: expected selector");
+        assert_eq!(err.kind, crate::evidence::error::ErrorKind::Syntax);
         let drawn = " --> 1:9\n  |\n1 | $.a.'b\n  |         ^---\n  |\n  = expected string";
         assert_eq!(one_line(drawn), "at column 9: expected string");
         assert_eq!(one_line("bad\n  = expected name"), "expected name");

@@ -33,14 +33,10 @@ pub fn shared_context(
 
 /// Suite evidence that could not be computed, located in suite.yaml.
 pub fn evidence_error(suite: &Suite, e: &crate::evidence::eval::EvalError) -> Diagnostic {
-    let mut d = Diagnostic::error(crate::diag::Code::EvaluationError, e.message.clone())
+    e.to_diagnostic()
         .in_file(&suite.file)
         .at(suite.index.value_span(&e.key_path))
-        .key(&e.key_path);
-    if let Some(item) = &e.item {
-        d = d.note(format!("while computing item `{item}`"));
-    }
-    d
+        .key(&e.key_path)
 }
 
 /// The suite's own evidence as computed in `ctx`, in the order `suite.yaml` writes it,

@@ -148,7 +148,7 @@ pub enum NoPrompt {
     /// The judge has no prompt.
     Missing,
     /// The unit's evidence could not be computed.
-    Evidence(String),
+    Evidence(crate::evidence::error::EvalError),
     /// The judge's verdict format cannot be compiled.
     Format(String),
     /// The prompt template failed on this unit's evidence.

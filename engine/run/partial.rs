@@ -26,7 +26,7 @@ use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::types::AssertionFailure;
 
 /// The `format` of a partial result.
-pub const PARTIAL_FORMAT: &str = "caldera-partial/1";
+pub const PARTIAL_FORMAT: &str = "caldera-partial/2";
 
 /// Wraps a record (an object whose `_fields` are private).
 const RECORD: &str = "\u{0}record";
@@ -95,7 +95,7 @@ pub struct PartialUnit {
     /// The repo id.
     pub repo: String,
     /// The evidence (faithful), or why it could not be computed.
-    pub evidence: Result<IndexMap<String, Faithful>, String>,
+    pub evidence: Result<IndexMap<String, Faithful>, crate::evidence::error::EvalError>,
     /// Failed assertions.
     pub failures: Vec<AssertionFailure>,
     /// Whether the assertions ran.
@@ -113,7 +113,7 @@ pub fn to_text(partial: &Partial) -> Result<String, String> {
 }
 
 /// How every partial result starts, up to its digest.
-const HEAD: &str = "{\"format\":\"caldera-partial/1\",\"digest\":\"";
+const HEAD: &str = "{\"format\":\"caldera-partial/2\",\"digest\":\"";
 
 /// Reads a partial result, refusing another format or a body that does not match its
 /// digest (a partial changed after it was written, even only reformatted). The error

@@ -36,7 +36,7 @@ use crate::load::yaml::KeyIndex;
 use crate::render::CONTEXT_NAMES;
 use crate::run::context::{build_context, repo_context};
 use crate::spec::judge::{AssertionSpec, HeuristicSpec, Scope};
-use crate::verdict::heuristic::{self, HeuristicOutcome};
+use crate::verdict::heuristic;
 
 /// Evaluates the suite and every judge on `inputs`; returns what the data showed.
 pub fn check_with_data(
@@ -86,10 +86,8 @@ fn check_judge(env: &Environment<'static>, plan: &JudgePlan, ctx: &Context) -> V
         let scope = full_scope(unit, &evidence);
         if let (Some(h), Some(compiled)) = (&plan.spec.heuristic, &plan.heuristic) {
             probe_heuristic(&probe, h, &scope);
-            if let HeuristicOutcome::Error(message) =
-                heuristic::evaluate(env, compiled, &evidence, &scope)
-            {
-                probe.error_text(&message);
+            if let Err(e) = heuristic::checked(env, compiled, &evidence, &scope) {
+                probe.error(&e);
             }
         }
         let root = unit.root_with(&evidence);
@@ -176,10 +174,8 @@ fn probe_assertions(
         }
     }
     let failures = crate::verdict::assertions::check(env, &plan.assertions, scope, root, None);
-    for f in failures {
-        if f.message.contains("could not be evaluated") {
-            probe.error_text(&f.message);
-        }
+    for e in failures.iter().filter_map(|f| f.error.as_ref()) {
+        probe.error(e);
     }
 }
 
@@ -214,8 +210,8 @@ struct State {
     selectors: IndexMap<String, SelectorSeen>,
     /// Item keys shadowing a context name: (record list path, name) -> example item.
     shadows: IndexMap<(String, String), String>,
-    /// Evaluation errors: key path -> (message, times).
-    errors: IndexMap<String, (String, usize)>,
+    /// Evaluation errors: key path -> (the first error raised there, times).
+    errors: IndexMap<String, (EvalError, usize)>,
 }
 
 /// What one selector found over the suite's inputs.
@@ -261,35 +257,11 @@ impl<'a> FileProbe<'a> {
     }
 
     fn error(&self, e: &EvalError) {
-        let message = match &e.item {
-            Some(item) => format!("{} (item {item})", e.message),
-            None => e.message.clone(),
-        };
-        self.record_error(&e.key_path, message);
-    }
-
-    /// An error written `key.path: message`, as heuristics and assertions word them.
-    fn error_text(&self, text: &str) {
-        let (path, message) = match text.split_once(": ") {
-            Some((p, m)) if !p.contains(' ') => (p.to_owned(), m.to_owned()),
-            _ => match text.strip_prefix("assertions[") {
-                Some(rest) => {
-                    let i: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                    let key = match rest[i.len()..].starts_with("].failures") {
-                        true => "failures",
-                        false => "that",
-                    };
-                    (format!("assertions[{i}].{key}"), text.to_owned())
-                }
-                None => (String::new(), text.to_owned()),
-            },
-        };
-        self.record_error(&path, message);
-    }
-
-    fn record_error(&self, path: &str, message: String) {
         if let Ok(mut s) = self.state.lock() {
-            s.errors.entry(path.to_owned()).or_insert((message, 0)).1 += 1;
+            s.errors
+                .entry(e.key_path.clone())
+                .or_insert((e.clone(), 0))
+                .1 += 1;
         }
     }
 
@@ -316,8 +288,8 @@ impl<'a> FileProbe<'a> {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for (path, (message, times)) in &state.errors {
-            let d = Diagnostic::error(Code::EvaluationError, message.clone());
+        for (path, (e, times)) in &state.errors {
+            let d = e.to_diagnostic();
             let d = if *times > 1 {
                 d.note(format!("raised {times} times on the suite's inputs"))
             } else {

@@ -869,12 +869,14 @@ mod tests {
                 cap: Some(2),
                 repo: Some("r1".into()),
                 item: None,
+                error: None,
             },
             AssertionFailure {
                 message: "odd".into(),
                 cap: None,
                 repo: None,
                 item: None,
+                error: None,
             },
         ];
         let mut unscored = dim("c", 1.0, Status::Unscored, None);

@@ -44,7 +44,7 @@ fn prepare_unit(
     ctx: Context,
     repo: Option<String>,
 ) -> Unit {
-    let evidence = evaluate(env, &plan.evidence, &ctx).map_err(|e| e.to_string());
+    let evidence = evaluate(env, &plan.evidence, &ctx);
     let (failures, heuristic) = match &evidence {
         Ok(ev) => {
             let scope = full_scope(&ctx, ev);

@@ -9,6 +9,7 @@ use minijinja::value::Value;
 
 use crate::doc::Doc;
 use crate::evidence::compiled::Expr;
+use crate::evidence::error::{ErrorKind, EvalError};
 use crate::evidence::eval::{item_label, render_text};
 use crate::evidence::plan::{TextKind, classify, condition_source};
 use crate::evidence::scope::NameStack;
@@ -42,7 +43,7 @@ pub enum Check {
 #[derive(Debug, Clone)]
 pub enum ForEachPlan {
     /// A selector over the run context and evidence, or why it does not parse.
-    Select(Result<Selector, String>),
+    Select(Result<Selector, EvalError>),
     /// An expression giving the list.
     Expr(Expr),
     /// Neither (reported at load).
@@ -79,16 +80,17 @@ pub fn check(
     repo: Option<&str>,
 ) -> Vec<AssertionFailure> {
     let mut failures = Vec::new();
-    let failure = |message: String, cap, item: Option<String>| AssertionFailure {
+    let failure = |(message, error): Failed, cap, item: Option<String>| AssertionFailure {
         message,
         cap,
         repo: repo.map(str::to_owned),
         item,
+        error,
     };
     for (i, a) in assertions.iter().enumerate() {
         let Some(for_each) = &a.for_each else {
-            for message in messages(env, a, i, scope, None) {
-                failures.push(failure(message, a.cap, None));
+            for failed in messages(env, a, i, scope, None) {
+                failures.push(failure(failed, a.cap, None));
             }
             continue;
         };
@@ -96,20 +98,24 @@ pub fn check(
             Ok(items) => items,
             Err(e) => {
                 let message = format!("assertions[{i}].for_each could not be evaluated: {e}");
-                failures.push(failure(message, a.cap, None));
+                let error = e.at(format!("assertions[{i}].for_each"));
+                failures.push(failure((message, Some(error)), a.cap, None));
                 continue;
             }
         };
         for (n, item) in items.iter().enumerate() {
             let label = item_label(item, n);
             let item_scope = item_scope(scope, &items, n);
-            for message in messages(env, a, i, &item_scope, Some(&label)) {
-                failures.push(failure(message, a.cap, Some(label.clone())));
+            for failed in messages(env, a, i, &item_scope, Some(&label)) {
+                failures.push(failure(failed, a.cap, Some(label.clone())));
             }
         }
     }
     failures
 }
+
+/// A failure's message, and the error when the assertion could not be evaluated.
+type Failed = (String, Option<EvalError>);
 
 /// The failure messages of assertion `i` in `scope` (of item `label`, when per item):
 /// none when it holds. One that cannot be evaluated fails with the error.
@@ -119,25 +125,35 @@ fn messages(
     i: usize,
     scope: &Value,
     label: Option<&str>,
-) -> Vec<String> {
-    let unevaluated = |key: &str, e: String| match label {
-        Some(l) => format!("assertions[{i}]{key} could not be evaluated for item {l}: {e}"),
-        None => format!("assertions[{i}]{key} could not be evaluated: {e}"),
+) -> Vec<Failed> {
+    // The message words the key as the judge reads it (`assertions[0]` for `that`); the
+    // error keeps the key path a diagnostic locates (`assertions[0].that`).
+    let unevaluated = |key: &str, located: &str, e: EvalError| {
+        let message = match label {
+            Some(l) => format!("assertions[{i}]{key} could not be evaluated for item {l}: {e}"),
+            None => format!("assertions[{i}]{key} could not be evaluated: {e}"),
+        };
+        let error = e.at(format!("assertions[{i}].{located}")).for_item(label);
+        (message, Some(error))
     };
     match &a.check {
         Check::That(that) => match that.eval(scope) {
             Ok(v) if v.is_true() => Vec::new(),
-            Ok(_) => vec![render_message(env, &a.message, scope)],
-            Err(e) => vec![unevaluated("", e)],
+            Ok(_) => vec![(render_message(env, &a.message, scope), None)],
+            Err(e) => vec![unevaluated("", "that", e)],
         },
         Check::Failures(list) => match list.eval(scope).map(|v| Doc::from_value(&v)) {
-            Ok(Doc::Array(items)) => items.0.iter().map(message_text).collect(),
+            Ok(Doc::Array(items)) => items.0.iter().map(|m| (message_text(m), None)).collect(),
             // A misspelled name gives undefined: never a pass.
             Ok(other) => vec![unevaluated(
                 ".failures",
-                format!("it must give a list of messages, got {}", other.type_name()),
+                "failures",
+                EvalError::new(
+                    ErrorKind::Shape,
+                    format!("it must give a list of messages, got {}", other.type_name()),
+                ),
             )],
-            Err(e) => vec![unevaluated(".failures", e)],
+            Err(e) => vec![unevaluated(".failures", "failures", e)],
         },
     }
 }
@@ -162,18 +178,21 @@ pub(crate) fn items_of(
     for_each: &ForEachPlan,
     scope: &Value,
     root: &Doc,
-) -> Result<Vec<Doc>, String> {
+) -> Result<Vec<Doc>, EvalError> {
     match for_each {
         ForEachPlan::Select(sel) => sel.as_ref().map_err(Clone::clone)?.matches(root),
         ForEachPlan::Expr(e) => match Doc::from_value(&e.eval(scope)?) {
             Doc::Array(items) => Ok(items.0.clone()),
             Doc::Null => Ok(Vec::new()),
-            other => Err(format!(
-                "for_each must give a list, got {}",
-                other.type_name()
+            other => Err(EvalError::new(
+                ErrorKind::Shape,
+                format!("for_each must give a list, got {}", other.type_name()),
             )),
         },
-        ForEachPlan::Invalid => Err("for_each must be a selector or an expression".into()),
+        ForEachPlan::Invalid => Err(EvalError::new(
+            ErrorKind::Shape,
+            "for_each must be a selector or an expression",
+        )),
     }
 }
 
@@ -232,6 +251,7 @@ mod tests {
             cap,
             repo: None,
             item: item.map(str::to_owned),
+            error: None,
         }
     }
 

@@ -22,7 +22,7 @@ pub struct Unit {
     /// The context its evidence was computed in (checks of `caldera test` read it again).
     pub ctx: Context,
     /// Its evidence, or why it could not be computed.
-    pub evidence: Result<Evidence, String>,
+    pub evidence: Result<Evidence, crate::evidence::error::EvalError>,
     /// Failed assertions.
     pub failures: Vec<AssertionFailure>,
     /// Whether the assertions were evaluated (not when the evidence failed).
@@ -452,6 +452,7 @@ mod tests {
                     cap: *cap,
                     repo: repo.map(str::to_owned),
                     item: None,
+                    error: None,
                 })
                 .collect(),
             assertions_ran: true,
@@ -576,7 +577,10 @@ mod tests {
         let spec = spec("suite", 1.0);
         let mut u = unit(None, HeuristicOutcome::Error("no evidence".into()), &[]);
         u.assertions_ran = false;
-        u.evidence = Err("no evidence".into());
+        u.evidence = Err(crate::evidence::error::EvalError::new(
+            crate::evidence::error::ErrorKind::Other,
+            "no evidence",
+        ));
         let v = heuristic_verdict(judge(&spec, 3.0), &[u], total(1.0));
         assert!(!v.assertions_ran);
         assert_eq!(v.ground_truth_passed, None);
@@ -728,6 +732,7 @@ mod tests {
                 cap: Some(2),
                 repo: None,
                 item: None,
+                error: None,
             })
             .collect();
         assert_eq!(cap_reasons(&failures), "m0; m1; m2");
@@ -779,6 +784,7 @@ mod tests {
                 cap: Some(2 + i % 2),
                 repo: None,
                 item: Some(format!("#{i}")),
+                error: None,
             })
             .collect();
         assert_eq!(lowest_cap(&failures), Some(2));

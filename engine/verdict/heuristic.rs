@@ -8,6 +8,7 @@ use minijinja::value::Value;
 
 use crate::doc::Doc;
 use crate::evidence::compiled::Expr;
+use crate::evidence::error::{ErrorKind, EvalError};
 use crate::evidence::eval::{Evidence, render_text};
 use crate::evidence::plan::condition_source;
 use crate::spec::judge::{Band, Computed, HeuristicSpec, RecommendationSpec};
@@ -212,10 +213,21 @@ pub fn evaluate(
     evidence: &Evidence,
     scope: &Value,
 ) -> HeuristicOutcome {
-    match run(env, plan, evidence, scope) {
+    match checked(env, plan, evidence, scope) {
         Ok(outcome) => outcome,
-        Err(e) => HeuristicOutcome::Error(e),
+        Err(e) => HeuristicOutcome::Error(e.to_string()),
     }
+}
+
+/// Like [`evaluate`], with the error as it was raised (key path and kind), for
+/// `caldera validate`; the outcome a verdict records words it as text.
+pub fn checked(
+    env: &Environment<'static>,
+    plan: &HeuristicPlan,
+    evidence: &Evidence,
+    scope: &Value,
+) -> Result<HeuristicOutcome, EvalError> {
+    run(env, plan, evidence, scope)
 }
 
 fn run(
@@ -223,7 +235,7 @@ fn run(
     plan: &HeuristicPlan,
     evidence: &Evidence,
     scope: &Value,
-) -> Result<HeuristicOutcome, String> {
+) -> Result<HeuristicOutcome, EvalError> {
     if let Some(nd) = &plan.when_no_data
         && let Some(scoring) = no_data(env, nd, scope)?
     {
@@ -239,10 +251,15 @@ fn run(
             Ok(score) => score,
             Err(unscored) => return Ok(unscored),
         },
-        ScorePlan::Missing => return Err("the heuristic has neither `metric` nor `score`".into()),
+        ScorePlan::Missing => {
+            return Err(EvalError::new(
+                ErrorKind::Shape,
+                "the heuristic has neither `metric` nor `score`",
+            ));
+        }
     };
-    let reasoning = render_text(env, &plan.reasoning, scope)
-        .map_err(|e| format!("heuristic.reasoning: {e}"))?;
+    let reasoning =
+        render_text(env, &plan.reasoning, scope).map_err(|e| e.at("heuristic.reasoning"))?;
     let (score, reasoning) = adjusted(env, &plan.adjust, scope, score, reasoning)?;
     // In the order the judge reads: the first part that fails names the error.
     let evidence_cited = cited(env, &plan.evidence_cited, scope)?;
@@ -272,11 +289,11 @@ fn no_data(
     env: &Environment<'static>,
     nd: &NoDataPlan,
     scope: &Value,
-) -> Result<Option<Scoring>, String> {
+) -> Result<Option<Scoring>, EvalError> {
     let hit = nd
         .condition
         .eval(scope)
-        .map_err(|e| format!("heuristic.when_no_data.if: {e}"))?;
+        .map_err(|e| e.at("heuristic.when_no_data.if"))?;
     if !hit.is_true() {
         return Ok(None);
     }
@@ -288,7 +305,7 @@ fn no_data(
             "heuristic.when_no_data.confidence",
         )?,
         reasoning: render_text(env, &nd.reasoning, scope)
-            .map_err(|e| format!("heuristic.when_no_data.reasoning: {e}"))?,
+            .map_err(|e| e.at("heuristic.when_no_data.reasoning"))?,
         recommendations: recommendations(
             env,
             &nd.recommendations,
@@ -307,17 +324,17 @@ fn adjusted(
     scope: &Value,
     mut score: i64,
     mut reasoning: String,
-) -> Result<(i64, String), String> {
+) -> Result<(i64, String), EvalError> {
     for (i, adj) in adjust.iter().enumerate() {
         let hit = adj
             .condition
             .eval(scope)
-            .map_err(|e| format!("heuristic.adjust[{i}].if: {e}"))?;
+            .map_err(|e| e.at(format!("heuristic.adjust[{i}].if")))?;
         if hit.is_true() {
             let before = score;
             score = (score + adj.by).clamp(1, 5);
             let why = render_text(env, &adj.reason, scope)
-                .map_err(|e| format!("heuristic.adjust[{i}].reason: {e}"))?;
+                .map_err(|e| e.at(format!("heuristic.adjust[{i}].reason")))?;
             reasoning.push_str(&format!(" [{before} -> {score}: {why}]"));
         }
     }
@@ -329,11 +346,11 @@ fn cited(
     env: &Environment<'static>,
     templates: &[String],
     scope: &Value,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, EvalError> {
     let mut cited = Vec::new();
     for (i, t) in templates.iter().enumerate() {
         let text = render_text(env, t, scope)
-            .map_err(|e| format!("heuristic.evidence_cited[{i}]: {e}"))?;
+            .map_err(|e| e.at(format!("heuristic.evidence_cited[{i}]")))?;
         if !text.trim().is_empty() {
             cited.push(text.trim().to_owned());
         }
@@ -343,21 +360,23 @@ fn cited(
 
 /// The named sub-scores, each a whole number on the declared scale; anything else is an
 /// error of the judge, not a score to round.
-fn sub_scores(plan: &HeuristicPlan, scope: &Value) -> Result<IndexMap<String, i64>, String> {
+fn sub_scores(plan: &HeuristicPlan, scope: &Value) -> Result<IndexMap<String, i64>, EvalError> {
     let [lo, hi] = plan.sub_score_scale;
     let mut sub_scores = IndexMap::new();
     for (name, expr) in &plan.sub_scores {
         let v = expr
             .eval(scope)
-            .map_err(|e| format!("heuristic.sub_scores.{name}: {e}"))?;
+            .map_err(|e| e.at(format!("heuristic.sub_scores.{name}")))?;
         match whole(&v) {
             Some(s) if (lo..=hi).contains(&s) => {
                 sub_scores.insert(name.clone(), s);
             }
             _ => {
-                return Err(format!(
-                    "heuristic.sub_scores.{name}: must give an integer {lo}-{hi}, got {v}"
-                ));
+                return Err(EvalError::new(
+                    ErrorKind::Shape,
+                    format!("must give an integer {lo}-{hi}, got {v}"),
+                )
+                .at(format!("heuristic.sub_scores.{name}")));
             }
         }
     }
@@ -421,19 +440,19 @@ fn recommendations(
     plans: &[RecommendationPlan],
     scope: &Value,
     path: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, EvalError> {
     let mut out = Vec::new();
     for (i, r) in plans.iter().enumerate() {
         let show = match &r.condition {
             Some(c) => c
                 .eval(scope)
-                .map_err(|e| format!("{path}[{i}].if: {e}"))?
+                .map_err(|e| e.at(format!("{path}[{i}].if")))?
                 .is_true(),
             None => true,
         };
         if show {
             let text =
-                render_text(env, &r.text, scope).map_err(|e| format!("{path}[{i}].text: {e}"))?;
+                render_text(env, &r.text, scope).map_err(|e| e.at(format!("{path}[{i}].text")))?;
             if !text.trim().is_empty() {
                 out.push(text.trim().to_owned());
             }
@@ -452,14 +471,18 @@ fn whole(v: &Value) -> Option<i64> {
 }
 
 /// A score written as a constant or an expression: an integer 1-5.
-fn computed_score(score: &ComputedPlan, scope: &Value, path: &str) -> Result<i64, String> {
+fn computed_score(score: &ComputedPlan, scope: &Value, path: &str) -> Result<i64, EvalError> {
     let v = match score {
         ComputedPlan::Number(n) => Value::from(*n),
-        ComputedPlan::Expr(e) => e.eval(scope).map_err(|e| format!("{path}: {e}"))?,
+        ComputedPlan::Expr(e) => e.eval(scope).map_err(|e| e.at(path))?,
     };
     match whole(&v) {
         Some(s) if (1..=5).contains(&s) => Ok(s),
-        _ => Err(format!("{path}: must give an integer 1-5, got {v}")),
+        _ => Err(EvalError::new(
+            ErrorKind::Shape,
+            format!("must give an integer 1-5, got {v}"),
+        )
+        .at(path)),
     }
 }
 
@@ -469,14 +492,18 @@ fn computed_confidence(
     confidence: &ComputedPlan,
     scope: &Value,
     path: &str,
-) -> Result<f64, String> {
+) -> Result<f64, EvalError> {
     let v = match confidence {
         ComputedPlan::Number(n) => return Ok(*n),
-        ComputedPlan::Expr(e) => e.eval(scope).map_err(|e| format!("{path}: {e}"))?,
+        ComputedPlan::Expr(e) => e.eval(scope).map_err(|e| e.at(path))?,
     };
     match f64::try_from(v.clone()).ok().filter(|_| v.is_number()) {
         Some(c) if (0.0..=1.0).contains(&c) => Ok(c),
-        _ => Err(format!("{path}: must give a number from 0 to 1, got {v}")),
+        _ => Err(EvalError::new(
+            ErrorKind::Shape,
+            format!("must give a number from 0 to 1, got {v}"),
+        )
+        .at(path)),
     }
 }
 

@@ -86,6 +86,10 @@ pub struct AssertionFailure {
     /// field, else its position.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item: Option<String>,
+    /// When the assertion could not be evaluated: the error, with its key path and
+    /// kind, for `caldera validate` (the result shows `message`, which words it).
+    #[serde(skip)]
+    pub error: Option<crate::evidence::error::EvalError>,
 }
 
 /// One repo's verdict within a per-repo judge.
