@@ -4,11 +4,12 @@
 //! no size limit: forty `<% set a = a ~ a %>` ask for a terabyte, and the process aborts
 //! on the allocation failure (an abort, not an error, so no judge could report it). So
 //! before an expression or template is compiled for evaluation, its source is rewritten:
-//! every `a ~ b` becomes `__caldera_concat(a, b)` and every `a + b` becomes
-//! `__caldera_add(a, b)`, two functions that refuse a result past
+//! every `a ~ b` becomes `__caldera_concat(a, b)`, every `a + b` `__caldera_add(a, b)`
+//! and every `a * b` `__caldera_mul(a, b)`, functions that refuse a result past
 //! [`MAX_TEXT_BYTES`](crate::evidence::limits::MAX_TEXT_BYTES) (or a list past
 //! [`MAX_ITEMS`](crate::evidence::limits::MAX_ITEMS) items) with an evaluation error,
-//! and otherwise give exactly what the operator gives.
+//! and otherwise give exactly what the operator gives. (minijinja bounds a repeat,
+//! `'x' * n`, at 100 million bytes or items: more than a hundred times the list bound.)
 //!
 //! The rewrite reads minijinja's own syntax tree (its parser, so strings, raw blocks and
 //! operator precedence are read as minijinja reads them): an operator node spans its
@@ -35,15 +36,20 @@ const CONCAT_CALL: &str = "__caldera_concat(";
 const ADD: &str = "__caldera_add";
 const ADD_CALL: &str = "__caldera_add(";
 
-/// Registers the two bounded operators.
+/// The function `a * b` is rewritten to, and the text that opens its call.
+const MUL: &str = "__caldera_mul";
+const MUL_CALL: &str = "__caldera_mul(";
+
+/// Registers the three bounded operators.
 pub fn install(env: &mut Environment<'_>) {
     env.add_function(CONCAT, concat);
     env.add_function(ADD, add);
+    env.add_function(MUL, mul);
 }
 
-/// An expression's source with `~` and `+` bounded (see the module docs).
+/// An expression's source with `~`, `+` and `*` bounded (see the module docs).
 pub fn bounded_expression(source: &str) -> Cow<'_, str> {
-    if !source.contains(['~', '+']) {
+    if !source.contains(['~', '+', '*']) {
         return Cow::Borrowed(source);
     }
     match minijinja::machinery::parse_expr(source) {
@@ -52,9 +58,9 @@ pub fn bounded_expression(source: &str) -> Cow<'_, str> {
     }
 }
 
-/// A template's source with `~` and `+` bounded (see the module docs).
+/// A template's source with `~`, `+` and `*` bounded (see the module docs).
 pub fn bounded_template(source: &str) -> Cow<'_, str> {
-    if !source.contains(['~', '+']) {
+    if !source.contains(['~', '+', '*']) {
         return Cow::Borrowed(source);
     }
     match minijinja::machinery::parse(source, "<template>", crate::evidence::syntax()) {
@@ -170,6 +176,7 @@ impl Edits<'_> {
                 match b.op {
                     BinOpKind::Concat => self.operator(CONCAT_CALL, '~', span, &b.left, &b.right),
                     BinOpKind::Add => self.operator(ADD_CALL, '+', span, &b.left, &b.right),
+                    BinOpKind::Mul => self.operator(MUL_CALL, '*', span, &b.left, &b.right),
                     _ => {}
                 }
                 self.expr(&b.left);
@@ -408,6 +415,54 @@ fn plain_add() -> &'static Expression<'static, 'static> {
     })
 }
 
+/// `a * b`: a text or a list repeated (either side may be the count, as minijinja
+/// reads it) is refused past [`MAX_TEXT_BYTES`] or [`MAX_ITEMS`]; everything else,
+/// numbers included, by minijinja's own `*`.
+fn mul(a: Value, b: Value) -> Result<Value, Error> {
+    use crate::evidence::limits::limit_error;
+    let text = a
+        .as_str()
+        .map(|s| (s, &b))
+        .or_else(|| b.as_str().map(|s| (s, &a)));
+    if let Some((s, n)) = text {
+        let size = n.as_usize().map(|n| s.len().saturating_mul(n));
+        if let Some(size) = size.filter(|&size| size > MAX_TEXT_BYTES) {
+            return Err(limit_error(format!(
+                "the repeated text would be {size} bytes long, more than the {MAX_TEXT_BYTES} \
+                 a value may take"
+            )));
+        }
+    } else {
+        let is_list = |v: &Value| matches!(v.kind(), ValueKind::Seq | ValueKind::Iterable);
+        let list = if is_list(&a) {
+            Some((&a, &b))
+        } else {
+            is_list(&b).then_some((&b, &a))
+        };
+        let items = list.and_then(|(l, n)| Some(l.len()?.saturating_mul(n.as_usize()?)));
+        if let Some(items) = items.filter(|&items| items > MAX_ITEMS) {
+            return Err(limit_error(format!(
+                "{items} items are more than the {MAX_ITEMS} a list may take"
+            )));
+        }
+    }
+    plain_mul().eval(minijinja::context! { a => a, b => b })
+}
+
+/// minijinja's own `*`, compiled once in a plain environment (no rewrite), as
+/// [`plain_add`] is.
+fn plain_mul() -> &'static Expression<'static, 'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    static EXPR: OnceLock<Expression<'static, 'static>> = OnceLock::new();
+    EXPR.get_or_init(|| {
+        let env = ENV.get_or_init(Environment::new);
+        match env.compile_expression("a * b") {
+            Ok(e) => e,
+            Err(e) => unreachable!("a constant expression compiles: {e}"),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,6 +529,19 @@ mod tests {
             "f + none",
             "s + n",
             "missing + 1",
+            "s * 3",
+            "3 * s",
+            "l * 2",
+            "2 * l",
+            "(1, 2) * 2",
+            "n * n",
+            "n * f",
+            "big * big",
+            "s * f",
+            "s * -1",
+            "s * s",
+            "missing * 2",
+            "2 ** 3 * 2",
         ] {
             let want = plain
                 .compile_expression(src)
@@ -496,6 +564,33 @@ mod tests {
             bounded_expression("(a + b, 1)"),
             "(__caldera_add(a , b), 1)"
         );
+    }
+
+    #[test]
+    fn a_repeat_is_bounded_like_a_concatenation_on_either_side() {
+        let env = crate::render::environment();
+        let eval = |src: &str| {
+            crate::evidence::eval::eval_expr(&env, src, &minijinja::context! { n => 2 })
+        };
+        let max = MAX_TEXT_BYTES;
+        // Exactly the limit is allowed, one byte more refused, the count on either side.
+        assert_eq!(
+            eval(&format!("('x' * {max}) | length")).ok(),
+            Some(Value::from(max))
+        );
+        for src in [format!("'x' * {}", max + 1), format!("{} * 'x'", max + 1)] {
+            let e = eval(&src).expect_err(&src);
+            assert_eq!(e.kind, crate::evidence::error::ErrorKind::Limit, "{src}");
+            assert!(e.message.contains("repeated text"), "{}", e.message);
+        }
+        // Lists: at most MAX_ITEMS items, inside a template too.
+        assert!(eval(&format!("([1] * {MAX_ITEMS}) | length")).is_ok());
+        let e = eval(&format!("[1, 2] * {MAX_ITEMS}")).expect_err("over");
+        assert_eq!(e.kind, crate::evidence::error::ErrorKind::Limit);
+        let t = bounded_template("<% set s = 'ab' * 90000000 %><< s | length >>");
+        assert!(t.contains(MUL_CALL), "{t}");
+        // Numbers are not repeats.
+        assert_eq!(eval("n * 3").ok(), Some(Value::from(6)));
     }
 
     #[test]
