@@ -47,6 +47,12 @@ pub fn install(env: &mut Environment<'_>) {
     env.add_function(MUL, mul);
 }
 
+/// Whether `name` is one of the functions the operators are rewritten to: a compiled
+/// expression reads it, the judge never wrote it.
+pub fn is_operator_function(name: &str) -> bool {
+    [CONCAT, ADD, MUL].contains(&name)
+}
+
 /// An expression's source with `~`, `+` and `*` bounded (see the module docs).
 pub fn bounded_expression(source: &str) -> Cow<'_, str> {
     if !source.contains(['~', '+', '*']) {

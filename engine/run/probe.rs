@@ -398,6 +398,10 @@ fn never_matched(t: &Traced) -> Diagnostic {
         .note(format!(
             "read {} time(s); it was undefined each time",
             t.times
+        ))
+        .maybe_help(crate::diag::did_you_mean_help(
+            &text,
+            t.keys.iter().map(String::as_str),
         ));
     }
     let found = display(&t.segments[..t.deepest]);
@@ -414,10 +418,12 @@ fn never_matched(t: &Traced) -> Diagnostic {
         t.times
     ));
     if t.deepest == 0 {
-        return d.note(format!(
-            "`{}` itself was never defined",
-            display(&t.segments[..1])
-        ));
+        // The keys kept at depth 0 are the names in scope where it was read.
+        let first = display(&t.segments[..1]);
+        let help = crate::diag::did_you_mean_help(&first, t.keys.iter().map(String::as_str));
+        return d
+            .note(format!("`{first}` itself was never defined"))
+            .maybe_help(help);
     }
     if !t.keys.is_empty() {
         let keys: Vec<&str> = t.keys.iter().map(String::as_str).take(12).collect();
@@ -716,7 +722,7 @@ impl Walk<'_> {
     /// Notes that segment `depth` was missing in `value`, with the keys found there.
     fn missed_at(&mut self, value: &Value, depth: usize) {
         let t = &mut *self.t;
-        if depth == 0 || depth < t.deepest {
+        if depth < t.deepest {
             return;
         }
         if depth > t.deepest {

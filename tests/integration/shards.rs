@@ -142,6 +142,8 @@ evidence:
       vulns: << result.vulnerabilities if result.vulnerabilities is sequence else [] >>
       count: << vulns | length >>
       _private: << count * 2 >>
+      # Operators are rewritten to bounded calls: still reads of the item only.
+      _label: << repo ~ ' has ' ~ (count + 1) >>
   total: << scans | sum(attribute='count') >>
   doubled: << scans | sum(attribute='_private') >>
 ";

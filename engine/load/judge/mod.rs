@@ -756,10 +756,17 @@ impl<'a> JudgeCx<'a> {
         let compiled = self.compile(src);
         match compiled.compiled() {
             Ok(expr) => {
-                let mut free: Vec<String> = expr.undeclared_variables(false).into_iter().collect();
+                // The compiled form calls the bounded operators (`a + b` is
+                // `__caldera_add(a, b)`): names the judge never wrote.
+                let mut free: Vec<String> = expr
+                    .undeclared_variables(false)
+                    .into_iter()
+                    .filter(|n| !crate::evidence::operators::is_operator_function(n))
+                    .collect();
                 free.sort();
                 let uses = scan(src, free);
-                let literals_ok = self.check_literals(src, path);
+                let literals_ok =
+                    self.check_literals(src, path) & self.check_loop_fields(src, path);
                 let ok = self.check_uses(&uses, path, scope) && literals_ok;
                 self.free_names.insert(src.to_owned(), uses.names);
                 ok
@@ -786,7 +793,8 @@ impl<'a> JudgeCx<'a> {
                 free.sort();
                 let code = template_code(src);
                 let uses = scan(&code, free);
-                let literals_ok = self.check_literals(&code, path);
+                let literals_ok =
+                    self.check_literals(&code, path) & self.check_loop_fields(&code, path);
                 let ok = self.check_uses(&uses, path, scope) && literals_ok;
                 self.free_names.insert(src.to_owned(), uses.names);
                 ok
@@ -877,6 +885,32 @@ impl<'a> JudgeCx<'a> {
     /// now (and kept compiled for the run), and tests or filters named by a string
     /// (`select('odd')`, `selectattr('a', 'eq', 1)`, `map('upper')`) must exist. True
     /// when every literal is usable.
+    /// Every `loop.<field>` read names a field `loop` has: an unknown one is undefined on
+    /// every item, which no data check could tell from a value that is absent.
+    fn check_loop_fields(&mut self, code: &str, path: &str) -> bool {
+        let mut ok = true;
+        let mut seen = Vec::new();
+        for segments in crate::load::names::paths(code) {
+            let [first, field, ..] = segments.as_slice() else {
+                continue;
+            };
+            if *first != "loop" || LOOP_FIELDS.contains(field) || seen.contains(field) {
+                continue;
+            }
+            seen.push(*field);
+            let d = Diagnostic::error(Code::UnknownName, format!("`loop` has no field `{field}`"))
+                .note(format!("its fields: {}", LOOP_FIELDS.join(", ")))
+                .maybe_help(crate::diag::did_you_mean_help(
+                    field,
+                    LOOP_FIELDS.iter().copied(),
+                ));
+            let d = self.diag(d, path);
+            self.push(d);
+            ok = false;
+        }
+        ok
+    }
+
     fn check_literals(&mut self, code: &str, path: &str) -> bool {
         let mut names: Vec<&str> = PATTERN_ARG.iter().map(|(n, _)| *n).collect();
         names.extend(NAMED_CALLEE.iter().map(|(n, ..)| *n));
@@ -1293,6 +1327,25 @@ impl<'a> JudgeCx<'a> {
 
     // ------------------------------------------------------------------ prompt
 }
+
+/// The fields of `loop`: a record list's (`prevrecord` included) and a template
+/// `for` loop's, which a template inside a record can open (`depth`, `cycle`, ...).
+const LOOP_FIELDS: &[&str] = &[
+    "index0",
+    "index",
+    "revindex0",
+    "revindex",
+    "first",
+    "last",
+    "length",
+    "previtem",
+    "nextitem",
+    "prevrecord",
+    "depth",
+    "depth0",
+    "cycle",
+    "changed",
+];
 
 /// Built-ins that take the name of a test (`true`) or filter (`false`) as a string, and
 /// the position of that name among their arguments in filter form.
