@@ -96,7 +96,7 @@ fn every_bundled_suite_allowed_an_empty_folder_scores_zero_repos_clearly() {
             let name = d["name"].as_str().unwrap_or_default();
             let reasoning = d["reasoning"].as_str().unwrap_or_default();
             assert!(!reasoning.trim().is_empty(), "{tool}/{name}: no reasoning");
-            for bad in ["NaN", "inf%", "undefined"] {
+            for bad in ["NaN", "inf%", "undefined", "0/0 "] {
                 assert!(!reasoning.contains(bad), "{tool}/{name}: {reasoning}");
             }
             if about_output(tool, name) {
