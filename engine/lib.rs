@@ -57,6 +57,7 @@ pub mod run;
 pub mod score;
 pub mod spec;
 pub mod verdict;
+pub mod view;
 
 pub use diag::{Diagnostic, Severity};
 pub use doc::Doc;

@@ -10,9 +10,7 @@
 //! the judge's error rates), and the raters' agreement with each other: the ceiling no
 //! judge can be expected to pass. A judge below the suite's `kappa_target` is flagged.
 
-pub mod html;
 pub mod labels;
-pub mod render;
 pub mod sources;
 pub mod stats;
 

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use clap::Args;
 use indexmap::IndexMap;
 
-use crate::calibrate::render::{Style, render};
 use crate::calibrate::{SourceScores, calibrate, labels, sources};
 use crate::cli::run::{CacheArg, ProviderArg};
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text};
 use crate::load::inputs::load_inputs;
 use crate::run::llm::LlmOptions;
+use crate::view::calibrate::text::{Style, render};
 
 /// `--format` values.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
@@ -108,7 +108,7 @@ pub fn execute(args: CalibrateArgs) -> Exit {
             crate::cli::output::print(&render(&calibration, Style::Markdown))
         }
         CalibrateFormat::Html => {
-            crate::cli::output::print(&crate::calibrate::html::page(&calibration))
+            crate::cli::output::print(&crate::view::calibrate::html::page(&calibration))
         }
         CalibrateFormat::Json => crate::cli::output::println(
             &serde_json::to_string_pretty(&calibration).unwrap_or_default(),

@@ -9,7 +9,7 @@ use crate::cli::Exit;
 use crate::cli::output::Dest;
 use crate::cli::report::{ReportOptions, read, regression_gate, write_all};
 use crate::report::compare::compare;
-use crate::report::{Format, Input};
+use crate::view::run::{Format, Input};
 
 /// Arguments of `caldera diff`.
 #[derive(Debug, Args)]

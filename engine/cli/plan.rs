@@ -9,8 +9,9 @@ use indexmap::IndexMap;
 use crate::cli::run::ProviderArg;
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text};
-use crate::plan::{PlanOptions, plan, render};
+use crate::plan::{PlanOptions, plan};
 use crate::provider::models::Price;
+use crate::view;
 
 /// `--format` values.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
@@ -108,7 +109,7 @@ pub fn execute(args: PlanArgs) -> Exit {
         Err(d) => return fail(&d),
     };
     match args.format {
-        PlanFormat::Table => crate::cli::output::print(&render::table(&plan)),
+        PlanFormat::Table => crate::cli::output::print(&view::plan::table(&plan)),
         PlanFormat::Json => {
             crate::cli::output::println(&serde_json::to_string_pretty(&plan).unwrap_or_default())
         }
@@ -117,7 +118,7 @@ pub fn execute(args: PlanArgs) -> Exit {
         Some(budget) if plan.exceeds(budget) => {
             eprintln!(
                 "over budget: the plan could cost {}, and --max-cost is ${budget}",
-                render::cost(plan.total.cost)
+                view::plan::cost(plan.total.cost)
             );
             Exit::Below
         }

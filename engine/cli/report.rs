@@ -11,7 +11,7 @@ use crate::cli::output::{self, Dest};
 use crate::diag::render_text;
 use crate::report::compare::{Comparison, compare};
 use crate::report::model::Report;
-use crate::report::{Format, Input};
+use crate::view::run::{Format, Input};
 
 /// `--fail-on` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -14,12 +14,12 @@ use crate::load::inputs::Overrides;
 use crate::load::suite::Suite;
 use crate::report;
 use crate::report::model::Report;
-use crate::report::{Format, Input};
 use crate::run::llm::LlmOptions;
 use crate::run::partial::{self, Partial};
 use crate::run::result::{Decision, FAIL, Gate, NO_SCORE, RunResult};
 use crate::run::shard::{self, ShardOptions, ShardSpec};
 use crate::run::{Run, RunError, RunOptions, ScoreSource};
+use crate::view::run::{Format, Input};
 
 /// `--provider` values.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

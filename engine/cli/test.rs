@@ -109,7 +109,7 @@ pub fn execute(args: TestArgs) -> Exit {
     let failed = checks.len() - passed + broken.len();
     match args.format {
         TestFormat::Text => print_summary(&checks, &broken, passed, failed),
-        TestFormat::Junit => crate::cli::output::print(&crate::judgetest::junit::render(
+        TestFormat::Junit => crate::cli::output::print(&crate::view::judgetest::render(
             &suite.spec.suite,
             &checks,
             &broken,

@@ -1,5 +1,5 @@
 //! The history as one self-contained HTML page, like the run report
-//! ([`crate::report::html`], whose charts it uses; the stylesheet and escape are
+//! ([`crate::view::run::html`], whose charts it uses; the stylesheet and escape are
 //! [`crate::present`]'s): no script, no
 //! network. Per suite: the weighted score over the runs as a chart, a small chart per
 //! dimension, the steps that changed something, unstable judges, then the runs with
@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 
 use super::{History, Step, SuiteHistory, Trend};
 use crate::present::escape::html as esc;
+use crate::present::number::{fmt_delta, fmt_score};
+use crate::present::style::{BLUE, GREY, VERMILLION};
 use crate::present::style::{Page, sheet};
-use crate::report::html::svg::{BLUE, GREY, VERMILLION};
-use crate::report::{fmt_delta, fmt_score};
 
 /// Renders the history page.
 pub fn render(h: &History) -> String {

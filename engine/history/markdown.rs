@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use super::{History, SPARK_RUNS, Step, SuiteHistory, spark_window, sparkline};
 use crate::present::escape::{inert_markdown as inert, markdown_code_span as code};
+use crate::present::number::{fmt_delta, fmt_score};
 use crate::present::table::{self, Align};
-use crate::report::{fmt_delta, fmt_score};
 
 /// Renders the history as Markdown.
 pub fn render(h: &History) -> String {

@@ -9,7 +9,7 @@ use anstyle::{AnsiColor, Style};
 
 use super::{History, SPARK_RUNS, Step, SuiteHistory, spark_window, sparkline};
 use crate::diag::printable_line as safe;
-use crate::report::{fmt_delta, fmt_score};
+use crate::present::number::{fmt_delta, fmt_score};
 
 const GREEN: Style = AnsiColor::Green.on_default();
 const RED: Style = AnsiColor::Red.on_default();

@@ -10,7 +10,6 @@
 
 pub mod cassette;
 pub mod check;
-pub mod junit;
 pub mod keypath;
 pub mod update;
 

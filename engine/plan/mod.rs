@@ -11,7 +11,6 @@
 //! `--prices` file). A model without a price has an unknown cost, never $0.
 
 pub mod count;
-pub mod render;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

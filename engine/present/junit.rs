@@ -1,5 +1,5 @@
-//! JUnit XML is written by quick-junit only (run reports in `report::junit`, judge-test
-//! results in `judgetest::junit`): it escapes markup and orders the document as CI
+//! JUnit XML is written by quick-junit only (run reports in `view::run::junit`, judge-test
+//! results in `view::judgetest`): it escapes markup and orders the document as CI
 //! systems expect, so no renderer writes XML by hand. What it leaves to the caller is
 //! here: characters XML cannot carry at all, and turning the document into text.
 

@@ -4,6 +4,17 @@
 //! A page embeds the common part and its own section only, so a page carries no rule it
 //! does not use, and a change to the look is made in one file.
 
+// The chart palette of every page (Okabe-Ito: safe for the common colour-vision
+// deficiencies). Charts are drawn inline as SVG, so their colours are attributes, not
+// stylesheet rules; they are defined beside the stylesheet all the same.
+
+/// Okabe-Ito blue: passing scores, positive agreement.
+pub const BLUE: &str = "#0072B2";
+/// Okabe-Ito vermillion: below threshold, negative agreement.
+pub const VERMILLION: &str = "#D55E00";
+/// Neutral grey for marks without a score.
+pub const GREY: &str = "#767676";
+
 /// The stylesheet source.
 const SHEET: &str = include_str!("style.css");
 

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::report::{Input, Reporter};
 use crate::run::result::RunResult;
 
 /// The result format this caldera writes and reads. A document without the field was
@@ -57,20 +56,4 @@ pub fn write(result: &RunResult, path: &Path) -> std::io::Result<()> {
 /// refused (links, devices, folders).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     crate::outfile::write_atomic(path, bytes)
-}
-
-/// The JSON format: the document as it was read or written, unchanged; with a baseline,
-/// the comparison is the document instead (`caldera diff --format json`).
-pub struct Json;
-
-impl Reporter for Json {
-    fn render(&self, input: &Input<'_>) -> String {
-        let value = match input.comparison {
-            Some(c) if input.diff_only => serde_json::to_value(c).unwrap_or_default(),
-            _ => input.report.document(),
-        };
-        let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
-        text.push('\n');
-        text
-    }
 }

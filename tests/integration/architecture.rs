@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["main", "lib"],
     &["cli"],
+    &["view"],
     &["history"],
     &["calibrate", "judgetest", "plan", "report"],
     &["run"],

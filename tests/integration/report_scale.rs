@@ -53,7 +53,7 @@ fn html_heatmap_of_a_large_panel_draws_a_bounded_number_of_cells_with_a_note() {
         .and_then(|rest| rest.split("</svg>").next())
         .expect("a heatmap");
     let cells = heatmap.matches("<rect").count();
-    let cap = caldera::report::html::MAX_HEATMAP_RATERS;
+    let cap = caldera::view::run::html::MAX_HEATMAP_RATERS;
     assert_eq!(cells, cap * cap, "one cell per pair of the first {cap}");
     assert!(
         html.contains(&format!(

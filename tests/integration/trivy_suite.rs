@@ -193,7 +193,7 @@ fn key_figures_match_the_hand_computed_ones() {
 #[test]
 fn terminal_table_snapshot() {
     let result = run();
-    let table = caldera::report::table::render(&result, false);
+    let table = caldera::view::run::table::render(&result, false);
     insta::with_settings!({filters => vec![(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[run-id]")]}, {
         insta::assert_snapshot!("trivy_suite_table", table);
     });

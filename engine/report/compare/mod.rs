@@ -350,9 +350,9 @@ fn regression_line(d: &DimensionDelta) -> String {
         _ => format!(
             "{} {} -> {} ({})",
             d.name,
-            crate::report::fmt_score(d.before),
-            crate::report::fmt_score(d.after),
-            crate::report::fmt_delta(d.delta)
+            crate::present::number::fmt_score(d.before),
+            crate::present::number::fmt_score(d.after),
+            crate::present::number::fmt_delta(d.delta)
         ),
     }
 }

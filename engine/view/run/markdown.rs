@@ -10,10 +10,11 @@
 use std::fmt::Write as _;
 
 use crate::present::escape::{inert_markdown as inert, markdown_code_span as code};
+use crate::present::number::{fmt_delta, fmt_score};
 use crate::present::table::{self, Align};
 use crate::report::compare::{Change, Comparison};
 use crate::report::model::{Dimension, Report, Status};
-use crate::report::{Input, Reporter, fmt_delta, fmt_score};
+use crate::view::run::{Input, Reporter};
 
 /// Problems listed before "and N more".
 const MAX_PROBLEMS: usize = 10;

@@ -8,11 +8,12 @@ use anstyle::{AnsiColor, Style};
 
 use crate::diag::printable_line as safe;
 
+use crate::present::number::{fmt_delta, fmt_score};
 use crate::report::compare::{Change, Comparison, DimensionDelta};
 use crate::report::model::{Dimension, Report, Status};
-use crate::report::{Input, Reporter, fmt_delta, fmt_score};
 use crate::run::result::RunResult;
 use crate::score::round::decisive;
+use crate::view::run::{Input, Reporter};
 
 const GREEN: Style = AnsiColor::Green.on_default();
 const RED: Style = AnsiColor::Red.on_default();
@@ -237,7 +238,7 @@ fn usage_and_panel(out: &mut String, r: &Report) {
                 out,
                 "    {}: kappa {kv} ({})",
                 safe(pair),
-                safe(&crate::report::html::words(&k.interpretation))
+                safe(&crate::view::run::html::words(&k.interpretation))
             );
         }
     }

@@ -6,16 +6,7 @@
 use std::fmt::Write as _;
 
 use super::esc;
-use crate::report::fmt_score;
-
-/// Okabe-Ito blue: passing scores, positive agreement.
-pub const BLUE: &str = "#0072B2";
-/// Okabe-Ito vermillion: below threshold, negative agreement.
-pub const VERMILLION: &str = "#D55E00";
-/// Okabe-Ito orange: warnings.
-pub const ORANGE: &str = "#E69F00";
-/// Neutral grey for marks without a score.
-pub const GREY: &str = "#767676";
+use crate::present::number::fmt_score;
 
 /// One bar of a score chart.
 pub struct Bar<'a> {

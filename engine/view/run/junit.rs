@@ -8,9 +8,10 @@ use quick_junit::{
 };
 
 use crate::present::junit::{to_xml, xml_chars};
+use crate::present::number::fmt_score;
 use crate::report::compare::Comparison;
 use crate::report::model::{Dimension, Report, Status};
-use crate::report::{Input, Reporter, fmt_score};
+use crate::view::run::{Input, Reporter};
 
 /// The JUnit format.
 pub struct Junit;

@@ -15,10 +15,12 @@ use serde_json::Value;
 pub use crate::present::escape::html as esc;
 use crate::present::style::{Page, sheet};
 
+use crate::present::number::{fmt_delta, fmt_score};
+use crate::present::style::{BLUE, GREY, VERMILLION};
 use crate::report::compare::{Change, Comparison};
 use crate::report::model::{AgreementView, Dimension, Report, Status};
-use crate::report::{Input, Reporter, fmt_delta, fmt_score};
-use svg::{BLUE, Bar, GREY, VERMILLION};
+use crate::view::run::{Input, Reporter};
+use svg::Bar;
 
 /// Evidence shown per dimension, in bytes of pretty JSON; beyond, the card says where the
 /// rest is (the JSON result).
