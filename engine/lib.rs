@@ -19,10 +19,14 @@
 //! - `score` holds the pure formulas (detection, agreement, aggregation), `spec` what a
 //!   user can write, `doc` the document type, `diag` the one diagnostic type.
 //!
-//! The names below are what a program embedding the engine needs for a run:
+//! Six modules are public as libraries of their own: `provider` (model clients behind
+//! one trait), `llm` (asking models: concurrency, retries, cache, batches), `score`
+//! (the formulas), `spec` (what a judge file may say), `doc` and `diag`. The rest of the
+//! engine is the crate's own; the names re-exported below are what a program embedding
+//! it needs: run a suite, check one, read and compare results.
 //!
 //! ```no_run
-//! let env = caldera::render::environment();
+//! let env = caldera::environment();
 //! let (suite, diagnostics) = caldera::load_suite(std::path::Path::new("judges.d/trivy"), &env);
 //! let suite = suite.expect("a valid suite");
 //! assert!(diagnostics.is_empty());
@@ -35,37 +39,58 @@
 // error path, where their size costs nothing that matters.
 #![allow(clippy::result_large_err)]
 
-pub mod calibrate;
+pub(crate) mod calibrate;
 // The command line is where output to a person belongs.
 #[allow(clippy::print_stdout, clippy::print_stderr)]
-pub mod cli;
+pub(crate) mod cli;
 pub mod diag;
 pub mod doc;
-pub mod evidence;
-pub mod history;
-pub mod judgetest;
+pub(crate) mod evidence;
+pub(crate) mod history;
+pub(crate) mod judgetest;
 pub mod llm;
-pub mod load;
-pub mod outfile;
-pub mod par;
-pub mod plan;
-pub mod present;
+pub(crate) mod load;
+pub(crate) mod outfile;
+pub(crate) mod par;
+pub(crate) mod plan;
+pub(crate) mod present;
 pub mod provider;
-pub mod render;
-pub mod report;
-pub mod run;
+pub(crate) mod render;
+pub(crate) mod report;
+pub(crate) mod run;
 pub mod score;
 pub mod spec;
-pub mod verdict;
-pub mod view;
+pub(crate) mod verdict;
+pub(crate) mod view;
 
-pub use diag::{Diagnostic, Severity};
-pub use doc::Doc;
+// The public API. Everything else is the crate's own (`pub(crate)`): a module's items
+// are visible only where this file re-exports them, so a rename inside the engine
+// breaks no caller.
+//
+// Running a suite: load it, run it (heuristic, one model, a panel, a batch), read the
+// result and its verdicts.
 pub use load::inputs::Overrides;
 pub use load::suite::{Suite, load_suite};
+pub use render::environment;
 pub use run::llm::{LlmOptions, run_llm};
 pub use run::result::RunResult;
 pub use run::{Run, RunError, RunOptions, ScoreSource, run, run_heuristic};
 pub use spec::judge::JudgeSpec;
 pub use spec::suite::SuiteSpec;
 pub use verdict::types::{Score, Status, Verdict};
+// Checking a suite as `caldera validate` does, and the JSON Schemas editors use.
+pub use cli::schema::{Which as SchemaFile, schema_text};
+pub use cli::validate::validate_path;
+pub use diag::{Diagnostic, Severity};
+pub use load::confine::RootOptions;
+// How caldera reads YAML (1.2 numbers, the parser's bounds), for a tool that checks
+// judge files against the schemas as caldera reads them.
+pub use load::yaml::{as_yaml12, options as yaml_options};
+// Reading a saved result and comparing two, as `caldera report` and `diff` do.
+pub use report::compare::{Change, Comparison, compare};
+pub use report::model::Report;
+// Reading a model's reply to a judge's verdict format, as a run does.
+pub use verdict::reply::CompiledFormat;
+// The command line itself, for the binary.
+pub use cli::main;
+pub use doc::{Doc, exit_without_freeing};

@@ -8,8 +8,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> std::process::ExitCode {
     return_freed_memory_sooner();
     // The process ends with its command: its documents go back to the system with it.
-    caldera::doc::exit_without_freeing();
-    caldera::cli::main()
+    caldera::exit_without_freeing();
+    caldera::main()
 }
 
 /// `mi_option_purge_delay` in mimalloc's option enum (`mimalloc.h`, v2 and v3 alike);

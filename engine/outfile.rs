@@ -15,7 +15,7 @@ use std::path::Path;
 use crate::load::confine::resolve;
 
 /// Why a path may not be written.
-pub fn refuse_target(path: &Path) -> Option<String> {
+pub(crate) fn refuse_target(path: &Path) -> Option<String> {
     let meta = std::fs::symlink_metadata(path).ok()?;
     let kind = meta.file_type();
     if kind.is_symlink() {
@@ -35,7 +35,7 @@ pub fn refuse_target(path: &Path) -> Option<String> {
 
 /// Writes `bytes` to `path` atomically: a unique temporary file in the same folder,
 /// synced, then renamed over `path`. Folders are created as needed.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(why) = refuse_target(path) {
         return Err(std::io::Error::other(why));
     }
@@ -57,7 +57,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Whether `a` and `b` name the same file, or `a` lies inside folder `b`.
-pub fn same_or_inside(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_or_inside(a: &Path, b: &Path) -> bool {
     resolve(a).starts_with(resolve(b))
 }
 

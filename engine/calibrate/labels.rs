@@ -16,7 +16,7 @@ use crate::diag::{Code, Diagnostic, Span};
 
 /// One person's score of one unit on one dimension.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Label {
+pub(crate) struct Label {
     /// The repo (or other unit) rated.
     pub unit: String,
     /// The dimension.
@@ -34,7 +34,7 @@ const COLUMNS: [&str; 6] = ["unit", "repo", "dimension", "score", "rater", "note
 
 /// Reads labels from `path` (JSONL when it ends in `.jsonl` or `.ndjson`, else CSV) and
 /// checks them against the suite's dimensions.
-pub fn read(path: &Path, dimensions: &[&str]) -> Result<Vec<Label>, Vec<Diagnostic>> {
+pub(crate) fn read(path: &Path, dimensions: &[&str]) -> Result<Vec<Label>, Vec<Diagnostic>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![Diagnostic::error(Code::Io, format!("cannot read the labels: {e}")).in_file(path)]
     })?;
@@ -100,7 +100,7 @@ struct Row {
 }
 
 /// The schema of one labels row (`caldera schema labels`).
-pub fn row_schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
+pub(crate) fn row_schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
     let mut schema = generator.into_root_schema_for::<Row>();
     // schemars does not see serde's alias: `repo` is `unit` under another name.
     if let Some(properties) = schema
@@ -360,9 +360,9 @@ mod tests {
 
     /// A scratch folder for these tests (the library has no tempfile dependency).
     mod tempfile_dir {
-        pub struct Dir(pub std::path::PathBuf);
+        pub(super) struct Dir(pub std::path::PathBuf);
         impl Dir {
-            pub fn new() -> Dir {
+            pub(super) fn new() -> Dir {
                 let d = std::env::temp_dir().join(format!(
                     "caldera-labels-{}-{}",
                     std::process::id(),

@@ -10,9 +10,9 @@
 //! the judge's error rates), and the raters' agreement with each other: the ceiling no
 //! judge can be expected to pass. A judge below the suite's `kappa_target` is flagged.
 
-pub mod labels;
-pub mod sources;
-pub mod stats;
+pub(crate) mod labels;
+pub(crate) mod sources;
+pub(crate) mod stats;
 
 use std::collections::HashMap;
 
@@ -26,17 +26,17 @@ use self::labels::Label;
 use self::stats::{Agreement, Bias, Confusion, PassRates, SCALE};
 
 /// A judge source's scores: dimension -> unit -> score (1-5).
-pub type SourceScores = IndexMap<String, IndexMap<String, i64>>;
+pub(crate) type SourceScores = IndexMap<String, IndexMap<String, i64>>;
 
 /// Raters whose pairwise agreement makes the ceiling. Pairs grow with the square of the
 /// raters (2,000 raters are two million pairs, half a gigabyte and seconds); past this
 /// many, the ceiling is that of the first ones (in the order of the labels file) and a
 /// note says so.
-pub const MAX_CEILING_RATERS: usize = 200;
+pub(crate) const MAX_CEILING_RATERS: usize = 200;
 
 /// The whole calibration.
 #[derive(Clone, Debug, Serialize)]
-pub struct Calibration {
+pub(crate) struct Calibration {
     /// The suite.
     pub suite: String,
     /// The labels file.
@@ -53,7 +53,7 @@ pub struct Calibration {
 
 /// One dimension.
 #[derive(Clone, Debug, Serialize)]
-pub struct DimensionCalibration {
+pub(crate) struct DimensionCalibration {
     /// The dimension.
     pub dimension: String,
     /// Units people scored.
@@ -70,7 +70,7 @@ pub struct DimensionCalibration {
 
 /// The raters' agreement with each other.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Ceiling {
+pub(crate) struct Ceiling {
     /// Per pair of raters (`a_vs_b`).
     pub pairs: IndexMap<String, Agreement>,
     /// Mean of the defined pairwise weighted kappas; null with one rater.
@@ -84,7 +84,7 @@ pub struct Ceiling {
 
 /// One judge source on one dimension.
 #[derive(Clone, Debug, Serialize)]
-pub struct SourceCalibration {
+pub(crate) struct SourceCalibration {
     /// `heuristic`, a model, or a result file's source.
     pub source: String,
     /// Its score of each labelled unit it scored.
@@ -107,7 +107,7 @@ pub struct SourceCalibration {
 }
 
 /// Calibrates every judge source in `scores` against `labels`.
-pub fn calibrate(
+pub(crate) fn calibrate(
     suite: &Suite,
     labels_file: &str,
     labels: &[Label],

@@ -17,7 +17,7 @@ use crate::run::llm::{LlmOptions, models_for, run_llm_on};
 use crate::verdict::types::{Score, Verdict};
 
 /// `inputs` reduced to one repo: its result and its ground truth.
-pub fn alone(inputs: &Inputs, id: &str) -> Inputs {
+pub(crate) fn alone(inputs: &Inputs, id: &str) -> Inputs {
     Inputs {
         results: inputs
             .results
@@ -37,7 +37,7 @@ pub fn alone(inputs: &Inputs, id: &str) -> Inputs {
 
 /// A verdict's integer score: a single verdict's, or the one repo's of a per-repo judge
 /// run on one repo. `None` when unscored (or a mean of several repos).
-pub fn unit_score(v: &Verdict) -> Option<i64> {
+pub(crate) fn unit_score(v: &Verdict) -> Option<i64> {
     match v.score? {
         Score::Single(s) => Some(s),
         Score::Mean(_) if v.repos.len() == 1 => v.repos[0].score,
@@ -47,7 +47,7 @@ pub fn unit_score(v: &Verdict) -> Option<i64> {
 
 /// The heuristic's score of every repo of `inputs`, each judged alone. A repo whose
 /// suite evidence cannot be computed is left out, with a note saying why.
-pub fn heuristic(
+pub(crate) fn heuristic(
     env: &Environment<'static>,
     suite: &Suite,
     inputs: &Inputs,
@@ -84,7 +84,7 @@ pub fn heuristic(
 
 /// Each model's score of every repo of `inputs`, each judged alone in LLM mode (through
 /// the cache, so a second calibration makes no call).
-pub fn llm(
+pub(crate) fn llm(
     env: &Environment<'static>,
     suite: &Suite,
     inputs: &Inputs,
@@ -122,7 +122,9 @@ pub fn llm(
 /// member's per-repo verdicts under its model; every source is prefixed with the file's
 /// name. A result without per-repo verdicts is an error: its suite-scope scores say
 /// nothing about single repos.
-pub fn from_result(path: &std::path::Path) -> Result<IndexMap<String, SourceScores>, Diagnostic> {
+pub(crate) fn from_result(
+    path: &std::path::Path,
+) -> Result<IndexMap<String, SourceScores>, Diagnostic> {
     let fail = |m: String| Diagnostic::error(Code::WrongType, m).in_file(path);
     let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
     let run: serde_json::Value =

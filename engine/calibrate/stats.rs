@@ -9,11 +9,11 @@ use crate::score::agreement::{Weighting, cohen_kappa};
 
 /// The 1-5 scale in order: weighted kappa weighs a disagreement by the squared distance
 /// between scores on it, whichever scores happen to occur.
-pub const SCALE: [i64; 5] = [1, 2, 3, 4, 5];
+pub(crate) const SCALE: [i64; 5] = [1, 2, 3, 4, 5];
 
 /// Agreement of the judge with one rater (or the consensus) over the units both scored.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Agreement {
+pub(crate) struct Agreement {
     /// Quadratic-weighted Cohen's kappa; null when undefined (no unit, or both always gave
     /// one and the same score).
     pub weighted_kappa: Option<f64>,
@@ -24,7 +24,7 @@ pub struct Agreement {
 }
 
 /// Agreement over `pairs` of (rater, judge) scores.
-pub fn agreement(pairs: &[(i64, i64)]) -> Agreement {
+pub(crate) fn agreement(pairs: &[(i64, i64)]) -> Agreement {
     let a: Vec<Option<i64>> = pairs.iter().map(|p| Some(p.0)).collect();
     let b: Vec<Option<i64>> = pairs.iter().map(|p| Some(p.1)).collect();
     match cohen_kappa(&a, &b, Weighting::Quadratic, Some(&SCALE)) {
@@ -40,7 +40,7 @@ pub fn agreement(pairs: &[(i64, i64)]) -> Agreement {
 
 /// Counts of (human, judge) score pairs: `counts[h - 1][j - 1]`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Confusion {
+pub(crate) struct Confusion {
     /// Row and column labels.
     pub scale: [i64; 5],
     /// Rows: the human score (the raters' consensus); columns: the judge's score.
@@ -48,7 +48,7 @@ pub struct Confusion {
 }
 
 /// The confusion matrix of (human, judge) pairs.
-pub fn confusion(pairs: &[(i64, i64)]) -> Confusion {
+pub(crate) fn confusion(pairs: &[(i64, i64)]) -> Confusion {
     let mut counts = [[0usize; 5]; 5];
     for &(h, j) in pairs {
         if let (Some(row), Some(col)) = (index(h), index(j)) {
@@ -67,7 +67,7 @@ fn index(score: i64) -> Option<usize> {
 
 /// The judge's mean bias: judge minus human, with a 95% confidence interval.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Bias {
+pub(crate) struct Bias {
     /// Mean of judge minus human (positive: the judge is more lenient).
     pub mean: f64,
     /// Sample standard deviation of the differences; null under two units.
@@ -79,7 +79,7 @@ pub struct Bias {
 }
 
 /// The bias of `pairs` of (human, judge) scores; `None` with no pair.
-pub fn bias(pairs: &[(i64, i64)]) -> Option<Bias> {
+pub(crate) fn bias(pairs: &[(i64, i64)]) -> Option<Bias> {
     if pairs.is_empty() {
         return None;
     }
@@ -98,7 +98,7 @@ pub fn bias(pairs: &[(i64, i64)]) -> Option<Bias> {
 /// Two-sided 95% critical values of Student's t for 1-30 degrees of freedom, then 40,
 /// 60, 120 and the normal limit (the usual printed table, to four places). A degree of
 /// freedom between two rows takes the lower row's value, the wider interval.
-pub fn t95(df: usize) -> f64 {
+pub(crate) fn t95(df: usize) -> f64 {
     const SMALL: [f64; 30] = [
         12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010,
         2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739,
@@ -118,7 +118,7 @@ pub fn t95(df: usize) -> f64 {
 /// Pass rates a person would give and the judge gives, on the units both scored, and the
 /// judge's pass rate over every unit it scored corrected for its error rates.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PassRates {
+pub(crate) struct PassRates {
     /// The score a unit must reach to pass.
     pub threshold: f64,
     /// Units both scored.
@@ -143,7 +143,7 @@ pub struct PassRates {
 }
 
 /// Pass rates of `pairs` of (human, judge) scores and of `all` the judge's scores.
-pub fn pass_rates(pairs: &[(i64, i64)], all: &[i64], threshold: f64) -> PassRates {
+pub(crate) fn pass_rates(pairs: &[(i64, i64)], all: &[i64], threshold: f64) -> PassRates {
     let passes = |s: i64| crate::score::reaches(s as f64, threshold);
     let share = |hits: usize, of: usize| (of > 0).then(|| hits as f64 / of as f64);
     let human_pass = pairs.iter().filter(|(h, _)| passes(*h)).count();
@@ -177,7 +177,7 @@ pub fn pass_rates(pairs: &[(i64, i64)], all: &[i64], threshold: f64) -> PassRate
 
 /// The Rogan-Gladen estimate of a true rate from an observed one and the classifier's
 /// sensitivity and specificity; `None` when `se + sp <= 1` (no better than chance).
-pub fn rogan_gladen(observed: f64, sensitivity: f64, specificity: f64) -> Option<f64> {
+pub(crate) fn rogan_gladen(observed: f64, sensitivity: f64, specificity: f64) -> Option<f64> {
     let d = sensitivity + specificity - 1.0;
     (d > 0.0).then(|| ((observed + specificity - 1.0) / d).clamp(0.0, 1.0))
 }

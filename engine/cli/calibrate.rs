@@ -15,7 +15,7 @@ use crate::view::calibrate::text::{Style, render};
 
 /// `--format` values.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
-pub enum CalibrateFormat {
+pub(crate) enum CalibrateFormat {
     /// Aligned tables.
     #[default]
     Table,
@@ -29,7 +29,7 @@ pub enum CalibrateFormat {
 
 /// Arguments of `caldera calibrate`.
 #[derive(Debug, Args)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// The suite folder (e.g. judges.d/trivy).
     #[arg(value_name = "SUITE_DIR")]
     pub suite: PathBuf,
@@ -73,7 +73,7 @@ pub struct CalibrateArgs {
 }
 
 /// Runs the command.
-pub fn execute(args: CalibrateArgs) -> Exit {
+pub(crate) fn execute(args: CalibrateArgs) -> Exit {
     let env = crate::render::environment();
     let Some(suite) =
         crate::cli::load_valid_suite(&args.suite, &env, &Default::default(), "calibrated")

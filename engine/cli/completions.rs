@@ -8,14 +8,14 @@ use crate::cli::{Cli, Exit, output};
 
 /// Arguments of `caldera completions`.
 #[derive(Debug, Args)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell, e.g. `caldera completions bash > /etc/bash_completion.d/caldera`.
     #[arg(value_enum)]
     pub shell: Shell,
 }
 
 /// Runs the command.
-pub fn execute(args: &CompletionsArgs) -> Exit {
+pub(crate) fn execute(args: &CompletionsArgs) -> Exit {
     let mut cmd = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "caldera", &mut script);

@@ -13,7 +13,7 @@ use crate::view::run::{Format, Input};
 
 /// Arguments of `caldera diff`.
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The earlier result.
     #[arg(value_name = "BASE.json")]
     pub base: PathBuf,
@@ -29,7 +29,7 @@ pub struct DiffArgs {
 }
 
 /// Runs the command.
-pub fn execute(args: DiffArgs) -> Exit {
+pub(crate) fn execute(args: DiffArgs) -> Exit {
     if let Err(e) = args.options.check(args.out.as_deref()) {
         eprintln!("error: {e}");
         return Exit::Error;

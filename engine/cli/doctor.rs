@@ -10,7 +10,7 @@ use crate::provider::doctor::diagnose;
 
 /// Arguments of `caldera doctor`.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Seconds allowed for each probe.
     #[arg(long, default_value_t = 5, value_name = "SECS")]
     pub timeout: u64,
@@ -20,7 +20,7 @@ pub struct DoctorArgs {
 }
 
 /// Runs the command. Exit 0 when at least one provider is usable, else 2.
-pub fn execute(args: DoctorArgs) -> Exit {
+pub(crate) fn execute(args: DoctorArgs) -> Exit {
     crate::provider::install_crypto_provider();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

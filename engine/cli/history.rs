@@ -13,7 +13,7 @@ use crate::history::{self, Format};
 
 /// Arguments of `caldera history`.
 #[derive(Debug, Args)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// A folder of results written by `caldera run` (results/<suite>/), one JSON file per
     /// run.
     #[arg(value_name = "RESULTS_DIR")]
@@ -32,7 +32,7 @@ pub struct HistoryArgs {
 /// Runs the command: 0 when the folder held at least one result (files that are not
 /// results are listed in the history and named on stderr), 2 when it held none or cannot
 /// be read.
-pub fn execute(args: HistoryArgs) -> Exit {
+pub(crate) fn execute(args: HistoryArgs) -> Exit {
     if !(args.tolerance.is_finite() && args.tolerance >= 0.0) {
         eprintln!(
             "error: --tolerance must be zero or more points, got {}",

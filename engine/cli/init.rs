@@ -10,7 +10,7 @@ use crate::cli::{Exit, output};
 
 /// Arguments of `caldera init`.
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(crate) struct InitArgs {
     /// The tool the suite judges (lowercase letters, digits, `-` and `_`), e.g. `semgrep`.
     #[arg(value_name = "TOOL")]
     pub tool: String,
@@ -20,7 +20,7 @@ pub struct InitArgs {
 }
 
 /// Runs the command.
-pub fn execute(args: &InitArgs) -> Exit {
+pub(crate) fn execute(args: &InitArgs) -> Exit {
     let tool = args.tool.as_str();
     let valid = !tool.is_empty()
         && tool

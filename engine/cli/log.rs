@@ -43,7 +43,7 @@ impl Log for StderrLog {
 }
 
 /// Installs the logger; called once by the CLI before any command runs.
-pub fn init() {
+pub(crate) fn init() {
     static LOGGER: StderrLog = StderrLog;
     if log::set_logger(&LOGGER).is_ok() {
         let profile = std::env::var_os("CALDERA_PROFILE").is_some();

@@ -18,7 +18,7 @@ use crate::run::shard;
 
 /// Arguments of `caldera merge`.
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// The partial results of every shard of one run (`caldera run --shard K/N`).
     #[arg(required = true, value_name = "PARTIAL")]
     pub partials: Vec<PathBuf>,
@@ -50,7 +50,7 @@ pub struct MergeArgs {
 }
 
 /// Runs `caldera merge`.
-pub fn execute(args: MergeArgs) -> Exit {
+pub(crate) fn execute(args: MergeArgs) -> Exit {
     if let Err(e) = args.report.check(args.out.as_deref()) {
         eprintln!("error: {e}");
         return Exit::Error;

@@ -2,23 +2,23 @@
 //! threshold (or a regression), 2 usage or input error, 3 a run left without scores by
 //! its budget or by replay misses.
 
-pub mod calibrate;
-pub mod completions;
-pub mod diff;
-pub mod doctor;
-pub mod history;
-pub mod init;
-pub mod log;
-pub mod merge;
-pub mod output;
-pub mod parts;
-pub mod plan;
-pub mod render;
-pub mod report;
-pub mod run;
-pub mod schema;
-pub mod test;
-pub mod validate;
+pub(crate) mod calibrate;
+pub(crate) mod completions;
+pub(crate) mod diff;
+pub(crate) mod doctor;
+pub(crate) mod history;
+pub(crate) mod init;
+pub(crate) mod log;
+pub(crate) mod merge;
+pub(crate) mod output;
+pub(crate) mod parts;
+pub(crate) mod plan;
+pub(crate) mod render;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod schema;
+pub(crate) mod test;
+pub(crate) mod validate;
 
 use std::process::ExitCode;
 
@@ -60,7 +60,7 @@ impl From<Exit> for ExitCode {
         included); 3 incomplete: judges left without a score by the `--max-cost` budget or \
         by `--replay` cache misses."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -81,7 +81,7 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a suite and write the result.
     Run(Box<run::RunArgs>),
     /// Check suites and judge files without running them; report every problem.
@@ -149,18 +149,18 @@ pub fn main() -> ExitCode {
 }
 
 /// Whether stderr gets colour (`--color`, NO_COLOR, CLICOLOR_FORCE, a terminal).
-pub fn stderr_color() -> bool {
+pub(crate) fn stderr_color() -> bool {
     output::stderr_color()
 }
 
 /// Whether stdout gets colour (`--color`, NO_COLOR, CLICOLOR_FORCE, a terminal).
-pub fn stdout_color() -> bool {
+pub(crate) fn stdout_color() -> bool {
     output::stdout_color()
 }
 
 /// Where a suite may read from (shared by `run`, `render` and `validate`).
 #[derive(Debug, Clone, Args, Default)]
-pub struct RootArgs {
+pub(crate) struct RootArgs {
     /// The project root every path of the suite must resolve inside [default: the
     /// folder holding the suite's `judges.d`, else the suite folder].
     #[arg(long, value_name = "DIR")]
@@ -172,7 +172,7 @@ pub struct RootArgs {
 
 impl RootArgs {
     /// As loading options.
-    pub fn options(&self) -> crate::load::confine::RootOptions {
+    pub(crate) fn options(&self) -> crate::load::confine::RootOptions {
         crate::load::confine::RootOptions {
             root: self.root.clone(),
             allow_outside: self.allow_outside_root,
@@ -183,7 +183,7 @@ impl RootArgs {
 /// Loads the suite in `dir` for a command that needs a valid one: every diagnostic is
 /// printed, and an invalid suite ends the command (exit 2) with one line saying what was
 /// not done (`verb`, e.g. "run") and the `validate` command that shows the same report.
-pub fn load_valid_suite(
+pub(crate) fn load_valid_suite(
     dir: &std::path::Path,
     env: &minijinja::Environment<'static>,
     root: &crate::load::confine::RootOptions,
@@ -208,7 +208,7 @@ pub fn load_valid_suite(
 /// Inputs given on the command line instead of `suite.yaml`'s (shared by `render`,
 /// `plan` and `calibrate`; `run` has its own, with `--repo`).
 #[derive(Debug, Clone, Args, Default)]
-pub struct InputArgs {
+pub(crate) struct InputArgs {
     /// Analysis results folder (overrides suite.yaml).
     #[arg(long, value_name = "DIR")]
     pub results: Option<std::path::PathBuf>,
@@ -222,7 +222,7 @@ pub struct InputArgs {
 
 impl InputArgs {
     /// As run overrides.
-    pub fn overrides(&self) -> crate::load::inputs::Overrides {
+    pub(crate) fn overrides(&self) -> crate::load::inputs::Overrides {
         crate::load::inputs::Overrides {
             results: self.results.clone(),
             ground_truth: self.ground_truth.clone(),

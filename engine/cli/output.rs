@@ -11,7 +11,7 @@ use anstream::ColorChoice;
 
 /// `--color` values.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorArg {
+pub(crate) enum ColorArg {
     /// Colour on a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it).
     #[default]
     Auto,
@@ -25,7 +25,7 @@ static QUIET: AtomicBool = AtomicBool::new(false);
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Applies the global output choices; called once, before any output.
-pub fn init(color: ColorArg, quiet: bool) {
+pub(crate) fn init(color: ColorArg, quiet: bool) {
     match color {
         ColorArg::Auto => ColorChoice::Auto,
         ColorArg::Always => ColorChoice::Always,
@@ -37,24 +37,24 @@ pub fn init(color: ColorArg, quiet: bool) {
 
 /// Whether `--quiet` was given: print nothing but errors and the one-line reason of a
 /// failing gate.
-pub fn quiet() -> bool {
+pub(crate) fn quiet() -> bool {
     QUIET.load(Ordering::Relaxed)
 }
 
 /// Whether stdout gets colour.
-pub fn stdout_color() -> bool {
+pub(crate) fn stdout_color() -> bool {
     anstream::AutoStream::choice(&std::io::stdout()) != ColorChoice::Never
 }
 
 /// Whether stderr gets colour.
-pub fn stderr_color() -> bool {
+pub(crate) fn stderr_color() -> bool {
     anstream::AutoStream::choice(&std::io::stderr()) != ColorChoice::Never
 }
 
 /// Prints `text` on stdout, with styles stripped where colour is off. A reader that
 /// closed the pipe ends output quietly: later prints are dropped, and the command keeps
 /// its exit status.
-pub fn print(text: &str) {
+pub(crate) fn print(text: &str) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
@@ -69,13 +69,13 @@ pub fn print(text: &str) {
 }
 
 /// Prints `text` and a newline.
-pub fn println(text: &str) {
+pub(crate) fn println(text: &str) {
     print(&format!("{text}\n"));
 }
 
 /// Where a report goes: a file, or stdout for `-`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Dest {
+pub(crate) enum Dest {
     /// Standard output.
     Stdout,
     /// A file (written atomically, styles stripped).
@@ -84,7 +84,7 @@ pub enum Dest {
 
 impl Dest {
     /// `-` is stdout; anything else a file.
-    pub fn of(path: &Path) -> Dest {
+    pub(crate) fn of(path: &Path) -> Dest {
         if path.as_os_str() == "-" {
             Dest::Stdout
         } else {
@@ -94,7 +94,7 @@ impl Dest {
 }
 
 /// Writes a report to `dest`.
-pub fn emit(dest: &Dest, text: &str) -> Result<(), String> {
+pub(crate) fn emit(dest: &Dest, text: &str) -> Result<(), String> {
     match dest {
         Dest::Stdout => {
             print(text);

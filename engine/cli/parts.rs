@@ -7,7 +7,7 @@ use crate::load::parts::{Part, classify};
 use crate::load::suite::Suite;
 
 /// The parts of `suite`, one line each: suite evidence first, then the judges.
-pub fn text(suite: &Suite) -> String {
+pub(crate) fn text(suite: &Suite) -> String {
     let parts = classify(suite);
     let mut out = format!("parts of suite `{}`:\n", suite.spec.suite);
     for (name, part) in &parts.evidence {

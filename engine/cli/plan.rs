@@ -15,7 +15,7 @@ use crate::view;
 
 /// `--format` values.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
-pub enum PlanFormat {
+pub(crate) enum PlanFormat {
     /// An aligned table.
     #[default]
     Table,
@@ -25,7 +25,7 @@ pub enum PlanFormat {
 
 /// Arguments of `caldera plan`.
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// The suite folder (e.g. judges.d/trivy).
     #[arg(value_name = "SUITE_DIR")]
     pub suite: PathBuf,
@@ -76,7 +76,7 @@ pub struct PlanArgs {
 }
 
 /// Runs the command.
-pub fn execute(args: PlanArgs) -> Exit {
+pub(crate) fn execute(args: PlanArgs) -> Exit {
     let env = crate::render::environment();
     let Some(suite) =
         crate::cli::load_valid_suite(&args.suite, &env, &Default::default(), "planned")

@@ -14,7 +14,7 @@ use crate::run::units::prepare;
 
 /// Arguments of `caldera render`.
 #[derive(Debug, Args)]
-pub struct RenderArgs {
+pub(crate) struct RenderArgs {
     /// The suite folder.
     #[arg(value_name = "SUITE_DIR")]
     pub suite: PathBuf,
@@ -33,7 +33,7 @@ pub struct RenderArgs {
 }
 
 /// Runs the command.
-pub fn execute(args: RenderArgs) -> Exit {
+pub(crate) fn execute(args: RenderArgs) -> Exit {
     let env = crate::render::environment();
     let Some(suite) =
         crate::cli::load_valid_suite(&args.suite, &env, &args.root.options(), "rendered")

@@ -15,7 +15,7 @@ use crate::view::run::{Format, Input};
 
 /// `--fail-on` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FailOn {
+pub(crate) enum FailOn {
     /// Any dimension that scores lower than in the baseline (by more than `--tolerance`;
     /// for `scope: repo` judges, only when the bootstrap interval excludes zero), that
     /// lost its score, or that fails an assertion it did not fail in the baseline.
@@ -24,7 +24,7 @@ pub enum FailOn {
 
 /// Where reports go and how they compare (shared by `run`, `report` and `diff`).
 #[derive(Debug, Clone, Args)]
-pub struct ReportOptions {
+pub(crate) struct ReportOptions {
     /// Output format; repeat or separate with commas for several (each needs --out-dir).
     #[arg(
         long,
@@ -53,7 +53,7 @@ pub struct ReportOptions {
 
 impl ReportOptions {
     /// The formats asked for, `default` when none.
-    pub fn formats(&self, default: Format) -> Vec<Format> {
+    pub(crate) fn formats(&self, default: Format) -> Vec<Format> {
         if self.format.is_empty() {
             vec![default]
         } else {
@@ -69,7 +69,7 @@ impl ReportOptions {
 
     /// Checks the combination before anything runs: several formats need a folder, and
     /// the tolerance is a number of points.
-    pub fn check(&self, out: Option<&Path>) -> Result<(), String> {
+    pub(crate) fn check(&self, out: Option<&Path>) -> Result<(), String> {
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
             return Err(format!(
                 "--tolerance must be zero or more points, got {}",
@@ -90,7 +90,7 @@ impl ReportOptions {
 
 /// Arguments of `caldera report`.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// A result written by `caldera run` (results/<suite>/<run id>.json).
     #[arg(value_name = "RESULT.json")]
     pub result: PathBuf,
@@ -109,7 +109,7 @@ pub struct ReportArgs {
 }
 
 /// Runs the command.
-pub fn execute(args: ReportArgs) -> Exit {
+pub(crate) fn execute(args: ReportArgs) -> Exit {
     if let Err(e) = args.options.check(args.out.as_deref()) {
         eprintln!("error: {e}");
         return Exit::Error;
@@ -140,7 +140,7 @@ pub fn execute(args: ReportArgs) -> Exit {
 }
 
 /// Reads a saved result, printing its diagnostic on failure.
-pub fn read(path: &Path) -> Option<Report> {
+pub(crate) fn read(path: &Path) -> Option<Report> {
     match Report::read(path) {
         Ok(r) => Some(r),
         Err(d) => {
@@ -152,7 +152,7 @@ pub fn read(path: &Path) -> Option<Report> {
 
 /// Reads the baseline at `path` and compares `report` with it; `None` when either fails
 /// (the reason is printed).
-pub fn baseline(path: &Path, report: &Report, tolerance: f64) -> Option<Comparison> {
+pub(crate) fn baseline(path: &Path, report: &Report, tolerance: f64) -> Option<Comparison> {
     let base = read(path)?;
     compare(&base, report, tolerance)
         .map_err(|e| {
@@ -166,7 +166,7 @@ pub fn baseline(path: &Path, report: &Report, tolerance: f64) -> Option<Comparis
 
 /// Renders every format: to `out_dir/<suite>.<ext>` when a folder is given, else the one
 /// format to `single`. Returns the files written.
-pub fn write_all(
+pub(crate) fn write_all(
     input: &Input<'_>,
     formats: &[Format],
     out_dir: Option<&Path>,
@@ -195,7 +195,7 @@ pub fn write_all(
 }
 
 /// Where `--out-dir DIR` puts the report of `format`: `DIR/<suite>.<ext>`.
-pub fn out_dir_file(dir: &Path, suite: &str, format: Format) -> PathBuf {
+pub(crate) fn out_dir_file(dir: &Path, suite: &str, format: Format) -> PathBuf {
     dir.join(format!("{}.{}", file_stem(suite), format.extension()))
 }
 
@@ -219,7 +219,7 @@ fn file_stem(suite: &str) -> String {
 }
 
 /// `--fail-on regression`: exit 1 with one line naming what regressed.
-pub fn regression_gate(c: Option<&Comparison>, fail_on: Option<FailOn>) -> Option<Exit> {
+pub(crate) fn regression_gate(c: Option<&Comparison>, fail_on: Option<FailOn>) -> Option<Exit> {
     let line = regression_line(c, fail_on)?;
     // Dimension names and the baseline's run id come from the results.
     eprintln!("{}", crate::diag::printable_line(&line));
@@ -227,7 +227,7 @@ pub fn regression_gate(c: Option<&Comparison>, fail_on: Option<FailOn>) -> Optio
 }
 
 /// The line `--fail-on regression` fails a run with, when something regressed.
-pub fn regression_line(c: Option<&Comparison>, fail_on: Option<FailOn>) -> Option<String> {
+pub(crate) fn regression_line(c: Option<&Comparison>, fail_on: Option<FailOn>) -> Option<String> {
     let (c, Some(FailOn::Regression)) = (c?, fail_on) else {
         return None;
     };

@@ -69,7 +69,7 @@ impl From<CacheArg> for crate::llm::cache::CacheMode {
 
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The suite: its folder (judges.d/trivy) or its suite.yaml.
     #[arg(value_name = "SUITE")]
     pub suite: PathBuf,
@@ -215,7 +215,7 @@ pub struct RunArgs {
 
 /// `--fail-under`: a finite score on the 1-5 scale (NaN would never be "below", 99
 /// would fail every run, -5 none).
-pub fn parse_score(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_score(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if (1.0..=5.0).contains(&x) => Ok(x),
         Ok(x) => Err(format!("the score must be between 1 and 5, got {x}")),
@@ -224,7 +224,7 @@ pub fn parse_score(text: &str) -> Result<f64, String> {
 }
 
 /// `--max-cost`: a finite amount of US dollars, 0 or more.
-pub fn parse_cost(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_cost(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         Ok(x) => Err(format!(
@@ -236,7 +236,7 @@ pub fn parse_cost(text: &str) -> Result<f64, String> {
 
 /// `NAME=FILE` of `--input`; `NAME=` (no file) runs without that input, as if an optional
 /// file were missing.
-pub fn parse_named_input(text: &str) -> Result<(String, Option<PathBuf>), String> {
+pub(crate) fn parse_named_input(text: &str) -> Result<(String, Option<PathBuf>), String> {
     match text.split_once('=') {
         Some((name, path)) if !name.is_empty() => Ok((
             name.to_owned(),
@@ -249,7 +249,7 @@ pub fn parse_named_input(text: &str) -> Result<(String, Option<PathBuf>), String
 }
 
 /// Runs the command.
-pub fn execute(args: RunArgs) -> Exit {
+pub(crate) fn execute(args: RunArgs) -> Exit {
     if let Err(e) = args.report.check(args.out.as_deref()) {
         eprintln!("error: {e}");
         return Exit::Error;
@@ -333,7 +333,7 @@ pub fn execute(args: RunArgs) -> Exit {
 /// `caldera run --shard K/N`: the per-repo phase of the shard's repos, written as a
 /// partial result. Heuristic only; `--judge` and `--repo` would make the shards of one
 /// run disagree, so they are refused with it.
-pub fn run_shard(
+pub(crate) fn run_shard(
     args: &RunArgs,
     spec: ShardSpec,
     env: &Environment<'static>,
@@ -585,7 +585,7 @@ fn check_out_dir(
 }
 
 /// Writes the result and the reports; maps the outcome to an exit status.
-pub fn finish(result: &RunResult, args: &RunArgs) -> Exit {
+pub(crate) fn finish(result: &RunResult, args: &RunArgs) -> Exit {
     let dest = args
         .out
         .as_deref()

@@ -44,7 +44,7 @@ pub enum Which {
 }
 
 /// Where the schemas say they live (`$id`): a stable name, not fetched by editors.
-pub const SCHEMA_BASE: &str = "https://caldera.dev/schemas/";
+pub(crate) const SCHEMA_BASE: &str = "https://caldera.dev/schemas/";
 
 impl Which {
     /// The file stem of this schema (`judge` for `judge.schema.json`).
@@ -70,7 +70,7 @@ impl Which {
 
 /// Arguments of `caldera schema`.
 #[derive(Debug, Args)]
-pub struct SchemaArgs {
+pub(crate) struct SchemaArgs {
     /// Which schema to print.
     #[arg(value_enum)]
     pub which: Option<Which>,
@@ -271,7 +271,7 @@ fn unwrap_paragraphs(text: &str) -> String {
 }
 
 /// Runs the command.
-pub fn execute(args: SchemaArgs) -> Exit {
+pub(crate) fn execute(args: SchemaArgs) -> Exit {
     if let Some(dir) = args.write {
         for (which, name) in Which::ALL {
             let path = dir.join(format!("{name}.schema.json"));

@@ -15,7 +15,7 @@ use crate::load::suite::Suite;
 
 /// `--format` values.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
-pub enum TestFormat {
+pub(crate) enum TestFormat {
     /// Lines like `cargo test`.
     #[default]
     Text,
@@ -25,7 +25,7 @@ pub enum TestFormat {
 
 /// Arguments of `caldera test`.
 #[derive(Debug, Args)]
-pub struct TestArgs {
+pub(crate) struct TestArgs {
     /// The suite folder (e.g. judges.d/trivy); its cases are in `cases/<case>/`.
     #[arg(value_name = "SUITE_DIR")]
     pub suite: PathBuf,
@@ -52,7 +52,7 @@ pub struct TestArgs {
 }
 
 /// Runs the command.
-pub fn execute(args: TestArgs) -> Exit {
+pub(crate) fn execute(args: TestArgs) -> Exit {
     let env = crate::render::environment();
     let Some(suite) = load_valid_suite(&args.suite, &env) else {
         return Exit::Error;

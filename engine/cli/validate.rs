@@ -14,7 +14,7 @@ use crate::load::suite::load_suite_with;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
-pub enum Format {
+pub(crate) enum Format {
     /// Human-readable, with source snippets.
     #[default]
     Text,
@@ -24,7 +24,7 @@ pub enum Format {
 
 /// Arguments of `caldera validate`.
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// Suite folders, `suite.yaml` files or judge files.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -110,7 +110,7 @@ fn sibling_suite_names(judge: &Path) -> Vec<String> {
 }
 
 /// Runs the command.
-pub fn execute(args: ValidateArgs) -> Exit {
+pub(crate) fn execute(args: ValidateArgs) -> Exit {
     let mut diags = Vec::new();
     for p in &args.paths {
         diags.extend(validate_path(p, &args.root.options(), !args.no_data));

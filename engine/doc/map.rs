@@ -24,7 +24,7 @@ use std::sync::{Arc, LazyLock};
 use super::{Doc, Str};
 
 /// Shapes with more keys than this get a hash index; smaller ones are scanned.
-pub const INDEX_ABOVE: usize = 16;
+pub(super) const INDEX_ABOVE: usize = 16;
 
 type Index = HashMap<Str, usize, foldhash::fast::RandomState>;
 

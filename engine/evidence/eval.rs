@@ -7,18 +7,18 @@ use minijinja::{Environment, Expression, Template};
 
 use crate::doc::Doc;
 use crate::evidence::compiled::Expr;
-use crate::evidence::operators::{bounded_expression, bounded_template};
+use crate::evidence::operators::bounded_template;
 use crate::evidence::plan::{RecordsPlan, ValuePlan, is_empty};
 use crate::evidence::scope::NameStack;
 
 /// Evidence: named values in definition order.
-pub type Evidence = IndexMap<String, Doc>;
+pub(crate) type Evidence = IndexMap<String, Doc>;
 
-pub use crate::evidence::error::{ErrorKind, EvalError};
+pub(crate) use crate::evidence::error::{ErrorKind, EvalError};
 
 /// The names every expression can read, plus the JSONPath root they form.
 #[derive(Clone, Debug)]
-pub struct Context {
+pub(crate) struct Context {
     /// Name -> document (`results`, `truth`, `repos`, `suite`, `inputs`, and in per-repo
     /// scope `repo`, `id`, `result`).
     pub names: IndexMap<String, Doc>,
@@ -26,7 +26,7 @@ pub struct Context {
 
 impl Context {
     /// The context as a JSONPath root, with the evidence computed so far.
-    pub fn root_with(&self, evidence: &Evidence) -> Doc {
+    pub(crate) fn root_with(&self, evidence: &Evidence) -> Doc {
         Doc::object(
             self.names
                 .iter()
@@ -47,13 +47,13 @@ impl Context {
 
 /// Whether an evidence name is private (`_name`): computed and readable by expressions,
 /// but left out of the result document and of the evidence a prompt shows.
-pub fn is_private(name: &str) -> bool {
+pub(crate) fn is_private(name: &str) -> bool {
     name.starts_with('_')
 }
 
 /// The names heuristics, assertions and prompts see: the run context and every
 /// evidence value.
-pub fn full_scope(ctx: &Context, evidence: &Evidence) -> Value {
+pub(crate) fn full_scope(ctx: &Context, evidence: &Evidence) -> Value {
     ctx.scope()
         .with_names(
             evidence
@@ -64,15 +64,21 @@ pub fn full_scope(ctx: &Context, evidence: &Evidence) -> Value {
         .into_value()
 }
 
-/// Evaluates a condition or value expression in `scope`.
-pub fn eval_expr(env: &Environment<'static>, src: &str, scope: &Value) -> Result<Value, EvalError> {
-    env.compile_expression(&bounded_expression(src))
+/// Evaluates a condition or value expression in `scope` (tests compare the compiled
+/// forms with it).
+#[cfg(test)]
+pub(crate) fn eval_expr(
+    env: &Environment<'static>,
+    src: &str,
+    scope: &Value,
+) -> Result<Value, EvalError> {
+    env.compile_expression(&crate::evidence::operators::bounded_expression(src))
         .and_then(|e| e.eval(scope))
         .map_err(|e| EvalError::from_minijinja(&e))
 }
 
 /// Renders a text field: a template when it has `<< >>` or `<% %>` parts, else as is.
-pub fn render_text(
+pub(crate) fn render_text(
     env: &Environment<'static>,
     text: &str,
     scope: &Value,
@@ -88,7 +94,7 @@ pub fn render_text(
 /// Watches an evaluation: every expression with the names it is evaluated with, every
 /// selector with what it found, every record list with its items. `caldera validate`
 /// uses it to find, on a suite's own inputs, field paths and selectors that never match.
-pub trait Probe: Sync {
+pub(crate) trait Probe: Sync {
     /// The expression or template `source` at `path` is evaluated with `scope`.
     fn expression(&self, path: &str, source: &str, scope: &Value);
     /// The selector at `path` gave `found`.
@@ -145,7 +151,7 @@ fn observe_after(probe: Option<&dyn Probe>, plan: &ValuePlan, path: &str, found:
 }
 
 /// Evaluates `plan` in `ctx`.
-pub fn evaluate(
+pub(crate) fn evaluate(
     env: &Environment<'static>,
     plan: &[(String, ValuePlan)],
     ctx: &Context,
@@ -154,7 +160,7 @@ pub fn evaluate(
 }
 
 /// Evaluates `plan` in `ctx`, telling `probe` what it evaluates.
-pub fn evaluate_probed(
+pub(crate) fn evaluate_probed(
     env: &Environment<'static>,
     plan: &[(String, ValuePlan)],
     ctx: &Context,
@@ -399,7 +405,7 @@ impl<'env> Compiled<'env> {
 }
 
 /// A short label for an item in error messages: its `id`/`repo` field, else its index.
-pub fn item_label(item: &Doc, index: usize) -> String {
+pub(crate) fn item_label(item: &Doc, index: usize) -> String {
     ["id", "repo", "name"]
         .iter()
         .find_map(|k| item.field(k).and_then(Doc::as_str).map(str::to_owned))

@@ -18,7 +18,7 @@ use minijinja::{Error, State, filters};
 use crate::doc::{Doc, DocSeq, KeyCache};
 
 /// Registers the overrides on `env` (after minijinja's built-ins).
-pub fn register(env: &mut minijinja::Environment<'_>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'_>) {
     env.add_filter("selectattr", selectattr);
     env.add_filter("rejectattr", rejectattr);
     env.add_filter("select", select);
@@ -249,7 +249,7 @@ fn select_items_native(
 }
 
 /// `select`: native over document lists, else minijinja's.
-pub fn select(
+pub(crate) fn select(
     state: &mut State,
     value: Value,
     test_name: Option<Cow<'_, str>>,
@@ -259,7 +259,7 @@ pub fn select(
 }
 
 /// `reject`: native over document lists, else minijinja's.
-pub fn reject(
+pub(crate) fn reject(
     state: &mut State,
     value: Value,
     test_name: Option<Cow<'_, str>>,
@@ -292,7 +292,7 @@ fn select_items(
 /// `unique` of a document list of strings (without `attribute`): the first of each,
 /// compared lower-cased unless `case_sensitive=true`, as minijinja compares them. Other
 /// lists go to minijinja's.
-pub fn unique(state: &State, value: Value, kwargs: Kwargs) -> Result<Value, Error> {
+pub(crate) fn unique(state: &State, value: Value, kwargs: Kwargs) -> Result<Value, Error> {
     if let Some(items) = doc_list(&value)
         && !kwargs.has("attribute")
         && let Ok(case_sensitive) = kwargs.get::<Option<bool>>("case_sensitive")
@@ -330,7 +330,7 @@ fn values(args: Rest<ValueOrKwargs>) -> Vec<Value> {
 }
 
 /// `selectattr`: native over document lists, else minijinja's.
-pub fn selectattr(
+pub(crate) fn selectattr(
     state: &mut State,
     value: Value,
     attr: Cow<'_, str>,
@@ -341,7 +341,7 @@ pub fn selectattr(
 }
 
 /// `rejectattr`: native over document lists, else minijinja's.
-pub fn rejectattr(
+pub(crate) fn rejectattr(
     state: &mut State,
     value: Value,
     attr: Cow<'_, str>,
@@ -462,7 +462,11 @@ mod lookup {
 
 /// `map(attribute='a.b')` without a default: native over document lists when every item
 /// has the attribute (a missing one reads as undefined, which documents cannot hold).
-pub fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+pub(crate) fn map(
+    state: &mut State,
+    value: Value,
+    args: Rest<ValueOrKwargs>,
+) -> Result<Value, Error> {
     let argv = values(args);
     if let Some(items) = doc_list(&value)
         && let Ok((positional, kwargs)) = from_args::<(&[Value], Kwargs)>(&argv)
@@ -510,7 +514,7 @@ pub fn map(state: &mut State, value: Value, args: Rest<ValueOrKwargs>) -> Result
 }
 
 /// `list`: a document list already is one.
-pub fn list(state: &State, value: Value) -> Result<Value, Error> {
+pub(crate) fn list(state: &State, value: Value) -> Result<Value, Error> {
     if doc_list(&value).is_some() {
         return Ok(value);
     }

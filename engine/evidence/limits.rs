@@ -22,22 +22,22 @@ use minijinja::{Environment, Error, ErrorKind, State, Template};
 
 /// Instructions one evaluation may execute. The bundled suites need well under a tenth
 /// of this on thousands of findings; two nested `range(100000)` loops need 10^10.
-pub const FUEL: u64 = 20_000_000;
+pub(crate) const FUEL: u64 = 20_000_000;
 
 /// The longest text one template or filter may produce (16 MiB).
-pub const MAX_TEXT_BYTES: usize = 16 << 20;
+pub(crate) const MAX_TEXT_BYTES: usize = 16 << 20;
 
 /// The most items `batch` and `slice` may create.
-pub const MAX_ITEMS: usize = 1_000_000;
+pub(crate) const MAX_ITEMS: usize = 1_000_000;
 
 /// The most items the record lists nested in one evidence name's records may go over,
 /// together (each outer item runs its nested lists again, so their work multiplies).
-pub const MAX_NESTED_RECORDS: usize = 1_000_000;
+pub(crate) const MAX_NESTED_RECORDS: usize = 1_000_000;
 
 /// Turns fuel on and replaces the multiplying filters by bounded ones. The bounded
 /// operators are installed beside it (`operators::install`), since they use the limits
 /// defined here.
-pub fn install(env: &mut Environment<'_>) {
+pub(crate) fn install(env: &mut Environment<'_>) {
     env.set_fuel(Some(FUEL));
     env.add_filter("join", join);
     env.add_filter("replace", replace);
@@ -48,7 +48,7 @@ pub fn install(env: &mut Environment<'_>) {
 }
 
 /// The message for an evaluation that ran out of fuel, in the user's words.
-pub fn out_of_fuel_message() -> String {
+pub(crate) fn out_of_fuel_message() -> String {
     format!(
         "evaluation stopped after {FUEL} steps: a loop, recursion or macro does too much work \
          (every expression and template must finish within that many steps)"
@@ -56,7 +56,7 @@ pub fn out_of_fuel_message() -> String {
 }
 
 /// Formats a minijinja error as one line (kind, detail, no debug dump).
-pub fn error_text(err: &minijinja::Error) -> String {
+pub(crate) fn error_text(err: &minijinja::Error) -> String {
     if err.kind() == minijinja::ErrorKind::OutOfFuel {
         return out_of_fuel_message();
     }
@@ -90,12 +90,12 @@ impl std::fmt::Display for LimitReached {
 impl std::error::Error for LimitReached {}
 
 /// A breach of a bound on text size or item count, as a minijinja error.
-pub fn limit_error(message: String) -> Error {
+pub(crate) fn limit_error(message: String) -> Error {
     Error::new(ErrorKind::InvalidOperation, message).with_source(LimitReached)
 }
 
 /// Whether `err` is a breach of one of these bounds (fuel included).
-pub fn is_limit(err: &Error) -> bool {
+pub(crate) fn is_limit(err: &Error) -> bool {
     if err.kind() == ErrorKind::OutOfFuel {
         return true;
     }
@@ -116,7 +116,7 @@ fn too_long(what: &str, bytes: usize) -> Error {
 }
 
 /// Renders `template` with `ctx`, stopping once the output passes [`MAX_TEXT_BYTES`].
-pub fn render(template: &Template<'_, '_>, ctx: &Value) -> Result<String, Error> {
+pub(crate) fn render(template: &Template<'_, '_>, ctx: &Value) -> Result<String, Error> {
     let mut out = Capped::default();
     let result = template.render_captured_to(ctx, &mut out);
     if out.over {

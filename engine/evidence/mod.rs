@@ -1,19 +1,19 @@
 //! Evidence: the run context, JSONPath selectors, expressions and the built-in
 //! functions judges use to compute named values.
 
-pub mod builtins;
-pub mod compiled;
-pub mod error;
-pub mod eval;
-pub mod fastpath;
-pub mod limits;
-pub mod operators;
-pub mod plan;
-pub mod scope;
-pub mod select;
+pub(crate) mod builtins;
+pub(crate) mod compiled;
+pub(crate) mod error;
+pub(crate) mod eval;
+pub(crate) mod fastpath;
+pub(crate) mod limits;
+pub(crate) mod operators;
+pub(crate) mod plan;
+pub(crate) mod scope;
+pub(crate) mod select;
 
 /// The delimiters of every template: `<< >>`, `<% %>`, `<# #>`.
-pub fn syntax() -> minijinja::syntax::SyntaxConfig {
+pub(crate) fn syntax() -> minijinja::syntax::SyntaxConfig {
     let syntax = minijinja::syntax::SyntaxConfig::builder()
         .block_delimiters("<%", "%>")
         .variable_delimiters("<<", ">>")

@@ -41,7 +41,7 @@ const MUL: &str = "__caldera_mul";
 const MUL_CALL: &str = "__caldera_mul(";
 
 /// Registers the three bounded operators.
-pub fn install(env: &mut Environment<'_>) {
+pub(crate) fn install(env: &mut Environment<'_>) {
     env.add_function(CONCAT, concat);
     env.add_function(ADD, add);
     env.add_function(MUL, mul);
@@ -49,12 +49,12 @@ pub fn install(env: &mut Environment<'_>) {
 
 /// Whether `name` is one of the functions the operators are rewritten to: a compiled
 /// expression reads it, the judge never wrote it.
-pub fn is_operator_function(name: &str) -> bool {
+pub(crate) fn is_operator_function(name: &str) -> bool {
     [CONCAT, ADD, MUL].contains(&name)
 }
 
 /// An expression's source with `~`, `+` and `*` bounded (see the module docs).
-pub fn bounded_expression(source: &str) -> Cow<'_, str> {
+pub(crate) fn bounded_expression(source: &str) -> Cow<'_, str> {
     if !source.contains(['~', '+', '*']) {
         return Cow::Borrowed(source);
     }
@@ -65,7 +65,7 @@ pub fn bounded_expression(source: &str) -> Cow<'_, str> {
 }
 
 /// A template's source with `~`, `+` and `*` bounded (see the module docs).
-pub fn bounded_template(source: &str) -> Cow<'_, str> {
+pub(crate) fn bounded_template(source: &str) -> Cow<'_, str> {
     if !source.contains(['~', '+', '*']) {
         return Cow::Borrowed(source);
     }

@@ -39,7 +39,7 @@ pub struct ConditionalPlan {
 }
 
 /// Whether a computed value counts as empty for `omit_empty`.
-pub fn is_empty(doc: &crate::doc::Doc) -> bool {
+pub(crate) fn is_empty(doc: &crate::doc::Doc) -> bool {
     use crate::doc::Doc;
     match doc {
         Doc::Null => true,
@@ -69,7 +69,7 @@ pub struct RecordsPlan {
 
 /// What a piece of text in a judge file is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TextKind<'a> {
+pub(crate) enum TextKind<'a> {
     /// `$...`: a JSONPath selector.
     Selector(&'a str),
     /// `<< expr >>` and nothing else: an expression (its inner text).
@@ -82,7 +82,7 @@ pub enum TextKind<'a> {
 
 /// Classifies evidence text. One rule for every place a value is written, so a reader
 /// can tell a value's kind from its first characters.
-pub fn classify(text: &str) -> TextKind<'_> {
+pub(crate) fn classify(text: &str) -> TextKind<'_> {
     let trimmed = text.trim();
     if trimmed.starts_with('$') {
         return TextKind::Selector(trimmed);
@@ -97,14 +97,14 @@ pub fn classify(text: &str) -> TextKind<'_> {
 }
 
 /// The inner text of `<< expr >>` when the whole text is one expression.
-pub fn expression_inner(text: &str) -> Option<&str> {
+pub(crate) fn expression_inner(text: &str) -> Option<&str> {
     let t = text.trim();
     let inner = t.strip_prefix("<<")?.strip_suffix(">>")?;
     (!inner.contains("<<") && !inner.contains(">>")).then(|| inner.trim())
 }
 
 /// A condition (`that:`, `if:`) may be written `<< expr >>` or as a bare expression.
-pub fn condition_source(text: &str) -> &str {
+pub(crate) fn condition_source(text: &str) -> &str {
     expression_inner(text).unwrap_or_else(|| text.trim())
 }
 

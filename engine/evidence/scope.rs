@@ -8,24 +8,24 @@ use minijinja::value::{Enumerator, Object, Value};
 
 /// A stack of name layers; later layers shadow earlier ones.
 #[derive(Debug, Clone, Default)]
-pub struct NameStack {
+pub(crate) struct NameStack {
     layers: Vec<Value>,
 }
 
 impl NameStack {
     /// An empty scope.
-    pub fn new() -> NameStack {
+    pub(crate) fn new() -> NameStack {
         NameStack::default()
     }
 
     /// Adds a layer: any map-like value (a map, a wrapped JSON object, another scope).
-    pub fn with(mut self, layer: Value) -> NameStack {
+    pub(crate) fn with(mut self, layer: Value) -> NameStack {
         self.layers.push(layer);
         self
     }
 
     /// Adds a layer of named values.
-    pub fn with_names(self, names: IndexMap<String, Value>) -> NameStack {
+    pub(crate) fn with_names(self, names: IndexMap<String, Value>) -> NameStack {
         self.with(Value::from_object(
             names
                 .into_iter()
@@ -35,7 +35,7 @@ impl NameStack {
     }
 
     /// The scope as a value to evaluate expressions in.
-    pub fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         Value::from_object(self)
     }
 }

@@ -15,7 +15,7 @@ use crate::present::style::{BLUE, GREY, VERMILLION};
 use crate::present::style::{Page, sheet};
 
 /// Renders the history page.
-pub fn render(h: &History) -> String {
+pub(crate) fn render(h: &History) -> String {
     let mut out = String::with_capacity(64 * 1024);
     let _ = write!(
         out,

@@ -13,7 +13,7 @@ use crate::present::number::{fmt_delta, fmt_score};
 use crate::present::table::{self, Align};
 
 /// Renders the history as Markdown.
-pub fn render(h: &History) -> String {
+pub(crate) fn render(h: &History) -> String {
     let mut out = String::new();
     let runs: usize = h.suites.iter().map(|s| s.runs.len()).sum();
     let _ = writeln!(

@@ -12,10 +12,10 @@
 //! Reading is [`read`], the analysis [`build`], and each output format one file:
 //! [`table`], [`markdown`], [`html`]; JSON is the [`History`] serialised.
 
-pub mod html;
-pub mod markdown;
-pub mod read;
-pub mod table;
+pub(crate) mod html;
+pub(crate) mod markdown;
+pub(crate) mod read;
+pub(crate) mod table;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,14 +25,14 @@ use serde::Serialize;
 use crate::diag::Diagnostic;
 use crate::report::compare::{self, Change, Comparison};
 use crate::report::model::{Dimension, Report, Status, UsageView};
-pub use read::{MAX_FILES, Skipped};
+pub(crate) use read::Skipped;
 
 /// Scores that differ by less than this are equal (the comparison's own epsilon).
 const EPSILON: f64 = 1e-9;
 
 /// The output formats of `caldera history`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// The terminal (colour on a terminal).
     Table,
     /// One self-contained HTML page (no script, no network): a chart per dimension.
@@ -45,7 +45,7 @@ pub enum Format {
 
 impl Format {
     /// Renders `history` in this format.
-    pub fn render(self, history: &History) -> String {
+    pub(crate) fn render(self, history: &History) -> String {
         match self {
             Format::Table => table::render(history),
             Format::Html => html::render(history),
@@ -61,7 +61,7 @@ impl Format {
 
 /// The history of one results folder.
 #[derive(Debug, Clone, Serialize)]
-pub struct History {
+pub(crate) struct History {
     /// The folder, as given.
     pub folder: String,
     /// The drop of a dimension's score that is not yet a regression (as `diff --tolerance`).
@@ -74,7 +74,7 @@ pub struct History {
 
 /// The runs of one suite.
 #[derive(Debug, Clone, Serialize)]
-pub struct SuiteHistory {
+pub(crate) struct SuiteHistory {
     /// The suite's name.
     pub suite: String,
     /// Every run, oldest first.
@@ -92,7 +92,7 @@ pub struct SuiteHistory {
 
 /// One run of a history.
 #[derive(Debug, Clone, Serialize)]
-pub struct RunRow {
+pub(crate) struct RunRow {
     /// Its file in the folder.
     pub file: String,
     /// Its run id.
@@ -117,7 +117,7 @@ pub struct RunRow {
 
 /// What a model run spent, as its result says.
 #[derive(Debug, Clone, Serialize)]
-pub struct RunUsage {
+pub(crate) struct RunUsage {
     /// Verdicts asked for.
     pub calls: usize,
     /// Of those, answered from the cache.
@@ -142,7 +142,7 @@ impl RunUsage {
     }
 
     /// `$0.0123`, or `cost unknown` (as the run report says it).
-    pub fn cost_text(&self) -> String {
+    pub(crate) fn cost_text(&self) -> String {
         self.cost_usd
             .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"))
     }
@@ -150,7 +150,7 @@ impl RunUsage {
 
 /// One dimension over the runs.
 #[derive(Debug, Clone, Serialize)]
-pub struct Trend {
+pub(crate) struct Trend {
     /// The dimension.
     pub dimension: String,
     /// Its score in each run, oldest first; `None` where it had none (unscored, in
@@ -174,7 +174,7 @@ pub struct Trend {
 
 /// A run compared with the run before it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Step {
+pub(crate) struct Step {
     /// The earlier run's position in `runs` (the later one is the next).
     pub from: usize,
     /// The earlier run's id.
@@ -203,7 +203,7 @@ pub struct Step {
 
 impl Step {
     /// Whether nothing moved between the two runs and there is nothing to say of them.
-    pub fn is_quiet(&self) -> bool {
+    pub(crate) fn is_quiet(&self) -> bool {
         self.incomparable.is_none()
             && self.changes.is_empty()
             && self.regressions.is_empty()
@@ -216,7 +216,7 @@ impl Step {
 
 /// One dimension's move between two runs.
 #[derive(Debug, Clone, Serialize)]
-pub struct StepChange {
+pub(crate) struct StepChange {
     /// The dimension.
     pub dimension: String,
     /// Its score before.
@@ -239,7 +239,7 @@ pub struct StepChange {
 
 /// A judge whose score moved while its evidence stayed the same.
 #[derive(Debug, Clone, Serialize)]
-pub struct Unstable {
+pub(crate) struct Unstable {
     /// The dimension.
     pub dimension: String,
     /// Steps in which both runs scored it, with the same mode and model, and recorded
@@ -251,7 +251,7 @@ pub struct Unstable {
 
 /// One unexplained move of a judge's score.
 #[derive(Debug, Clone, Serialize)]
-pub struct UnstableMove {
+pub(crate) struct UnstableMove {
     /// The earlier run's id.
     pub base: String,
     /// The later run's id.
@@ -264,7 +264,7 @@ pub struct UnstableMove {
 
 /// Tokens and cost summed over the runs a model scored.
 #[derive(Debug, Clone, Serialize)]
-pub struct UsageTotal {
+pub(crate) struct UsageTotal {
     /// Runs with usage.
     pub runs: usize,
     /// Input tokens.
@@ -279,7 +279,7 @@ pub struct UsageTotal {
 
 impl UsageTotal {
     /// `$0.1234`, or `at least $0.1234 (2 runs of unknown cost)`.
-    pub fn cost_text(&self) -> String {
+    pub(crate) fn cost_text(&self) -> String {
         if self.cost_unknown_runs == 0 {
             format!("${:.4}", self.cost_usd)
         } else {
@@ -292,7 +292,7 @@ impl UsageTotal {
 }
 
 /// Reads `dir` and builds its history. An error only when the folder cannot be listed.
-pub fn of_folder(dir: &Path, tolerance: f64) -> Result<History, Diagnostic> {
+pub(crate) fn of_folder(dir: &Path, tolerance: f64) -> Result<History, Diagnostic> {
     let folder = read::folder(dir)?;
     Ok(build(
         &crate::diag::display_path(dir),
@@ -304,7 +304,12 @@ pub fn of_folder(dir: &Path, tolerance: f64) -> Result<History, Diagnostic> {
 
 /// The history of `runs`: grouped by suite, each in time order (ties by run id, then
 /// file name), every consecutive pair compared.
-pub fn build(folder: &str, runs: Vec<read::Run>, skipped: Vec<Skipped>, tolerance: f64) -> History {
+pub(crate) fn build(
+    folder: &str,
+    runs: Vec<read::Run>,
+    skipped: Vec<Skipped>,
+    tolerance: f64,
+) -> History {
     let tolerance = tolerance.max(0.0);
     let mut by_suite: HashMap<String, Vec<read::Run>> = HashMap::new();
     for run in runs {
@@ -524,7 +529,7 @@ fn usage(reports: &[&Report]) -> Option<UsageTotal> {
 
 /// A line of eight-level blocks for scores on the 1-5 scale (`·` where there is none),
 /// for the terminal and Markdown.
-pub fn sparkline(scores: &[Option<f64>]) -> String {
+pub(crate) fn sparkline(scores: &[Option<f64>]) -> String {
     const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     scores
         .iter()
@@ -540,10 +545,10 @@ pub fn sparkline(scores: &[Option<f64>]) -> String {
 
 /// Runs shown in a sparkline; an older part of a longer history is summed up by the
 /// figures beside it.
-pub const SPARK_RUNS: usize = 60;
+pub(crate) const SPARK_RUNS: usize = 60;
 
 /// The last [`SPARK_RUNS`] scores, and how many older ones were left out.
-pub fn spark_window(scores: &[Option<f64>]) -> (&[Option<f64>], usize) {
+pub(crate) fn spark_window(scores: &[Option<f64>]) -> (&[Option<f64>], usize) {
     let cut = scores.len().saturating_sub(SPARK_RUNS);
     (&scores[cut..], cut)
 }

@@ -17,11 +17,11 @@ use crate::report::model::{Dimension, Report};
 
 /// Files read from one folder; the rest are listed as not read. Each file is bounded by
 /// the reader ([`crate::report::model::MAX_RESULT_BYTES`]).
-pub const MAX_FILES: usize = 10_000;
+pub(crate) const MAX_FILES: usize = 10_000;
 
 /// A file of the folder that is not part of the history, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// Its name in the folder.
     pub file: String,
     /// Where in the file the problem is (`line 3, column 7`), when it is in the file.
@@ -41,7 +41,7 @@ impl Skipped {
     }
 
     /// `file:line:column: reason`, the one-line form every format prints.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         match &self.place {
             Some(place) => format!("{} ({place}): {}", self.file, self.reason),
             None => format!("{}: {}", self.file, self.reason),
@@ -51,7 +51,7 @@ impl Skipped {
 
 /// One run read from the folder.
 #[derive(Debug, Clone)]
-pub struct Run {
+pub(crate) struct Run {
     /// Its file name in the folder.
     pub file: String,
     /// When it ran, as the document says (the order of the history).
@@ -63,7 +63,7 @@ pub struct Run {
 
 /// What the folder holds: the runs (in no particular order) and what was skipped.
 #[derive(Debug, Default)]
-pub struct Folder {
+pub(crate) struct Folder {
     /// Every result read.
     pub runs: Vec<Run>,
     /// Every file that is not a result, in file-name order.
@@ -72,7 +72,7 @@ pub struct Folder {
 
 /// Reads every file of `dir`. An error only when the folder itself cannot be listed;
 /// each file's own problem is a [`Skipped`] entry.
-pub fn folder(dir: &Path) -> Result<Folder, Diagnostic> {
+pub(crate) fn folder(dir: &Path) -> Result<Folder, Diagnostic> {
     let mut names = list(dir)?;
     names.sort();
     let mut out = Folder::default();

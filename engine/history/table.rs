@@ -16,7 +16,7 @@ const RED: Style = AnsiColor::Red.on_default();
 const YELLOW: Style = AnsiColor::Yellow.on_default();
 
 /// Renders the history for a terminal.
-pub fn render(h: &History) -> String {
+pub(crate) fn render(h: &History) -> String {
     let mut out = String::new();
     let runs: usize = h.suites.iter().map(|s| s.runs.len()).sum();
     let _ = writeln!(

@@ -27,7 +27,7 @@ use crate::verdict::combine::Unit;
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "caldera cassette")]
-pub struct CassetteFile {
+pub(crate) struct CassetteFile {
     /// The judge's dimension.
     pub judge: String,
     /// One entry per call: per unit and model.
@@ -37,7 +37,7 @@ pub struct CassetteFile {
 /// One recorded reply.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Cassette {
+pub(crate) struct Cassette {
     /// The model as the case names it (alias or id).
     pub model: String,
     /// The repo, for per-repo judges.
@@ -55,7 +55,7 @@ pub struct Cassette {
 
 /// How `--record` reaches a provider.
 #[derive(Debug, Clone)]
-pub struct RecordOptions {
+pub(crate) struct RecordOptions {
     /// `--provider` (automatic from the environment when `None`).
     pub provider: Option<ProviderKind>,
     /// Per-request timeout.
@@ -66,11 +66,11 @@ pub struct RecordOptions {
 /// random and it is created new (never an existing folder) with mode 0700: a folder
 /// someone else made at a predictable name beforehand is never used.
 #[derive(Debug)]
-pub struct ScratchDir(tempfile::TempDir);
+pub(crate) struct ScratchDir(tempfile::TempDir);
 
 impl ScratchDir {
     /// A fresh, empty folder of this user's only.
-    pub fn new(what: &str) -> std::io::Result<ScratchDir> {
+    pub(crate) fn new(what: &str) -> std::io::Result<ScratchDir> {
         let prefix = format!("caldera-{what}-");
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix);
@@ -81,7 +81,7 @@ impl ScratchDir {
     }
 
     /// The folder.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.0.path()
     }
 }
@@ -91,12 +91,12 @@ fn sha256_hex(text: &str) -> String {
 }
 
 /// The cassette file of a judge in a case.
-pub fn file_of(case_dir: &Path, dimension: &str) -> PathBuf {
+pub(crate) fn file_of(case_dir: &Path, dimension: &str) -> PathBuf {
     case_dir.join("cassettes").join(format!("{dimension}.json"))
 }
 
 /// Reads a cassette file; `Ok(None)` when there is none.
-pub fn load(path: &Path) -> Result<Option<CassetteFile>, String> {
+pub(crate) fn load(path: &Path) -> Result<Option<CassetteFile>, String> {
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
             format!(
@@ -126,7 +126,7 @@ fn load_confined(path: &Path, suite: &Suite) -> Result<Option<CassetteFile>, Str
 /// Places every recorded reply that answers the prompt the run would send now into the
 /// cache at `cache_dir`. Returns the problems per judge index: a missing cassette, a
 /// stale one (the prompt changed since it was recorded), a reply that cannot be read.
-pub fn seed(
+pub(crate) fn seed(
     env: &Environment<'static>,
     suite: &Suite,
     units: &[Vec<Unit>],
@@ -230,7 +230,7 @@ fn short(hex: &str) -> &str {
 /// `--record`: asks the provider every call of the case (no cache is read) and rewrites
 /// the cassettes of every judge that has a prompt. A call that ends without a readable
 /// reply is reported and leaves no cassette.
-pub fn record(
+pub(crate) fn record(
     env: &Environment<'static>,
     suite: &Suite,
     inputs: &Inputs,

@@ -14,7 +14,7 @@ use crate::verdict::types::{Score, Status, Verdict};
 
 /// One assertion of a judge and how it came out over the judge's units.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AssertionSeen {
+pub(crate) struct AssertionSeen {
     /// Its position in the judge's `assertions`.
     pub index: usize,
     /// Its `message` as written (the template, not the rendered text).
@@ -26,7 +26,7 @@ pub struct AssertionSeen {
 
 /// Evaluates each assertion of `plan` on its own over every unit, so that a case can say
 /// which assertion held (a verdict lists only the rendered messages of failures).
-pub fn assertion_outcomes(
+pub(crate) fn assertion_outcomes(
     env: &Environment<'static>,
     plan: &JudgePlan,
     units: &[Unit],
@@ -73,7 +73,7 @@ pub fn assertion_outcomes(
 
 /// A judge's verdict as the checks read it.
 #[derive(Debug, Clone)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// The dimension.
     pub dimension: String,
     /// Scored, unscored or error.
@@ -92,7 +92,7 @@ pub struct Observed {
 
 impl Observed {
     /// Reads a verdict.
-    pub fn of(plan: &JudgePlan, v: &Verdict, assertions: Vec<AssertionSeen>) -> Observed {
+    pub(crate) fn of(plan: &JudgePlan, v: &Verdict, assertions: Vec<AssertionSeen>) -> Observed {
         let evidence = match plan.spec.scope {
             Scope::Suite => serde_json::to_value(&v.evidence).unwrap_or(Value::Null),
             Scope::Repo => Value::Object(
@@ -117,7 +117,7 @@ impl Observed {
     }
 
     /// The status as expectations write it.
-    pub fn expected_status(&self) -> ExpectedStatus {
+    pub(crate) fn expected_status(&self) -> ExpectedStatus {
         match self.status {
             Status::Scored => ExpectedStatus::Scored,
             Status::Unscored => ExpectedStatus::Unscored,
@@ -126,7 +126,7 @@ impl Observed {
     }
 
     /// The assertion a key of `assertions:` names: its message as written, or its index.
-    pub fn assertion(&self, key: &str) -> Option<&AssertionSeen> {
+    pub(crate) fn assertion(&self, key: &str) -> Option<&AssertionSeen> {
         self.assertions
             .iter()
             .find(|a| a.message == key)
@@ -138,7 +138,7 @@ impl Observed {
 }
 
 /// Everything in `want` that does not hold for `seen`, one sentence each.
-pub fn check(plan: &JudgePlan, want: &JudgeExpect, seen: &Observed) -> Vec<String> {
+pub(crate) fn check(plan: &JudgePlan, want: &JudgeExpect, seen: &Observed) -> Vec<String> {
     if checks_nothing(want) {
         // An entry with nothing in it would pass whatever the judge concludes.
         return vec![format!(
@@ -275,7 +275,7 @@ fn check_assertion_outcomes(plan: &JudgePlan, want: &JudgeExpect, seen: &Observe
 }
 
 /// Whether `score` satisfies the expectation (exact to 1e-9, ranges inclusive).
-pub fn score_holds(want: &ScoreExpect, score: f64) -> bool {
+pub(crate) fn score_holds(want: &ScoreExpect, score: f64) -> bool {
     match want {
         ScoreExpect::Exact(x) => (score - x).abs() <= 1e-9,
         ScoreExpect::Range(r) => {
@@ -297,7 +297,7 @@ fn describe_score(want: &ScoreExpect) -> String {
 }
 
 /// A number as people write it: integers without a fraction, others to 6 places.
-pub fn number(x: f64) -> String {
+pub(crate) fn number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{}", x as i64)
     } else {

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// One step of a key path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// An object key.
     Key(String),
     /// An array index.
@@ -13,7 +13,7 @@ pub enum Step {
 }
 
 /// Parses `path`, or says what is wrong with it.
-pub fn parse(path: &str) -> Result<Vec<Step>, String> {
+pub(crate) fn parse(path: &str) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
     let mut rest = path;
     while !rest.is_empty() {
@@ -60,7 +60,7 @@ fn bracket(body: &str) -> Option<Step> {
 
 /// The value at `steps`, or where the path stops leading anywhere (the keys that exist
 /// there, for a "did you mean").
-pub fn lookup<'a>(root: &'a Value, steps: &[Step]) -> Result<&'a Value, String> {
+pub(crate) fn lookup<'a>(root: &'a Value, steps: &[Step]) -> Result<&'a Value, String> {
     let mut here = root;
     for (i, step) in steps.iter().enumerate() {
         let next = match (step, here) {
@@ -113,7 +113,7 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// Writes steps back as a key path.
-pub fn render(steps: &[Step]) -> String {
+pub(crate) fn render(steps: &[Step]) -> String {
     let mut out = String::new();
     for step in steps {
         match step {
@@ -132,7 +132,7 @@ pub fn render(steps: &[Step]) -> String {
 
 /// Whether two JSON values are equal, numbers to a relative 1e-9 (so `80` equals `80.0`
 /// and a mean computed in another order still matches).
-pub fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
             (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),

@@ -8,10 +8,10 @@
 //! recorded replies (cassettes) stored with the case. Every judge with expectations is
 //! one check; a check passes when everything written holds.
 
-pub mod cassette;
-pub mod check;
-pub mod keypath;
-pub mod update;
+pub(crate) mod cassette;
+pub(crate) mod check;
+pub(crate) mod keypath;
+pub(crate) mod update;
 
 use std::path::{Path, PathBuf};
 
@@ -30,11 +30,11 @@ use crate::verdict::types::Verdict;
 use self::check::Observed;
 
 /// The folder of a suite that holds its cases.
-pub const CASES_DIR: &str = "cases";
+pub(crate) const CASES_DIR: &str = "cases";
 
 /// A case as read from disk.
 #[derive(Debug, Clone)]
-pub struct Case {
+pub(crate) struct Case {
     /// The folder name.
     pub name: String,
     /// The case folder.
@@ -47,7 +47,7 @@ pub struct Case {
 
 impl Case {
     /// Where the expectations live.
-    pub fn expect_file(&self) -> PathBuf {
+    pub(crate) fn expect_file(&self) -> PathBuf {
         self.dir.join("expect.yaml")
     }
 }
@@ -55,7 +55,7 @@ impl Case {
 /// Which mode a check ran in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Heuristic bands.
     Heuristic,
     /// Model replies from the case's cassettes.
@@ -64,7 +64,7 @@ pub enum Mode {
 
 impl Mode {
     /// The name in output.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Heuristic => "heuristic",
             Mode::Llm => "llm",
@@ -74,7 +74,7 @@ impl Mode {
 
 /// One judge of one case in one mode, and what did not hold.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct CheckResult {
+pub(crate) struct CheckResult {
     /// The case.
     pub case: String,
     /// The judge's dimension.
@@ -87,7 +87,7 @@ pub struct CheckResult {
 
 impl CheckResult {
     /// `case::judge`, with the mode for LLM checks.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self.mode {
             Mode::Heuristic => format!("{}::{}", self.case, self.judge),
             Mode::Llm => format!("{}::{} (llm)", self.case, self.judge),
@@ -95,14 +95,14 @@ impl CheckResult {
     }
 
     /// Whether every expectation held.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.failures.is_empty()
     }
 }
 
 /// What running a case gave: its checks, and what it actually observed (for `--update`).
 #[derive(Debug, Default)]
-pub struct CaseRun {
+pub(crate) struct CaseRun {
     /// The checks, heuristic first.
     pub checks: Vec<CheckResult>,
     /// Every judge's observed verdict per mode, in suite order.
@@ -114,7 +114,7 @@ pub struct CaseRun {
 
 /// How cases run.
 #[derive(Debug, Clone, Default)]
-pub struct TestOptions {
+pub(crate) struct TestOptions {
     /// `--record`: ask a provider for every LLM case's replies and rewrite its cassettes
     /// before checking.
     pub record: Option<cassette::RecordOptions>,
@@ -123,7 +123,7 @@ pub struct TestOptions {
 }
 
 /// The case folders of a suite (`<suite>/cases/*/case.yaml`), sorted by name.
-pub fn discover(suite_dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn discover(suite_dir: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(suite_dir.join(CASES_DIR))
         .map(|rd| {
             rd.filter_map(Result::ok)
@@ -140,7 +140,7 @@ pub fn discover(suite_dir: &Path) -> Vec<PathBuf> {
 /// must resolve inside the suite's project (`confinement`), links followed: a case file
 /// that does not parse is quoted in the error, and `expect.yaml` is rewritten by
 /// `--update`.
-pub fn load_case(dir: &Path, confinement: &Confinement) -> Result<Case, Vec<Diagnostic>> {
+pub(crate) fn load_case(dir: &Path, confinement: &Confinement) -> Result<Case, Vec<Diagnostic>> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -181,7 +181,7 @@ fn parse_file<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
 }
 
 /// Reads a case's inputs: its results and ground truth, as `case.yaml` says.
-pub fn case_inputs(suite: &Suite, case: &Case) -> Result<Inputs, Vec<Diagnostic>> {
+pub(crate) fn case_inputs(suite: &Suite, case: &Case) -> Result<Inputs, Vec<Diagnostic>> {
     let results = match case.spec.results.as_deref() {
         Some("suite") => None,
         Some(folder) => Some(case.dir.join(folder)),
@@ -218,7 +218,7 @@ pub fn case_inputs(suite: &Suite, case: &Case) -> Result<Inputs, Vec<Diagnostic>
 
 /// Runs one case: heuristic mode, then LLM mode from cassettes when the case has `llm:`.
 /// Input problems come back as diagnostics (the case could not run at all).
-pub fn run_case(
+pub(crate) fn run_case(
     env: &Environment<'static>,
     suite: &Suite,
     case: &Case,
@@ -270,7 +270,7 @@ pub fn run_case(
 }
 
 /// The judge name of a check that fails because nothing was checked.
-pub const NOTHING_CHECKED: &str = "(nothing checked)";
+pub(crate) const NOTHING_CHECKED: &str = "(nothing checked)";
 
 /// A case that checks nothing passes nothing: one failing check for a case without any
 /// expectation, and one for a case that asks for LLM mode without `llm:` expectations

@@ -11,13 +11,14 @@ use crate::judgetest::{Case, CaseRun, Mode, keypath};
 use crate::spec::case::{AssertionOutcome, ExpectSpec, ExpectedStatus, JudgeExpect, ScoreExpect};
 
 /// The first line of every expectations file: the schema for editors.
-pub const MODELINE: &str = "# yaml-language-server: $schema=../../../../schemas/expect.schema.json";
+pub(crate) const MODELINE: &str =
+    "# yaml-language-server: $schema=../../../../schemas/expect.schema.json";
 
 /// The updated expectations of `case`, and notes on what could not be kept.
 ///
 /// An LLM verdict that rests on a missing, stale or unreadable cassette (`unreplayable`)
 /// says nothing about the judge: its expectations are kept as they were.
-pub fn updated(case: &Case, run: &CaseRun) -> (ExpectSpec, Vec<String>) {
+pub(crate) fn updated(case: &Case, run: &CaseRun) -> (ExpectSpec, Vec<String>) {
     let mut notes = Vec::new();
     let mut spec = ExpectSpec::default();
     for (mode, seen) in &run.observed {
@@ -153,7 +154,7 @@ fn assertions(
 }
 
 /// The text of an expectations file.
-pub fn render(spec: &ExpectSpec) -> Result<String, String> {
+pub(crate) fn render(spec: &ExpectSpec) -> Result<String, String> {
     let mut body = serde_saphyr::to_string(spec).map_err(|e| e.to_string())?;
     if !body.ends_with('\n') {
         body.push('\n');

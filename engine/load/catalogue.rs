@@ -14,7 +14,7 @@ use crate::spec::suite::SuiteSpec;
 const MAX_BYTES: u64 = 1 << 20;
 
 /// The suite's catalogue, when it names one that reads; problems go to `diags`.
-pub fn read(
+pub(crate) fn read(
     spec: &SuiteSpec,
     (file, index): (&Path, &KeyIndex),
     dir: &Path,

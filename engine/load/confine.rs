@@ -68,7 +68,7 @@ fn default_root(suite_dir: &Path) -> PathBuf {
 
 /// `path` made absolute with `..` resolved: canonical for the longest part that exists
 /// (so a symbolic link cannot lead outside unseen), lexical for the rest.
-pub fn resolve(path: &Path) -> PathBuf {
+pub(crate) fn resolve(path: &Path) -> PathBuf {
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -118,7 +118,7 @@ fn push_lexical(out: &mut PathBuf, path: &Path) {
 /// component, or `None` when it can. Such names become files (`results/<suite>/`,
 /// `<out-dir>/<suite>.md`, `cassettes/<dimension>.json`): a separator, `..` or a leading
 /// dot would put the file elsewhere or hide it.
-pub fn file_name_problem(name: &str) -> Option<&'static str> {
+pub(crate) fn file_name_problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("it is empty")
     } else if name.contains(['/', '\\']) {
@@ -139,7 +139,7 @@ pub fn file_name_problem(name: &str) -> Option<&'static str> {
 const MAX_NAME_BYTES: usize = 200;
 
 /// The part of a glob pattern before its first wildcard: what must be inside the root.
-pub fn glob_base(pattern: &str) -> &str {
+pub(crate) fn glob_base(pattern: &str) -> &str {
     let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
     &pattern[..cut]
 }

@@ -24,22 +24,20 @@ use crate::spec::suite::JsonMode;
 
 /// One loaded document.
 #[derive(Debug, Clone)]
-pub struct Document {
+pub(crate) struct Document {
     /// The repo id it names.
     pub id: String,
     /// The (unwrapped) content.
     pub doc: Doc,
     /// Where it came from.
     pub file: PathBuf,
-    /// The envelope key that was unwrapped, if any.
-    pub unwrapped: Option<String>,
     /// Its size in bytes.
     pub bytes: u64,
 }
 
 /// How to read a folder of documents.
 #[derive(Clone)]
-pub struct ReadRules<'a> {
+pub(crate) struct ReadRules<'a> {
     /// Candidate fields naming the repo (dotted paths).
     pub key: &'a [String],
     /// Envelope keys to unwrap, in order.
@@ -61,11 +59,11 @@ pub struct ReadRules<'a> {
 }
 
 /// Which repos' documents a read keeps (see [`ReadRules::keep`]).
-pub type Keep<'a> = &'a (dyn Fn(&str) -> bool + Sync);
+pub(crate) type Keep<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
 /// A file that was skipped because it could not be read, and why.
 #[derive(Debug, Clone)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// The file.
     pub file: PathBuf,
     /// The diagnostic that would have stopped the run.
@@ -74,7 +72,7 @@ pub struct Skipped {
 
 /// What reading a folder gave.
 #[derive(Debug, Clone, Default)]
-pub struct Folder {
+pub(crate) struct Folder {
     /// The documents, in file order.
     pub docs: Vec<Document>,
     /// Files skipped as unreadable (only with `skip_unreadable`).
@@ -82,7 +80,7 @@ pub struct Folder {
 }
 
 /// Lists the `*.json` and `*.json.gz` files of `dir` (dot files ignored), sorted by name.
-pub fn list_json(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+pub(crate) fn list_json(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     if !dir.is_dir() {
         return Err(Diagnostic::error(
             Code::MissingPath,
@@ -112,7 +110,7 @@ pub fn list_json(dir: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
 /// The files of `dir` to read, each with the id it has when its key fields name none:
 /// every `*.json` (its stem), then with `run_file` every `<run>/<run_file>` (the run
 /// folder's name). Dot files and folders are ignored; each group is sorted by name.
-pub fn list_documents(
+pub(crate) fn list_documents(
     dir: &Path,
     run_file: Option<&str>,
 ) -> Result<Vec<(PathBuf, String)>, Diagnostic> {
@@ -152,13 +150,8 @@ pub fn list_documents(
     Ok(out)
 }
 
-/// Parses one JSON file into a `Doc`, with a located error.
-pub fn parse_json_file(path: &Path) -> Result<(Doc, u64), Diagnostic> {
-    parse_json_file_as(path, JsonMode::Strict)
-}
-
 /// Parses one JSON file in the given mode, with a located error.
-pub fn parse_json_file_as(path: &Path, mode: JsonMode) -> Result<(Doc, u64), Diagnostic> {
+pub(crate) fn parse_json_file_as(path: &Path, mode: JsonMode) -> Result<(Doc, u64), Diagnostic> {
     READ_BUFFER.with(|buffer| match buffer.try_borrow_mut() {
         Ok(mut bytes) => {
             let parsed = read_into(path, &mut bytes).and_then(|()| parse_bytes(path, &bytes, mode));
@@ -280,26 +273,19 @@ fn json_error(path: &Path, bytes: &[u8], e: &serde_json::Error) -> Diagnostic {
         .help("fix or remove the file, or declare `skip_unreadable: true` on this input to skip and list such files")
 }
 
-/// Reads every document of `dir`. Parsing runs on all cores; errors from every file are
-/// collected. With `skip_unreadable`, files that cannot be read or parsed are returned as
-/// skipped instead.
-pub fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diagnostic>> {
-    read_folder_in_chunks(dir, rules, None)
-}
-
 /// What a streaming read does with each chunk of documents: it is given them (file
 /// order, duplicates and skipped files left out) and gives back what the folder keeps
 /// of them, their contents usually dropped.
-pub type Sink<'a> = &'a mut dyn FnMut(Vec<Document>) -> Vec<Document>;
+pub(crate) type Sink<'a> = &'a mut dyn FnMut(Vec<Document>) -> Vec<Document>;
 
 /// Files parsed at once by a streaming read: enough to keep every core busy, few enough
 /// that the chunk's documents are a small part of the input.
-pub const STREAM_CHUNK: usize = 32;
+pub(crate) const STREAM_CHUNK: usize = 32;
 
 /// [`read_folder`], handing the documents to `sink` [`STREAM_CHUNK`] files at a time
 /// when one is given (one chunk of every file otherwise), so a caller can compute what
 /// it needs from a chunk and drop it before the next is parsed.
-pub fn read_folder_in_chunks(
+pub(crate) fn read_folder_in_chunks(
     dir: &Path,
     rules: &ReadRules<'_>,
     mut sink: Option<Sink<'_>>,
@@ -376,12 +362,11 @@ impl Accepting {
                 continue;
             }
             self.seen.insert(id.clone(), file.clone());
-            let (doc, unwrapped) = unwrap(doc, rules.unwrap);
+            let doc = unwrap(doc, rules.unwrap);
             docs.push(Document {
                 id,
                 doc,
                 file,
-                unwrapped,
                 bytes,
             });
         }
@@ -404,21 +389,20 @@ fn duplicate_repo(id: &str, first: &Path, file: &Path) -> Diagnostic {
 
 /// One document read again from its file, as a read with `rules` read it (a streaming
 /// run reads a repo's ground truth when its results come up).
-pub fn reread(document: &Document, rules: &ReadRules<'_>) -> Result<Document, Diagnostic> {
+pub(crate) fn reread(document: &Document, rules: &ReadRules<'_>) -> Result<Document, Diagnostic> {
     let (doc, bytes) = parse_json_file_as(&document.file, rules.json)?;
-    let (doc, unwrapped) = unwrap(doc, rules.unwrap);
+    let doc = unwrap(doc, rules.unwrap);
     Ok(Document {
         id: document.id.clone(),
         doc,
         file: document.file.clone(),
-        unwrapped,
         bytes,
     })
 }
 
 /// A file of a suite's or case's input folder that resolves outside the project (a
 /// link pointing out, or a `run_file` that climbs out of its run folder).
-pub fn outside_project(file: &Path, confinement: &Confinement) -> Diagnostic {
+pub(crate) fn outside_project(file: &Path, confinement: &Confinement) -> Diagnostic {
     Diagnostic::error(
         Code::InputOutsideProject,
         format!(
@@ -434,7 +418,7 @@ pub fn outside_project(file: &Path, confinement: &Confinement) -> Diagnostic {
 }
 
 /// The first key field holding a non-empty string (or number).
-pub fn repo_id(doc: &Doc, key: &[String]) -> Option<String> {
+pub(crate) fn repo_id(doc: &Doc, key: &[String]) -> Option<String> {
     key.iter().find_map(|k| match doc.dotted(k) {
         Some(Doc::Str(s)) if !s.is_empty() => Some(s.to_string()),
         Some(Doc::Int(i)) => Some(i.to_string()),
@@ -443,13 +427,13 @@ pub fn repo_id(doc: &Doc, key: &[String]) -> Option<String> {
 }
 
 /// Unwraps the first envelope key present whose value is an object.
-fn unwrap(doc: Doc, keys: &[String]) -> (Doc, Option<String>) {
+fn unwrap(doc: Doc, keys: &[String]) -> Doc {
     for k in keys {
         if let Some(inner @ Doc::Object(_)) = doc.field(k) {
-            return (inner.clone(), Some(k.clone()));
+            return inner.clone();
         }
     }
-    (doc, None)
+    doc
 }
 
 /// One file parsed: its document, its size, and its repo id when a read that keeps only

@@ -15,13 +15,13 @@ use crate::diag::{Code, Diagnostic};
 /// The most bytes one compressed input may inflate to (256 MiB): far above any tool
 /// output caldera judges (the bundled suites' largest is a few hundred kilobytes), far
 /// below what would exhaust a CI machine's memory.
-pub const MAX_INFLATED_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_INFLATED_BYTES: u64 = 256 << 20;
 
 /// The suffix of a compressed JSON document.
 const SUFFIX: &str = ".json.gz";
 
 /// Whether `path` names a compressed JSON document (`*.json.gz`).
-pub fn is_json_gz(path: &Path) -> bool {
+pub(crate) fn is_json_gz(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.len() > SUFFIX.len() && n.ends_with(SUFFIX))
@@ -29,7 +29,7 @@ pub fn is_json_gz(path: &Path) -> bool {
 
 /// The name of a document file without `.json` or `.json.gz`: `scan.json.gz` is `scan`,
 /// as `scan.json` is.
-pub fn document_stem(path: &Path) -> String {
+pub(crate) fn document_stem(path: &Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -44,7 +44,7 @@ pub fn document_stem(path: &Path) -> String {
 }
 
 /// Inflates the gzip file at `path` into `bytes` (cleared first), at most `limit` bytes.
-pub fn read_into(path: &Path, bytes: &mut Vec<u8>, limit: u64) -> Result<(), Diagnostic> {
+pub(crate) fn read_into(path: &Path, bytes: &mut Vec<u8>, limit: u64) -> Result<(), Diagnostic> {
     bytes.clear();
     let file = std::fs::File::open(path)
         .map_err(|e| Diagnostic::error(Code::Io, format!("cannot read file: {e}")).in_file(path))?;

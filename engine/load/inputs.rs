@@ -33,7 +33,7 @@ pub struct Overrides {
 
 /// Everything a run read.
 #[derive(Debug, Clone)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// The results folder.
     pub results_dir: PathBuf,
     /// The ground-truth folder, when the suite has one.
@@ -52,7 +52,7 @@ pub struct Inputs {
 
 impl Inputs {
     /// Result ids with no ground truth.
-    pub fn results_without_truth(&self) -> Vec<String> {
+    pub(crate) fn results_without_truth(&self) -> Vec<String> {
         self.results
             .iter()
             .filter(|r| !self.truth.iter().any(|t| t.id == r.id))
@@ -61,7 +61,7 @@ impl Inputs {
     }
 
     /// Ground-truth ids with no result.
-    pub fn truth_without_results(&self) -> Vec<String> {
+    pub(crate) fn truth_without_results(&self) -> Vec<String> {
         self.truth
             .iter()
             .filter(|t| !self.results.iter().any(|r| r.id == t.id))
@@ -73,14 +73,14 @@ impl Inputs {
 /// Reads the suite's inputs; every problem is returned, not only the first. The folders
 /// and files of `overrides` are the user's choice (command-line flags) and may be
 /// anywhere; what the suite names must be inside its project.
-pub fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
+pub(crate) fn load_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
     load(suite, overrides, false, None)
 }
 
 /// [`load_inputs`] keeping only the documents of the repos `keep` says yes to (a
 /// shard's): every result and ground-truth file is still parsed, for its id and size,
 /// but the others' documents are dropped as they are read and come back `null`.
-pub fn load_inputs_keeping(
+pub(crate) fn load_inputs_keeping(
     suite: &Suite,
     overrides: &Overrides,
     keep: Keep<'_>,
@@ -90,7 +90,7 @@ pub fn load_inputs_keeping(
 
 /// What a streaming read hands its caller, chunk by chunk: a few dozen repos' results
 /// with their ground truth and every named input, in file order.
-pub type ChunkSink<'a> = &'a mut dyn FnMut(&Inputs);
+pub(crate) type ChunkSink<'a> = &'a mut dyn FnMut(&Inputs);
 
 /// [`load_inputs`] a chunk of results at a time: the ground truth is read first (ids
 /// and files only), then each chunk of results is parsed, joined with its repos' ground
@@ -98,7 +98,7 @@ pub type ChunkSink<'a> = &'a mut dyn FnMut(&Inputs);
 /// is the inputs as [`load_inputs`] reads them, every document `null`; the problems are
 /// the same, in the same order. `sink` is not called once a problem is found before the
 /// results are read.
-pub fn load_inputs_streaming(
+pub(crate) fn load_inputs_streaming(
     suite: &Suite,
     overrides: &Overrides,
     sink: ChunkSink<'_>,
@@ -114,7 +114,7 @@ pub fn load_inputs_streaming(
 /// The documents of `picks` (indices into `shells.results`) read again, with their
 /// ground truth: the inputs a sample of a streamed run is, as if taken from the inputs
 /// read whole (ground truth in file order, everything else as `shells` has it).
-pub fn reread_results(
+pub(crate) fn reread_results(
     suite: &Suite,
     shells: &Inputs,
     picks: &[usize],
@@ -243,7 +243,10 @@ impl Streaming<'_> {
 /// Reads the suite's inputs as a test case names them: the folders and files of
 /// `overrides` come from `case.yaml`, written by whoever wrote the suite, so they are
 /// confined to the project as the suite's own are.
-pub fn load_case_inputs(suite: &Suite, overrides: &Overrides) -> Result<Inputs, Vec<Diagnostic>> {
+pub(crate) fn load_case_inputs(
+    suite: &Suite,
+    overrides: &Overrides,
+) -> Result<Inputs, Vec<Diagnostic>> {
     load(suite, overrides, true, None)
 }
 

@@ -16,7 +16,7 @@ const NEG_INF: &str = "\u{0}caldera:-Infinity";
 /// Where a replacement changed the length of a line: on `line`, columns from `after`
 /// on are `delta` bytes further right than in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shift {
+pub(crate) struct Shift {
     line: usize,
     after: usize,
     delta: usize,
@@ -24,7 +24,7 @@ pub struct Shift {
 
 /// Parses `bytes`, reading `NaN`, `Infinity` and `-Infinity` as floats. On error, the
 /// shifts map the error's column back to the file.
-pub fn parse(bytes: &[u8]) -> Result<Doc, (serde_json::Error, Vec<Shift>)> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Doc, (serde_json::Error, Vec<Shift>)> {
     let (text, shifts) = rewrite(bytes);
     if shifts.is_empty() {
         return serde_json::from_slice::<Doc>(bytes).map_err(|e| (e, shifts));
@@ -35,7 +35,7 @@ pub fn parse(bytes: &[u8]) -> Result<Doc, (serde_json::Error, Vec<Shift>)> {
 }
 
 /// The column in the file of column `column` of line `line` of the rewritten text.
-pub fn original_column(shifts: &[Shift], line: usize, column: usize) -> usize {
+pub(crate) fn original_column(shifts: &[Shift], line: usize, column: usize) -> usize {
     let moved: usize = shifts
         .iter()
         .filter(|s| s.line == line && s.after <= column)

@@ -11,11 +11,11 @@ use crate::load::patterns::{is_word, skip_string};
 /// The free names of every expression and template a file holds, by source text (as
 /// written, without `<< >>` for an expression), sorted. Found once at load; the data
 /// check of `caldera validate` reads them instead of parsing every expression again.
-pub type FreeNames = HashMap<String, Vec<String>>;
+pub(crate) type FreeNames = HashMap<String, Vec<String>>;
 
 /// What an expression or template refers to.
 #[derive(Debug, Default)]
-pub struct Uses {
+pub(crate) struct Uses {
     /// Free variables (names not defined inside the expression itself).
     pub names: Vec<String>,
     /// Names called as functions (`name(`).
@@ -128,7 +128,7 @@ pub(crate) const KEYWORDS: &[&str] = &["not", "and", "or", "in", "if", "else", "
 /// Scans expression text (for a template: the text inside its delimiters) for calls,
 /// filters and tests, each listed once in order of first use. Free variables come from
 /// minijinja itself.
-pub fn scan(code: &str, names: Vec<String>) -> Uses {
+pub(crate) fn scan(code: &str, names: Vec<String>) -> Uses {
     let toks = tokens(code);
     let mut uses = Uses {
         names,
@@ -159,7 +159,7 @@ pub fn scan(code: &str, names: Vec<String>) -> Uses {
 /// The dotted paths expression text reads (`truth.expected.cves`), as segments in order
 /// of appearance: not filters or tests, not a keyword argument's name, and without the
 /// last segment of a call (`a.items()` reads `a`; `pct(x)` reads nothing by itself).
-pub fn paths(code: &str) -> Vec<Vec<&str>> {
+pub(crate) fn paths(code: &str) -> Vec<Vec<&str>> {
     let toks = tokens(code);
     let tok = |k: usize| toks.get(k).copied();
     let mut out = Vec::new();
@@ -199,7 +199,7 @@ pub fn paths(code: &str) -> Vec<Vec<&str>> {
 
 /// The code parts of a template (inside `<< >>` and `<% %>`, without the `-` of
 /// whitespace control), joined by newlines.
-pub fn template_code(src: &str) -> String {
+pub(crate) fn template_code(src: &str) -> String {
     let parts: Vec<&str> = template_parts(src).into_iter().map(|(c, _)| c).collect();
     parts.join("\n")
 }
@@ -243,7 +243,7 @@ pub(crate) fn template_parts(src: &str) -> Vec<(&str, bool)> {
 
 /// Which functions, filters and tests the environment knows. Filters and tests have no
 /// listing API, so existence is probed once per name (cheap, cached).
-pub struct Known<'env> {
+pub(crate) struct Known<'env> {
     env: &'env Environment<'static>,
     globals: Vec<String>,
     probed: Mutex<HashMap<(bool, String), bool>>,
@@ -251,7 +251,7 @@ pub struct Known<'env> {
 
 impl<'env> Known<'env> {
     /// Reads the environment's globals.
-    pub fn new(env: &'env Environment<'static>) -> Known<'env> {
+    pub(crate) fn new(env: &'env Environment<'static>) -> Known<'env> {
         Known {
             env,
             globals: env.globals().map(|(n, _)| n.to_owned()).collect(),
@@ -261,7 +261,7 @@ impl<'env> Known<'env> {
 
     /// Global functions and values a judge may write, for suggestions: the engine's own
     /// helpers (`__caldera_*`, what bounded operators are rewritten to) are left out.
-    pub fn globals(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn globals(&self) -> impl Iterator<Item = &str> {
         self.globals
             .iter()
             .map(String::as_str)
@@ -269,17 +269,17 @@ impl<'env> Known<'env> {
     }
 
     /// Whether `name` is a global.
-    pub fn is_global(&self, name: &str) -> bool {
+    pub(crate) fn is_global(&self, name: &str) -> bool {
         self.globals.iter().any(|g| g == name)
     }
 
     /// Whether `name` is a filter.
-    pub fn is_filter(&self, name: &str) -> bool {
+    pub(crate) fn is_filter(&self, name: &str) -> bool {
         self.probe(false, name)
     }
 
     /// Whether `name` is a test.
-    pub fn is_test(&self, name: &str) -> bool {
+    pub(crate) fn is_test(&self, name: &str) -> bool {
         self.probe(true, name)
     }
 
@@ -309,7 +309,7 @@ impl<'env> Known<'env> {
     }
 
     /// Candidate filter names for "did you mean".
-    pub fn filter_candidates(&self) -> Vec<&'static str> {
+    pub(crate) fn filter_candidates(&self) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = crate::evidence::builtins::names()
             .filter(|(_, r)| r.filter)
             .map(|(n, _)| n)
@@ -319,7 +319,7 @@ impl<'env> Known<'env> {
     }
 
     /// Candidate test names for "did you mean".
-    pub fn test_candidates(&self) -> Vec<&'static str> {
+    pub(crate) fn test_candidates(&self) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = crate::evidence::builtins::names()
             .filter(|(_, r)| r.test)
             .map(|(n, _)| n)

@@ -29,7 +29,7 @@ use crate::spec::judge::Scope;
 use crate::verdict::assertions::ForEachPlan;
 
 /// The names of the run context that hold documents of every repo.
-pub const DOCUMENT_NAMES: [&str; 3] = ["repos", "results", "truth"];
+pub(crate) const DOCUMENT_NAMES: [&str; 3] = ["repos", "results", "truth"];
 
 /// What an item of `$.repos[*]` holds, plus `item` itself: all a per-repo record reads.
 const REPO_ITEM_NAMES: [&str; 6] = ["id", "file", "stem", "result", "truth", "item"];
@@ -39,7 +39,7 @@ const SHARED_NAMES: [&str; 2] = ["suite", "inputs"];
 
 /// The part of a run a piece of evidence or a judge belongs to.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Part {
+pub(crate) enum Part {
     /// Reads no document, directly or through other evidence.
     Constant,
     /// Computed for each repo from that repo alone.
@@ -52,7 +52,7 @@ pub enum Part {
 
 impl Part {
     /// `constant`, `per-repo`, `aggregate` or `whole`.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             Part::Constant => "constant",
             Part::PerRepo => "per-repo",
@@ -62,7 +62,7 @@ impl Part {
     }
 
     /// The reason, for a whole part.
-    pub fn why(&self) -> Option<&Why> {
+    pub(crate) fn why(&self) -> Option<&Why> {
         match self {
             Part::Whole(why) => Some(why),
             _ => None,
@@ -72,7 +72,7 @@ impl Part {
 
 /// The first read that makes a part whole.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Why {
+pub(crate) struct Why {
     /// The file it is written in.
     pub file: PathBuf,
     /// Its 1-based line, when it can be found.
@@ -98,7 +98,7 @@ impl std::fmt::Display for Why {
 
 /// The parts of a suite: each piece of suite evidence and each judge, in suite order.
 #[derive(Debug, Clone)]
-pub struct Parts {
+pub(crate) struct Parts {
     /// Suite evidence name -> part.
     pub evidence: Vec<(String, Part)>,
     /// One per judge of `suite.judges`, same order.
@@ -106,16 +106,8 @@ pub struct Parts {
 }
 
 impl Parts {
-    /// The part of the suite evidence named `name`.
-    pub fn of_evidence(&self, name: &str) -> Option<&Part> {
-        self.evidence
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, p)| p)
-    }
-
     /// Whether anything needs every document at once.
-    pub fn any_whole(&self) -> bool {
+    pub(crate) fn any_whole(&self) -> bool {
         self.evidence
             .iter()
             .map(|(_, p)| p)
@@ -125,13 +117,13 @@ impl Parts {
 
     /// Whether every judge and every piece of suite evidence is per-repo, aggregate or
     /// constant: the run can go repo by repo.
-    pub fn streamable(&self) -> bool {
+    pub(crate) fn streamable(&self) -> bool {
         !self.any_whole()
     }
 }
 
 /// Classifies `suite`'s evidence and judges.
-pub fn classify(suite: &Suite) -> Parts {
+pub(crate) fn classify(suite: &Suite) -> Parts {
     let file = Located::new(&suite.file, &suite.index, &suite.free_names);
     let mut evidence: Vec<(String, Part)> = Vec::new();
     for (name, plan) in &suite.evidence {

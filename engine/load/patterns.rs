@@ -8,7 +8,7 @@ use minijinja::Environment;
 
 /// How a built-in was called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
+pub(crate) enum Form {
     /// `name(a, b)`.
     Function,
     /// `a | name(b)` or `a is name(b)`: the subject is the first argument.
@@ -17,7 +17,7 @@ pub enum Form {
 
 /// One call found in the text.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     /// The called name.
     pub name: &'a str,
     /// Function or filter/test form.
@@ -31,7 +31,7 @@ pub struct Call<'a> {
 impl<'a> Call<'a> {
     /// The argument a function-form call has at `index` (or, for a filter or test, at
     /// `index - 1`), or the keyword `name`.
-    pub fn arg(&self, index: usize, name: &str) -> Option<&'a str> {
+    pub(crate) fn arg(&self, index: usize, name: &str) -> Option<&'a str> {
         let i = match self.form {
             Form::Function => Some(index),
             Form::Subject => index.checked_sub(1),
@@ -47,7 +47,7 @@ impl<'a> Call<'a> {
 
 /// Every call of one of `names` in `code`, with its arguments split at top-level commas.
 /// Text inside string literals is never taken for a call.
-pub fn calls<'a>(code: &'a str, names: &[&str]) -> Vec<Call<'a>> {
+pub(crate) fn calls<'a>(code: &'a str, names: &[&str]) -> Vec<Call<'a>> {
     let bytes = code.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -112,7 +112,7 @@ pub fn calls<'a>(code: &'a str, names: &[&str]) -> Vec<Call<'a>> {
 
 /// The value of a string literal written in an expression (`'a\\d'`), as minijinja
 /// reads it; `None` when `text` is not exactly one string literal.
-pub fn literal_string(env: &Environment<'static>, text: &str) -> Option<String> {
+pub(crate) fn literal_string(env: &Environment<'static>, text: &str) -> Option<String> {
     let t = text.trim();
     let quote = t.as_bytes().first().copied()?;
     if !(quote == b'\'' || quote == b'"') || skip_string(t.as_bytes(), 0) != t.len() {

@@ -29,7 +29,7 @@ use crate::load::names::{KEYWORDS, Role, Tok, role, spanned_tokens, template_par
 
 /// One step of a read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Seg {
+pub(crate) enum Seg {
     /// A map key (`.key`, `['key']`, `.get('key')`, a step of an attribute string).
     Key(String),
     /// A list index (`[0]`, `.0` in an attribute string).
@@ -40,7 +40,7 @@ pub enum Seg {
 
 /// One read: where it goes, and its text as written (to point at it in the file).
 #[derive(Clone, Debug)]
-pub struct Read {
+pub(crate) struct Read {
     /// The steps, from a name of the scope.
     pub segments: Vec<Seg>,
     /// The text that names it in the source.
@@ -55,7 +55,7 @@ pub struct Read {
 
 /// A condition of a branch.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Condition {
+pub(crate) struct Condition {
     /// The expression, as written.
     pub source: String,
     /// Whether the branch runs when it is true (else when it is false).
@@ -66,7 +66,7 @@ pub struct Condition {
 
 /// The reads and guards of one expression or template.
 #[derive(Debug, Default)]
-pub struct Reads {
+pub(crate) struct Reads {
     /// Each read once, in order of first sight.
     pub reads: Vec<Read>,
     /// Paths tested or used as conditions.
@@ -74,7 +74,7 @@ pub struct Reads {
 }
 
 /// The reads of `source`: a template when it holds `<<` or `<%`, else an expression.
-pub fn reads(source: &str) -> Reads {
+pub(crate) fn reads(source: &str) -> Reads {
     let mut out = Reads::default();
     let mut loops = HashMap::new();
     if source.contains("<<") || source.contains("<%") {
@@ -193,7 +193,7 @@ fn names_in(code: &str) -> Vec<String> {
 }
 
 /// A path as a reader writes it: `repos[0].result.findings`, `repos[*].id` for every item.
-pub fn display(segments: &[Seg]) -> String {
+pub(crate) fn display(segments: &[Seg]) -> String {
     let mut s = String::new();
     for (i, seg) in segments.iter().enumerate() {
         match seg {

@@ -7,16 +7,16 @@ use crate::spec::reasoning::ReasoningSpec;
 
 /// The output limit of a verdict without reasoning: enough for the JSON object with its
 /// reasoning and recommendations.
-pub const VERDICT_MAX_TOKENS: u32 = 2048;
+pub(crate) const VERDICT_MAX_TOKENS: u32 = 2048;
 /// The output limit of a reasoning call when the judge does not set one: room to think
 /// plus a verdict's 2,048.
-pub const DEFAULT_MAX_TOKENS: u32 = 16_000;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 16_000;
 /// The smallest thinking budget Anthropic accepts.
-pub const MIN_BUDGET: i64 = 1024;
+pub(crate) const MIN_BUDGET: i64 = 1024;
 
 /// The request settings of `spec`: what to ask and the output limit; the error says
 /// which value the API would refuse and why.
-pub fn resolve(spec: &ReasoningSpec) -> Result<(Reasoning, u32), (&'static str, String)> {
+pub(crate) fn resolve(spec: &ReasoningSpec) -> Result<(Reasoning, u32), (&'static str, String)> {
     let max_tokens = match spec.max_tokens {
         None => DEFAULT_MAX_TOKENS,
         Some(n) => u32::try_from(n).ok().filter(|n| *n > 0).ok_or((

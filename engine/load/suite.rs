@@ -85,15 +85,15 @@ impl Suite {
 }
 
 /// Default `model`.
-pub const DEFAULT_MODEL: &str = "sonnet";
+pub(crate) const DEFAULT_MODEL: &str = "sonnet";
 
 /// Default `min_coverage`: one unit in ten may go unscored (a flaky reply, a repo
 /// without data) before the run fails for want of scores.
-pub const DEFAULT_MIN_COVERAGE: f64 = 0.9;
+pub(crate) const DEFAULT_MIN_COVERAGE: f64 = 0.9;
 
 /// The framework's decision table: >= 4.0 STRONG_PASS, >= 3.5 PASS, >= 3.0 WEAK_PASS,
 /// else FAIL.
-pub fn default_decision() -> Vec<DecisionRow> {
+pub(crate) fn default_decision() -> Vec<DecisionRow> {
     [
         (Some(4.0), "STRONG_PASS"),
         (Some(3.5), "PASS"),
@@ -116,7 +116,7 @@ pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec
 /// Loads the suite in `dir`; returns it (when `suite.yaml` parsed) and every diagnostic.
 /// Every path the suite names must resolve inside the project root (see
 /// [`crate::load::confine`]).
-pub fn load_suite_with(
+pub(crate) fn load_suite_with(
     dir: &Path,
     env: &Environment<'static>,
     root: &RootOptions,

@@ -212,7 +212,7 @@ struct Frame {
 }
 
 /// `a.b` + `c` -> `a.b.c`; the root has no leading dot.
-pub fn join_key(parent: &str, key: &str) -> String {
+pub(crate) fn join_key(parent: &str, key: &str) -> String {
     if parent.is_empty() {
         key.to_owned()
     } else {
@@ -221,7 +221,7 @@ pub fn join_key(parent: &str, key: &str) -> String {
 }
 
 /// The parent of a key path (`a.b[2]` -> `a.b`, `a.b` -> `a`, `a` -> ``).
-pub fn parent_path(path: &str) -> &str {
+pub(crate) fn parent_path(path: &str) -> &str {
     if path.ends_with(']')
         && let Some(i) = path.rfind('[')
     {
@@ -233,7 +233,7 @@ pub fn parent_path(path: &str) -> &str {
 /// Reads a YAML file as UTF-8 text. A file that cannot be read, or that is not UTF-8,
 /// is reported as such (with the line and column of the first bad byte), never as a
 /// missing file.
-pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
+pub(crate) fn read_text(path: &Path) -> Result<String, Diagnostic> {
     let bytes = std::fs::read(path).map_err(|e| {
         Diagnostic::error(Code::Io, format!("cannot read the file: {e}")).in_file(path)
     })?;
@@ -254,7 +254,7 @@ pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
 
 /// A parsed YAML file: its text, its key index, and the typed value.
 #[derive(Debug)]
-pub struct Parsed<T> {
+pub(crate) struct Parsed<T> {
     /// The typed document.
     pub value: T,
     /// Where each key is.
@@ -268,7 +268,7 @@ pub struct Parsed<T> {
 ///
 /// serde stops at the first unknown key; the schema of `T` then finds every other one,
 /// so a file with three misspelt keys shows three diagnostics in one pass.
-pub fn parse<T: DeserializeOwned + JsonSchema>(
+pub(crate) fn parse<T: DeserializeOwned + JsonSchema>(
     path: &Path,
     source: &str,
 ) -> Result<Parsed<T>, Vec<Diagnostic>> {

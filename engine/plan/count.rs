@@ -16,7 +16,7 @@ use crate::run::llm::PlannedCall;
 const CONCURRENCY: usize = 8;
 
 /// What a count is keyed by: the model id and a hash of the system and user prompts.
-pub fn key(table: &ModelTable, call: &PlannedCall) -> (String, String) {
+pub(crate) fn key(table: &ModelTable, call: &PlannedCall) -> (String, String) {
     let request = &call.job.request;
     let mut hash = Sha256::new();
     hash.update(request.system.as_deref().unwrap_or_default().as_bytes());
@@ -31,7 +31,7 @@ pub fn key(table: &ModelTable, call: &PlannedCall) -> (String, String) {
 /// Counts the input tokens of every distinct prompt of `calls`. Only the Anthropic API
 /// has a counting endpoint; another provider, or no key, is an error (exit 2), since the
 /// user asked for counts and an estimate would pass for one.
-pub fn count_all(
+pub(crate) fn count_all(
     kind: ProviderKind,
     table: &ModelTable,
     calls: &[PlannedCall],

@@ -10,7 +10,7 @@
 //! Costs come from the model table (built-in list prices, the suite's `prices:`, a
 //! `--prices` file). A model without a price has an unknown cost, never $0.
 
-pub mod count;
+pub(crate) mod count;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,7 +29,7 @@ use crate::run::llm::{PlannedCall, cache_key, model_table, models_for, plan_call
 
 /// How a plan is made.
 #[derive(Debug, Clone)]
-pub struct PlanOptions {
+pub(crate) struct PlanOptions {
     /// Folder overrides.
     pub overrides: Overrides,
     /// `--provider`; otherwise chosen from the environment as a run would, without
@@ -51,7 +51,7 @@ pub struct PlanOptions {
 
 /// Input tokens: a range when estimated, one number (low == high) when counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Tokens {
+pub(crate) struct Tokens {
     /// The least it could be.
     pub low: u64,
     /// The most it could be.
@@ -68,7 +68,7 @@ impl std::ops::AddAssign for Tokens {
 /// An estimate of the input tokens of `text`: 1 token per 4 bytes at least (English
 /// prose) and 1 per 3 bytes at most (code and JSON tokenise denser), the executor's own
 /// budget estimate.
-pub fn estimate(text: &str) -> Tokens {
+pub(crate) fn estimate(text: &str) -> Tokens {
     Tokens {
         low: (text.len() as u64).div_ceil(4),
         high: crate::llm::cost::estimate_tokens(text),
@@ -77,7 +77,7 @@ pub fn estimate(text: &str) -> Tokens {
 
 /// A cost range in US dollars.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct CostRange {
+pub(crate) struct CostRange {
     /// The prompts alone, at the low token estimate, with no output.
     pub low: f64,
     /// The prompts at the high estimate plus every call's full `max_tokens` of output.
@@ -86,7 +86,7 @@ pub struct CostRange {
 
 /// One line of the plan: a judge and a model, or a total.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     /// The judge's dimension (empty on totals).
     pub judge: String,
     /// The model as given (empty on the grand total).
@@ -137,7 +137,7 @@ impl Row {
 
 /// A judge unit whose prompt cannot be rendered (so the run would send nothing for it).
 #[derive(Clone, Debug, Serialize)]
-pub struct NotRendered {
+pub(crate) struct NotRendered {
     /// The judge.
     pub judge: String,
     /// The repo, for per-repo judges.
@@ -149,7 +149,7 @@ pub struct NotRendered {
 
 /// What a run would do and cost.
 #[derive(Clone, Debug, Serialize)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The suite.
     pub suite: String,
     /// The provider the cache keys are for.
@@ -181,7 +181,7 @@ pub struct Plan {
 
 impl Plan {
     /// Whether the plan's most expensive outcome exceeds `budget`, or cannot be known.
-    pub fn exceeds(&self, budget: f64) -> bool {
+    pub(crate) fn exceeds(&self, budget: f64) -> bool {
         self.total.cost.is_none_or(|c| c.high > budget)
     }
 }
@@ -189,7 +189,7 @@ impl Plan {
 /// The provider a run would use, chosen as `caldera run` chooses, without building a
 /// client or touching the network; Anthropic when nothing is configured (a plan needs
 /// no provider).
-pub fn provider_kind(requested: Option<ProviderKind>) -> ProviderKind {
+pub(crate) fn provider_kind(requested: Option<ProviderKind>) -> ProviderKind {
     let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
     requested.unwrap_or(if set("ANTHROPIC_API_KEY") {
         ProviderKind::Anthropic
@@ -203,7 +203,7 @@ pub fn provider_kind(requested: Option<ProviderKind>) -> ProviderKind {
 }
 
 /// Makes the plan of an LLM run of `suite`.
-pub fn plan(
+pub(crate) fn plan(
     env: &Environment<'static>,
     suite: &Suite,
     opts: &PlanOptions,

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 /// Escapes text for HTML content and attribute values (double- or single-quoted).
-pub fn html(text: &str) -> String {
+pub(crate) fn html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -10,7 +10,7 @@ use quick_junit::Report;
 /// file stays well-formed whatever a tool or a model wrote. quick-junit escapes markup
 /// and drops C0 controls itself, but passes U+FFFE and U+FFFF, which no XML parser
 /// accepts; the replacement also shows where something was, rather than nothing.
-pub fn xml_chars(text: &str) -> String {
+pub(crate) fn xml_chars(text: &str) -> String {
     text.chars()
         .map(|c| match c {
             '\t' | '\n' | '\r' => c,
@@ -22,7 +22,7 @@ pub fn xml_chars(text: &str) -> String {
 
 /// The document as text. Writing into memory fails only on a bug in the writer: that is
 /// logged as an error (the command line prints it), and the text is empty.
-pub fn to_xml(report: &Report) -> String {
+pub(crate) fn to_xml(report: &Report) -> String {
     report.to_string().unwrap_or_else(|e| {
         log::error!("cannot write the JUnit document: {e}");
         String::new()

@@ -12,8 +12,8 @@
 //! wording (a comparison's lines) and the diagnostic renderer in `diag` can use it.
 //! `docs/architecture.md` follows one command from its arguments to the bytes written.
 
-pub mod escape;
-pub mod junit;
-pub mod number;
-pub mod style;
-pub mod table;
+pub(crate) mod escape;
+pub(crate) mod junit;
+pub(crate) mod number;
+pub(crate) mod style;
+pub(crate) mod table;

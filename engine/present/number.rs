@@ -3,7 +3,7 @@
 
 /// A score for people: `-` when absent, otherwise up to two decimals without trailing
 /// zeros (4, 3.5, 3.33).
-pub fn fmt_score(score: Option<f64>) -> String {
+pub(crate) fn fmt_score(score: Option<f64>) -> String {
     match score {
         None => "-".into(),
         Some(s) => {
@@ -14,7 +14,7 @@ pub fn fmt_score(score: Option<f64>) -> String {
 }
 
 /// A signed delta: `+0.50`, `-1`, `0`; `-` when absent.
-pub fn fmt_delta(delta: Option<f64>) -> String {
+pub(crate) fn fmt_delta(delta: Option<f64>) -> String {
     match delta {
         None => "-".into(),
         Some(d) if d.abs() < 1e-9 => "0".into(),

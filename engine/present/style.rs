@@ -9,18 +9,18 @@
 // stylesheet rules; they are defined beside the stylesheet all the same.
 
 /// Okabe-Ito blue: passing scores, positive agreement.
-pub const BLUE: &str = "#0072B2";
+pub(crate) const BLUE: &str = "#0072B2";
 /// Okabe-Ito vermillion: below threshold, negative agreement.
-pub const VERMILLION: &str = "#D55E00";
+pub(crate) const VERMILLION: &str = "#D55E00";
 /// Neutral grey for marks without a score.
-pub const GREY: &str = "#767676";
+pub(crate) const GREY: &str = "#767676";
 
 /// The stylesheet source.
 const SHEET: &str = include_str!("style.css");
 
 /// Which page a stylesheet is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Page {
+pub(crate) enum Page {
     /// A run report (`run`, `report`, `diff` as HTML): the common part alone.
     Report,
     /// The `history` page: charts of every dimension.
@@ -40,7 +40,7 @@ impl Page {
 }
 
 /// The CSS of `page`: the common part, then the page's own section.
-pub fn sheet(page: Page) -> String {
+pub(crate) fn sheet(page: Page) -> String {
     let mut parts = SHEET.split("/* page: ");
     let mut out = parts.next().unwrap_or_default().to_owned();
     let Some(name) = page.section() else {

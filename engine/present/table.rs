@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 /// How an aligned table is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// Written before every line (before the first column's separator).
     pub indent: &'static str,
     /// How many leading columns are text, aligned left; the rest are figures, aligned
@@ -19,7 +19,7 @@ pub struct Layout {
 /// trimmed, one line each. A blank line goes before each row whose index is in `breaks`
 /// (to set off groups, such as totals). A row shorter than the header leaves the rest
 /// of its line empty.
-pub fn aligned(
+pub(crate) fn aligned(
     header: &[String],
     rows: &[Vec<String>],
     breaks: &[usize],
@@ -73,7 +73,7 @@ fn line(out: &mut String, cells: &[String], widths: &[usize], layout: Layout) {
 
 /// How a Markdown column is aligned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Align {
+pub(crate) enum Align {
     /// Text (`---`).
     Left,
     /// Figures (`---:`), so their digits line up.
@@ -83,7 +83,7 @@ pub enum Align {
 /// `header` and `rows` as a Markdown pipe table, column `i` aligned as `align[i]` (left
 /// past the end of `align`). Each cell is escaped by the caller, so a `|` in data cannot
 /// split it.
-pub fn markdown(header: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
+pub(crate) fn markdown(header: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "| {} |", header.join(" | "));
     out.push('|');

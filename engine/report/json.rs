@@ -9,16 +9,16 @@ use crate::run::result::RunResult;
 
 /// The result format this caldera writes and reads. A document without the field was
 /// written before it existed and has the same shape (format 1).
-pub const RESULT_FORMAT: u32 = 1;
+pub(crate) const RESULT_FORMAT: u32 = 1;
 
 /// The default result path: `results/<suite>/<run id>.json` under the current folder.
-pub fn default_path(result: &RunResult) -> PathBuf {
+pub(crate) fn default_path(result: &RunResult) -> PathBuf {
     result_path(&result.suite, &result.run_id)
 }
 
 /// Where the result of run `run_id` of `suite` goes by default; `caldera run` needs it
 /// before the run, to put the interaction log beside it.
-pub fn result_path(suite: &str, run_id: &str) -> PathBuf {
+pub(crate) fn result_path(suite: &str, run_id: &str) -> PathBuf {
     PathBuf::from("results")
         .join(suite)
         .join(format!("{run_id}.json"))
@@ -27,7 +27,7 @@ pub fn result_path(suite: &str, run_id: &str) -> PathBuf {
 /// The result as the document written to disk: the run result preceded by the result
 /// format and the caldera version, which `caldera diff` and `caldera report` check before
 /// reading anything else.
-pub fn document(result: &RunResult) -> Value {
+pub(crate) fn document(result: &RunResult) -> Value {
     let mut doc = serde_json::Map::new();
     doc.insert("result_format".into(), RESULT_FORMAT.into());
     doc.insert(
@@ -41,19 +41,19 @@ pub fn document(result: &RunResult) -> Value {
 }
 
 /// Pretty JSON of `result`'s document, newline-terminated.
-pub fn to_text(result: &RunResult) -> String {
+pub(crate) fn to_text(result: &RunResult) -> String {
     let mut text = serde_json::to_string_pretty(&document(result)).unwrap_or_default();
     text.push('\n');
     text
 }
 
 /// Writes `result` to `path`, creating folders as needed.
-pub fn write(result: &RunResult, path: &Path) -> std::io::Result<()> {
+pub(crate) fn write(result: &RunResult, path: &Path) -> std::io::Result<()> {
     write_atomic(path, to_text(result).as_bytes())
 }
 
 /// Writes `bytes` to `path` safely and atomically; see [`crate::outfile`] for what is
 /// refused (links, devices, folders).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     crate::outfile::write_atomic(path, bytes)
 }

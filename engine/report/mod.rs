@@ -3,6 +3,6 @@
 //! two runs ([`compare::Comparison`]). The renderers of every format are in
 //! `crate::view::run`.
 
-pub mod compare;
-pub mod json;
-pub mod model;
+pub(crate) mod compare;
+pub(crate) mod json;
+pub(crate) mod model;

@@ -17,7 +17,7 @@ use crate::report::json::RESULT_FORMAT;
 use crate::run::result::RunResult;
 
 /// Result files larger than this are refused rather than read into memory.
-pub const MAX_RESULT_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const MAX_RESULT_BYTES: u64 = 512 * 1024 * 1024;
 
 /// A run result, as a report reads it.
 #[derive(Debug, Clone, Default, Deserialize)]

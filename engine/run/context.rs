@@ -14,7 +14,7 @@ use crate::load::suite::Suite;
 
 /// Builds the run context and adds the suite's own evidence to it. Suite evidence that
 /// cannot be computed stops the run: every judge would read it.
-pub fn shared_context(
+pub(crate) fn shared_context(
     env: &Environment<'static>,
     suite: &Suite,
     inputs: &Inputs,
@@ -32,7 +32,7 @@ pub fn shared_context(
 }
 
 /// Suite evidence that could not be computed, located in suite.yaml.
-pub fn evidence_error(suite: &Suite, e: &crate::evidence::eval::EvalError) -> Diagnostic {
+pub(crate) fn evidence_error(suite: &Suite, e: &crate::evidence::eval::EvalError) -> Diagnostic {
     e.to_diagnostic()
         .in_file(&suite.file)
         .at(suite.index.value_span(&e.key_path))
@@ -42,7 +42,7 @@ pub fn evidence_error(suite: &Suite, e: &crate::evidence::eval::EvalError) -> Di
 /// The suite's own evidence as computed in `ctx`, in the order `suite.yaml` writes it,
 /// without private `_names` (working values, kept out of results as a judge's are).
 /// Reports show it: every judge's verdict rests on it.
-pub fn suite_evidence(suite: &Suite, ctx: &Context) -> IndexMap<String, Doc> {
+pub(crate) fn suite_evidence(suite: &Suite, ctx: &Context) -> IndexMap<String, Doc> {
     suite
         .evidence
         .iter()
@@ -54,7 +54,7 @@ pub fn suite_evidence(suite: &Suite, ctx: &Context) -> IndexMap<String, Doc> {
 
 /// Builds the context: `results`, `truth`, `repos` (the join: each repo's `id`, its
 /// result `file` and that file's `stem`, `result` and `truth`), `suite`, `inputs`.
-pub fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
+pub(crate) fn build_context(suite: &Suite, inputs: &Inputs) -> Context {
     let results = Doc::object(
         inputs
             .results
@@ -167,7 +167,7 @@ fn project_relative(dir: &Path, root: &Path) -> String {
 /// repo's. Written as a suite judge would (`repos[0].id`, `$.repos[*]`), it still reads
 /// its own repo, and its verdict on a repo is the one `caldera calibrate` gets judging
 /// that repo alone. Suite evidence, computed once over every repo, is left as it is.
-pub fn repo_context(ctx: &Context, repo: &Doc) -> Context {
+pub(crate) fn repo_context(ctx: &Context, repo: &Doc) -> Context {
     let mut names = ctx.names.clone();
     let id = repo.field("id").cloned().unwrap_or(Doc::Null);
     let result = repo.field("result").cloned().unwrap_or(Doc::Null);

@@ -3,16 +3,16 @@
 //! source scores them into verdicts, and the result is assembled once. Heuristic and LLM
 //! runs differ only in the score source.
 
-pub mod context;
-pub mod error;
-pub mod llm;
-pub mod models;
-pub mod partial;
-pub mod probe;
-pub mod result;
-pub mod shard;
-pub mod stream;
-pub mod units;
+pub(crate) mod context;
+pub(crate) mod error;
+pub(crate) mod llm;
+pub(crate) mod models;
+pub(crate) mod partial;
+pub(crate) mod probe;
+pub(crate) mod result;
+pub(crate) mod shard;
+pub(crate) mod stream;
+pub(crate) mod units;
 
 use std::time::{Duration, Instant};
 
@@ -31,7 +31,7 @@ use crate::verdict::panel::RunPanel;
 use crate::verdict::types::Verdict;
 
 pub use error::RunError;
-pub use units::prepare_all;
+pub(crate) use units::prepare_all;
 
 /// What every run is given, whatever scores it.
 #[derive(Debug, Clone, Default)]
@@ -76,7 +76,7 @@ pub struct Phase {
 /// What a score source gives: every judge's verdict, in suite order, and what the source
 /// adds to the run.
 #[derive(Debug, Default)]
-pub struct Scored {
+pub(crate) struct Scored {
     /// The verdicts.
     pub dimensions: Vec<Verdict>,
     /// The model, or the comma-separated panel.
@@ -92,7 +92,7 @@ pub struct Scored {
 }
 
 /// A fresh run id: time-ordered and unique enough to name files.
-pub fn new_run_id() -> String {
+pub(crate) fn new_run_id() -> String {
     use rand::Rng;
     format!(
         "{}-{:06x}",
@@ -136,7 +136,7 @@ pub fn run(
 }
 
 /// Repos the run's data check looks at first; four times as many at each further step.
-pub const DATA_CHECK_SAMPLE: usize = 16;
+pub(crate) const DATA_CHECK_SAMPLE: usize = 16;
 
 /// `caldera validate`'s data check over the run's inputs, kept cheap by sampling: it
 /// runs on [`DATA_CHECK_SAMPLE`] repos spread over the inputs, and on four times as many
@@ -244,7 +244,7 @@ fn data_message(d: &Diagnostic) -> String {
 }
 
 /// [`run`] over inputs already read (`caldera calibrate` runs one repo at a time).
-pub fn run_on(
+pub(crate) fn run_on(
     env: &Environment<'static>,
     suite: &Suite,
     inputs: &Inputs,

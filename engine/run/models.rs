@@ -33,7 +33,7 @@ use crate::verdict::repeat::{RepeatRun, Repeats, repeat_consensus};
 use crate::verdict::types::{CallInfo, ModelVerdict, Scoring, Source, Verdict};
 
 /// Models asked through one executor.
-pub struct ModelSource<'a> {
+pub(crate) struct ModelSource<'a> {
     opts: &'a LlmOptions,
     executor: Executor,
     provider: ProviderKind,
@@ -65,7 +65,7 @@ type Answers<'o> = IndexMap<(usize, usize), Vec<Vec<Option<&'o JobOutcome>>>>;
 
 impl<'a> ModelSource<'a> {
     /// Builds the executor: the provider from the environment, or replay from the cache.
-    pub fn open(
+    pub(crate) fn open(
         suite: &Suite,
         opts: &'a LlmOptions,
         run_id: &str,
@@ -82,7 +82,7 @@ impl<'a> ModelSource<'a> {
 
     /// Computes every judge's units and asks their calls, then scores every judge from
     /// the replies. Also returns the units, and when the last judge's were ready.
-    pub fn prepare_and_score(
+    pub(crate) fn prepare_and_score(
         &self,
         env: &Environment<'static>,
         suite: &Suite,

@@ -26,7 +26,7 @@ use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::types::AssertionFailure;
 
 /// The `format` of a partial result.
-pub const PARTIAL_FORMAT: &str = "caldera-partial/2";
+pub(crate) const PARTIAL_FORMAT: &str = "caldera-partial/2";
 
 /// Wraps a record (an object whose `_fields` are private).
 const RECORD: &str = "\u{0}record";
@@ -37,7 +37,7 @@ const FLOAT: &str = "\u{0}float";
 
 /// One shard's share of a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Partial {
+pub(crate) struct Partial {
     /// The caldera version that wrote it.
     pub caldera: String,
     /// The suite's name.
@@ -80,7 +80,7 @@ pub struct Partial {
 
 /// Folder and file overrides of the command line, as written.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct PartialOverrides {
+pub(crate) struct PartialOverrides {
     /// `--results`.
     pub results: Option<String>,
     /// `--ground-truth`.
@@ -91,7 +91,7 @@ pub struct PartialOverrides {
 
 /// One repo's unit of a per-repo judge: all its verdict is made of.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PartialUnit {
+pub(crate) struct PartialUnit {
     /// The repo id.
     pub repo: String,
     /// The evidence (faithful), or why it could not be computed.
@@ -106,7 +106,7 @@ pub struct PartialUnit {
 
 /// The text of a partial result: `format`, `digest` and `body`, in that order, the
 /// digest taken over the body's bytes as written.
-pub fn to_text(partial: &Partial) -> Result<String, String> {
+pub(crate) fn to_text(partial: &Partial) -> Result<String, String> {
     let body = serde_json::to_string(partial).map_err(|e| e.to_string())?;
     let digest = hex(&Sha256::digest(body.as_bytes()));
     Ok(format!("{HEAD}{digest}\",\"body\":{body}}}"))
@@ -118,7 +118,7 @@ const HEAD: &str = "{\"format\":\"caldera-partial/2\",\"digest\":\"";
 /// Reads a partial result, refusing another format or a body that does not match its
 /// digest (a partial changed after it was written, even only reformatted). The error
 /// names the file. The body is read straight into documents, never as a JSON tree.
-pub fn read(path: &Path) -> Result<Partial, String> {
+pub(crate) fn read(path: &Path) -> Result<Partial, String> {
     let shown = crate::diag::display_path(path);
     let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
     let Some(rest) = text.trim_end().strip_prefix(HEAD) else {
@@ -156,13 +156,13 @@ fn not_partial(shown: &str, text: &str) -> String {
 }
 
 /// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Which shard of `n` repo `id` belongs to (1-based): the first 8 bytes of the SHA-256
 /// of its id, big-endian, modulo `n`. Fixed, so every machine and version agrees.
-pub fn shard_of(id: &str, n: u32) -> u32 {
+pub(crate) fn shard_of(id: &str, n: u32) -> u32 {
     let hash = Sha256::digest(id.as_bytes());
     let mut first = [0u8; 8];
     first.copy_from_slice(&hash[..8]);
@@ -172,7 +172,7 @@ pub fn shard_of(id: &str, n: u32) -> u32 {
 /// A document written faithfully: private record fields and non-finite numbers kept
 /// (see the module's doc). Written and read without a JSON tree in between.
 #[derive(Debug, Clone)]
-pub struct Faithful(pub Doc);
+pub(crate) struct Faithful(pub Doc);
 
 impl Serialize for Faithful {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {

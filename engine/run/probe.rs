@@ -39,7 +39,7 @@ use crate::spec::judge::{AssertionSpec, HeuristicSpec, Scope};
 use crate::verdict::heuristic;
 
 /// Evaluates the suite and every judge on `inputs`; returns what the data showed.
-pub fn check_with_data(
+pub(crate) fn check_with_data(
     env: &Environment<'static>,
     suite: &Suite,
     inputs: &Inputs,
@@ -811,7 +811,7 @@ fn free_names(source: &str, template: bool) -> Option<Vec<String>> {
 }
 
 /// The results folder a suite reads by default, for "do its inputs exist".
-pub fn default_results(suite: &Suite) -> PathBuf {
+pub(crate) fn default_results(suite: &Suite) -> PathBuf {
     suite.dir.join(&suite.spec.inputs.results.folder)
 }
 

@@ -303,7 +303,7 @@ fn is_zero_tokens(n: &u64) -> bool {
 
 /// Sums the calls of every verdict. A cost is known only when every call's is: one
 /// call of unknown cost makes its dimension's and the run's unknown, never $0.
-pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
+pub(crate) fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
     let mut u = RunUsage::default();
     for d in dims {
         u.settled += d.repeats.as_ref().map_or(0, |r| u64::from(r.settled));
@@ -335,10 +335,10 @@ pub fn usage_of(dims: &[Verdict], spent: f64) -> RunUsage {
 }
 
 /// Label when no judge produced a score.
-pub const NO_SCORE: &str = "NO_SCORE";
+pub(crate) const NO_SCORE: &str = "NO_SCORE";
 
 /// Weighted score over scored judges, exact (shown rounded, never decided rounded).
-pub fn weighted_score(dims: &[Verdict]) -> Option<f64> {
+pub(crate) fn weighted_score(dims: &[Verdict]) -> Option<f64> {
     let scored: Vec<(f64, f64)> = dims
         .iter()
         .filter(|d| d.status == Status::Scored)
@@ -350,7 +350,7 @@ pub fn weighted_score(dims: &[Verdict]) -> Option<f64> {
 
 /// The lowest score a judge can give; what a unit without a score counts as in the score
 /// the decision rests on.
-pub const FLOOR: f64 = 1.0;
+pub(crate) const FLOOR: f64 = 1.0;
 
 /// A verdict's score with every unit that has none counted at [`FLOOR`]: its own score
 /// when every unit scored; for a per-repo judge, the mean over all its repos.
@@ -373,7 +373,7 @@ fn floored(d: &Verdict) -> f64 {
 /// without a score counted at the lowest score. It equals the weighted score when every
 /// unit scored, and is never above it, so an errored or unscored judge can only lower a
 /// decision. Null when no judge scored.
-pub fn decision_score(dims: &[Verdict]) -> Option<f64> {
+pub(crate) fn decision_score(dims: &[Verdict]) -> Option<f64> {
     if !dims.iter().any(|d| d.status == Status::Scored) {
         return None;
     }
@@ -383,7 +383,7 @@ pub fn decision_score(dims: &[Verdict]) -> Option<f64> {
 
 /// Units asked for and units scored: a suite-scope judge is one unit, a per-repo judge
 /// one per repo; with a panel, one per model and unit.
-pub fn coverage(dims: &[Verdict]) -> (usize, usize) {
+pub(crate) fn coverage(dims: &[Verdict]) -> (usize, usize) {
     dims.iter().fold((0, 0), |(units, scored), d| {
         let (u, s) = verdict_units(d);
         (units + u, scored + s)
@@ -451,7 +451,7 @@ pub struct Gate {
 /// The decision and its gate. Rules, in order: no scored judge gives `NO_SCORE`; a judge
 /// in `error` fails the run unless errors are allowed; coverage below `min_coverage`
 /// fails it; otherwise the decision table is read with [`decision_score`], exactly.
-pub fn gate(
+pub(crate) fn gate(
     dims: &[Verdict],
     table: &[DecisionRow],
     min_coverage: f64,
@@ -534,10 +534,10 @@ fn table_reason(
 }
 
 /// The failing label the gates give.
-pub const FAIL: &str = "FAIL";
+pub(crate) const FAIL: &str = "FAIL";
 
 /// The first decision row whose `min` the score reaches.
-pub fn decide(score: Option<f64>, table: &[DecisionRow]) -> Decision {
+pub(crate) fn decide(score: Option<f64>, table: &[DecisionRow]) -> Decision {
     let Some(s) = score else {
         return Decision::NoScore;
     };
@@ -548,7 +548,7 @@ pub fn decide(score: Option<f64>, table: &[DecisionRow]) -> Decision {
 }
 
 /// Builds the summary from the verdicts.
-pub fn summarize(dims: &[Verdict]) -> RunSummary {
+pub(crate) fn summarize(dims: &[Verdict]) -> RunSummary {
     let mut s = RunSummary {
         judges: dims.len(),
         ..RunSummary::default()
@@ -617,7 +617,7 @@ fn status_kind(status: Status) -> ProblemKind {
 }
 
 /// Mean confidence over scored judges.
-pub fn average_confidence(dims: &[Verdict]) -> Option<f64> {
+pub(crate) fn average_confidence(dims: &[Verdict]) -> Option<f64> {
     let c: Vec<f64> = dims
         .iter()
         .filter(|d| d.status == Status::Scored)

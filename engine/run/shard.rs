@@ -30,7 +30,7 @@ use crate::verdict::combine::Unit;
 
 /// `K/N` of `--shard`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ShardSpec {
+pub(crate) struct ShardSpec {
     /// 1-based.
     pub k: u32,
     /// The number of shards.
@@ -53,7 +53,7 @@ impl std::str::FromStr for ShardSpec {
 
 /// What a shard is told besides the suite.
 #[derive(Debug, Clone)]
-pub struct ShardOptions {
+pub(crate) struct ShardOptions {
     /// K/N.
     pub spec: ShardSpec,
     /// Leave whole judges and evidence to the merge instead of refusing.
@@ -68,7 +68,7 @@ pub struct ShardOptions {
 
 /// The whole parts of a suite, as refusals: one diagnostic each, naming the judge or
 /// evidence, the read that needs every document, and what to do.
-pub fn whole_refusals(suite: &Suite, parts: &Parts) -> Vec<Diagnostic> {
+pub(crate) fn whole_refusals(suite: &Suite, parts: &Parts) -> Vec<Diagnostic> {
     let evidence = parts
         .evidence
         .iter()
@@ -112,7 +112,7 @@ fn whole_names(suite: &Suite, parts: &Parts) -> Vec<String> {
 /// Runs the per-repo phase of shard K/N: reads the inputs, keeps the shard's repos, and
 /// computes their records and per-repo units. Errors are input problems or suite
 /// evidence that cannot be computed (as a run's).
-pub fn run_shard(
+pub(crate) fn run_shard(
     env: &Environment<'static>,
     suite: &Suite,
     options: &ShardOptions,
@@ -300,7 +300,7 @@ fn from_partial_unit(unit: &PartialUnit) -> Unit {
 
 /// SHA-256 over what decides a run's scores: the engine version, suite.yaml, and every
 /// judge file and prompt, in suite order.
-pub fn suite_fingerprint(suite: &Suite) -> String {
+pub(crate) fn suite_fingerprint(suite: &Suite) -> String {
     let mut h = Sha256::new();
     let mut add = |label: &str, bytes: &[u8]| {
         h.update((label.len() as u64).to_be_bytes());
@@ -342,7 +342,7 @@ fn inputs_fingerprint(
 
 impl PartialOverrides {
     /// The overrides as written on the command line.
-    pub fn of(o: &Overrides) -> PartialOverrides {
+    pub(crate) fn of(o: &Overrides) -> PartialOverrides {
         let text = |p: &Path| p.to_string_lossy().into_owned();
         PartialOverrides {
             results: o.results.as_deref().map(text),
@@ -356,7 +356,7 @@ impl PartialOverrides {
     }
 
     /// Back to overrides, for a merge that reads the inputs.
-    pub fn to_overrides(&self) -> Overrides {
+    pub(crate) fn to_overrides(&self) -> Overrides {
         Overrides {
             results: self.results.as_ref().map(PathBuf::from),
             ground_truth: self.ground_truth.as_ref().map(PathBuf::from),
@@ -372,7 +372,7 @@ impl PartialOverrides {
 
 /// The partials of one run, checked to belong together, each with its file.
 #[derive(Debug)]
-pub struct Checked {
+pub(crate) struct Checked {
     /// In shard order (1..N).
     pub partials: Vec<(PathBuf, Partial)>,
 }
@@ -380,7 +380,7 @@ pub struct Checked {
 /// Checks that `partials` come from the same suite, the same N and the same inputs
 /// layout, that every K in 1..N is there exactly once, and that their repos are the
 /// partition of the full id list. One message per problem, naming the file.
-pub fn check(partials: Vec<(PathBuf, Partial)>) -> Result<Checked, Vec<String>> {
+pub(crate) fn check(partials: Vec<(PathBuf, Partial)>) -> Result<Checked, Vec<String>> {
     let Some((first_path, first)) = partials.first() else {
         return Err(vec!["no partial result given".to_owned()]);
     };
@@ -471,7 +471,7 @@ pub fn check(partials: Vec<(PathBuf, Partial)>) -> Result<Checked, Vec<String>> 
 /// The aggregate phase over checked partials: every record in the single run's repo
 /// order, every other piece of suite evidence and every other judge (whole ones from the
 /// inputs, read here), scored by heuristic, assembled as a single run's result.
-pub fn merge(
+pub(crate) fn merge(
     env: &Environment<'static>,
     suite: &Suite,
     checked: &Checked,
@@ -627,7 +627,7 @@ fn merged_units(dimension: &str, checked: &Checked) -> Vec<Unit> {
 }
 
 /// Problems of a shard worth a line in its summary: units in error.
-pub fn unit_errors(partial: &Partial) -> usize {
+pub(crate) fn unit_errors(partial: &Partial) -> usize {
     partial
         .units
         .values()

@@ -25,10 +25,10 @@ use crate::run::shard::{Checked, merge, per_repo_phase, suite_fingerprint};
 use crate::run::{Phase, Run, RunError, RunOptions, ScoreSource};
 
 /// The environment variable that turns streaming off.
-pub const NO_STREAM_VAR: &str = "CALDERA_NO_STREAM";
+pub(crate) const NO_STREAM_VAR: &str = "CALDERA_NO_STREAM";
 
 /// Whether a run of `suite` scored by `source` streams.
-pub fn streams(suite: &Suite, source: ScoreSource<'_>) -> bool {
+pub(crate) fn streams(suite: &Suite, source: ScoreSource<'_>) -> bool {
     matches!(source, ScoreSource::Heuristic)
         && std::env::var_os(NO_STREAM_VAR).is_none_or(|v| v.is_empty())
         && classify(suite).streamable()
@@ -36,7 +36,7 @@ pub fn streams(suite: &Suite, source: ScoreSource<'_>) -> bool {
 
 /// Runs a streamable suite chunk by chunk (see the module doc); the caller checked
 /// [`streams`].
-pub fn run_streamed(
+pub(crate) fn run_streamed(
     env: &Environment<'static>,
     suite: &Suite,
     options: &RunOptions,

@@ -15,7 +15,7 @@ use crate::verdict::combine::Unit;
 use crate::verdict::heuristic::{self, HeuristicOutcome};
 
 /// Computes the units of `plan`: evidence, assertions and heuristic outcome.
-pub fn prepare(env: &Environment<'static>, plan: &JudgePlan, ctx: &Context) -> Vec<Unit> {
+pub(crate) fn prepare(env: &Environment<'static>, plan: &JudgePlan, ctx: &Context) -> Vec<Unit> {
     match plan.spec.scope {
         Scope::Suite => vec![prepare_unit(env, plan, ctx.clone(), None)],
         Scope::Repo => {
@@ -75,6 +75,10 @@ fn prepare_unit(
 
 /// Computes every judge's units, judges spread over the cores; results come back in
 /// suite order.
-pub fn prepare_all(env: &Environment<'static>, suite: &Suite, ctx: &Context) -> Vec<Vec<Unit>> {
+pub(crate) fn prepare_all(
+    env: &Environment<'static>,
+    suite: &Suite,
+    ctx: &Context,
+) -> Vec<Vec<Unit>> {
     crate::par::map(&suite.judges, |plan| prepare(env, plan, ctx))
 }

@@ -72,7 +72,7 @@ impl AssertionPlan {
 
 /// Runs every assertion; returns the failures in order. `root` is the JSONPath root
 /// (run context and evidence) for a selector `for_each`.
-pub fn check(
+pub(crate) fn check(
     env: &Environment<'static>,
     assertions: &[AssertionPlan],
     scope: &Value,
@@ -215,7 +215,7 @@ pub(crate) fn item_scope(scope: &Value, items: &[Doc], n: usize) -> Value {
 }
 
 /// The lowest cap among `failures`.
-pub fn lowest_cap(failures: &[AssertionFailure]) -> Option<i64> {
+pub(crate) fn lowest_cap(failures: &[AssertionFailure]) -> Option<i64> {
     failures.iter().filter_map(|f| f.cap).min()
 }
 

@@ -16,7 +16,7 @@ use crate::verdict::types::{
 
 /// One unit of judgement: the whole suite, or one repo of a per-repo judge.
 #[derive(Debug, Clone)]
-pub struct Unit {
+pub(crate) struct Unit {
     /// The repo, for per-repo judges.
     pub repo: Option<String>,
     /// The context its evidence was computed in (checks of `caldera test` read it again).
@@ -33,7 +33,7 @@ pub struct Unit {
 
 /// The score a source gives one unit: the heuristic's outcome (heuristic mode) or a
 /// model's, read into the same shape (LLM mode).
-pub type UnitScore = HeuristicOutcome;
+pub(crate) type UnitScore = HeuristicOutcome;
 
 /// What every verdict of a suite is weighed against: its share of the weights. (The bar a
 /// verdict must reach is its plan's `pass_threshold`, filled in at load.)
@@ -66,7 +66,7 @@ pub struct JudgeRef<'a> {
 }
 
 /// The verdict of `judge` over `units`, each scored by `scores` (same order).
-pub fn verdict(
+pub(crate) fn verdict(
     judge: JudgeRef<'_>,
     units: &[Unit],
     scores: &[UnitScore],
@@ -82,7 +82,11 @@ pub fn verdict(
 }
 
 /// The verdict of `judge` from its heuristic alone.
-pub fn heuristic_verdict(judge: JudgeRef<'_>, units: &[Unit], weights: SuiteWeights) -> Verdict {
+pub(crate) fn heuristic_verdict(
+    judge: JudgeRef<'_>,
+    units: &[Unit],
+    weights: SuiteWeights,
+) -> Verdict {
     let scores: Vec<UnitScore> = units.iter().map(|u| u.heuristic.clone()).collect();
     verdict(judge, units, &scores, Source::Heuristic, weights)
 }
@@ -373,7 +377,7 @@ fn round4(x: f64) -> f64 {
 
 /// Adds the heuristic's verdict beside a model's, so a reader sees both and a gap is
 /// visible.
-pub fn attach_heuristic(v: &mut Verdict, units: &[Unit]) {
+pub(crate) fn attach_heuristic(v: &mut Verdict, units: &[Unit]) {
     let scored: Vec<i64> = units
         .iter()
         .filter_map(|u| match &u.heuristic {

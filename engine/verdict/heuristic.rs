@@ -16,7 +16,7 @@ use crate::verdict::scoring::Scoring;
 
 /// The outcome of a heuristic (written into partial results as it is).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum HeuristicOutcome {
+pub(crate) enum HeuristicOutcome {
     /// A score.
     Scored(Scoring),
     /// No score, and why.
@@ -26,9 +26,9 @@ pub enum HeuristicOutcome {
 }
 
 /// Default confidence of a banded verdict.
-pub const DEFAULT_CONFIDENCE: f64 = 0.8;
+pub(crate) const DEFAULT_CONFIDENCE: f64 = 0.8;
 /// Default confidence of a no-data verdict: little was seen.
-pub const NO_DATA_CONFIDENCE: f64 = 0.4;
+pub(crate) const NO_DATA_CONFIDENCE: f64 = 0.4;
 
 /// A heuristic resolved at load: every expression compiled, every default filled in.
 /// Texts (`reasoning`, recommendations, ...) stay as written: they are rendered per unit.
@@ -207,7 +207,7 @@ impl RecommendationPlan {
 }
 
 /// Applies `plan` to `evidence`; `scope` is the run context plus evidence.
-pub fn evaluate(
+pub(crate) fn evaluate(
     env: &Environment<'static>,
     plan: &HeuristicPlan,
     evidence: &Evidence,
@@ -221,7 +221,7 @@ pub fn evaluate(
 
 /// Like [`evaluate`], with the error as it was raised (key path and kind), for
 /// `caldera validate`; the outcome a verdict records words it as text.
-pub fn checked(
+pub(crate) fn checked(
     env: &Environment<'static>,
     plan: &HeuristicPlan,
     evidence: &Evidence,
@@ -508,7 +508,7 @@ fn computed_confidence(
 }
 
 /// Whether every bound of `band` holds for `value`.
-pub fn band_matches(band: &Band, value: f64) -> bool {
+pub(crate) fn band_matches(band: &Band, value: f64) -> bool {
     band.min.is_none_or(|m| value >= m)
         && band.above.is_none_or(|a| value > a)
         && band.max.is_none_or(|m| value <= m)

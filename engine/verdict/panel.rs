@@ -19,13 +19,13 @@ use crate::verdict::scoring::Scoring;
 const SCALE: [i64; 5] = [1, 2, 3, 4, 5];
 
 /// Default target for the mean kappa (the scoring seed's publication bar).
-pub const DEFAULT_KAPPA_TARGET: f64 = 0.70;
+pub(crate) const DEFAULT_KAPPA_TARGET: f64 = 0.70;
 
 /// Combines the verdicts of the models that answered for one unit by `rule` (median by
 /// default: the lower middle for an even count), with their mean confidence. Errored
 /// models are listed in the reasoning. No verdict at all, or no strict majority under
 /// `majority`, leaves the unit unscored with the reason.
-pub fn consensus_scoring(
+pub(crate) fn consensus_scoring(
     mut verdicts: Vec<Scoring>,
     failures: &[String],
     rule: Consensus,
@@ -80,7 +80,7 @@ fn consensus_score(scores: &[i64], rule: Consensus) -> Result<i64, String> {
 }
 
 /// The agreement statistics' name for the suite's `consensus:` rule.
-pub fn consensus_rule(rule: Consensus) -> ConsensusRule {
+pub(crate) fn consensus_rule(rule: Consensus) -> ConsensusRule {
     match rule {
         Consensus::Median => ConsensusRule::Median,
         Consensus::Mean => ConsensusRule::Mean,
@@ -132,7 +132,7 @@ fn merge(mut verdicts: Vec<Scoring>, score: i64, rule: Consensus, failed_note: &
 
 /// Past this many models, pairwise tables are summarised: 8 models make 28 pairs, a
 /// table a person still reads; 250 make 31,125. `--panel-matrices` keeps them all.
-pub const FULL_PAIRS_UP_TO: usize = 8;
+pub(crate) const FULL_PAIRS_UP_TO: usize = 8;
 
 /// How much of the pairwise tables a result keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -172,7 +172,7 @@ pub struct DimensionPanel {
 }
 
 /// Builds one dimension's panel report.
-pub fn dimension_panel(
+pub(crate) fn dimension_panel(
     dimension: &str,
     models: &[String],
     per_model: &[Vec<Option<i64>>],
@@ -258,10 +258,10 @@ pub struct PairwiseDigest {
 }
 
 /// Pairs listed at each end of a digest.
-pub const DIGEST_ENDS: usize = 5;
+pub(crate) const DIGEST_ENDS: usize = 5;
 
 /// Summarises every pair's kappa; see [`PairwiseDigest`].
-pub fn digest(list: &PairList) -> PairwiseDigest {
+pub(crate) fn digest(list: &PairList) -> PairwiseDigest {
     let m = list.names.len();
     let mut sums = vec![(0.0f64, 0usize); m];
     let mut defined: Vec<Kappa> = Vec::with_capacity(list.kappas.len());
@@ -375,7 +375,7 @@ pub struct RunPanel {
 }
 
 /// Builds the run-level panel from the dimensions' ratings.
-pub fn run_panel(
+pub(crate) fn run_panel(
     models: &[String],
     dims: &[DimensionPanel],
     target: Option<f64>,

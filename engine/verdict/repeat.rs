@@ -114,7 +114,7 @@ impl Repeats {
 /// One model's verdict on a unit from its repeats: the median score (lower middle for an
 /// even count), with the reasoning of the repeat nearest to it and the mean confidence.
 /// `None` when no repeat gave a verdict.
-pub fn repeat_consensus(mut scorings: Vec<Scoring>, failures: &[String]) -> Option<Scoring> {
+pub(crate) fn repeat_consensus(mut scorings: Vec<Scoring>, failures: &[String]) -> Option<Scoring> {
     if scorings.is_empty() {
         return None;
     }

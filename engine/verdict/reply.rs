@@ -209,7 +209,7 @@ pub enum ReplyError {
     },
 }
 
-pub use crate::provider::MAX_REPLY_BYTES;
+pub(crate) use crate::provider::MAX_REPLY_BYTES;
 
 /// A validated [`VerdictFormat`], ready to read replies.
 #[derive(Debug, Clone)]

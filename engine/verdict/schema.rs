@@ -22,19 +22,23 @@ const MAX_ENUM: f64 = 100.0;
 
 /// The verdict schema of a judge, with what its check needs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BoundSchema {
+pub(crate) struct BoundSchema {
     schema: Value,
     sub_scores: Vec<String>,
 }
 
 /// Why a format cannot be bound to a schema (a judge-author error).
-pub const UNBINDABLE: &str = "`transport: schema` needs the default JSON verdict: \
+pub(crate) const UNBINDABLE: &str = "`transport: schema` needs the default JSON verdict: \
      `kind: json`, the score at `/score`, no `labels` and no `tie`";
 
 impl BoundSchema {
     /// The schema of `format`'s verdict object with the judge's declared `sub_scores`
     /// (integers on `sub_scale`); `None` for a format whose reply is not that object.
-    pub fn of(format: &VerdictFormat, sub_scores: &[String], sub_scale: [i64; 2]) -> Option<Self> {
+    pub(crate) fn of(
+        format: &VerdictFormat,
+        sub_scores: &[String],
+        sub_scale: [i64; 2],
+    ) -> Option<Self> {
         let default_shape = format.kind == FormatKind::Json
             && format.field.as_deref().is_none_or(|f| f == "/score")
             && format.labels.is_none()
@@ -80,13 +84,13 @@ impl BoundSchema {
     }
 
     /// The JSON Schema sent to the provider.
-    pub fn schema(&self) -> &Value {
+    pub(crate) fn schema(&self) -> &Value {
         &self.schema
     }
 
     /// Checks that `reply` is exactly one verdict object of this schema's shape; the
     /// message names the first violation, to be quoted back to the model.
-    pub fn check(&self, reply: &str) -> Result<(), String> {
+    pub(crate) fn check(&self, reply: &str) -> Result<(), String> {
         let shape: Shape = serde_json::from_str(reply.trim())
             .map_err(|e| format!("the reply does not match the verdict schema: {e}"))?;
         match (&shape.sub_scores, self.sub_scores.is_empty()) {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// A score and what explains it, before assertions and weights.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Scoring {
+pub(crate) struct Scoring {
     /// 1-5.
     pub score: i64,
     /// 0..1.

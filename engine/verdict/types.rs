@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::doc::Doc;
 use crate::verdict::panel::DimensionPanel;
 use crate::verdict::repeat::Repeats;
-pub use crate::verdict::scoring::{ModelScore, Scoring};
+pub(crate) use crate::verdict::scoring::{ModelScore, Scoring};
 
 /// Whether a verdict carries a score.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -10,10 +10,10 @@ use crate::judgetest::CheckResult;
 use crate::present::junit::{to_xml, xml_chars};
 
 /// Cases that could not run, with the reason, reported as errored test cases.
-pub type Broken = [(String, String)];
+pub(crate) type Broken = [(String, String)];
 
 /// The JUnit document for `checks` of `suite`.
-pub fn render(suite: &str, checks: &[CheckResult], broken: &Broken) -> String {
+pub(crate) fn render(suite: &str, checks: &[CheckResult], broken: &Broken) -> String {
     let mut cases = TestSuite::new(xml_chars(suite));
     for c in checks {
         cases.add_test_case(check_case(suite, c));

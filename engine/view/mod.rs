@@ -6,7 +6,7 @@
 //! (`cli::output`). A new format, or a new command's output, is a change here only.
 //! `docs/architecture.md` follows one command from its arguments to the bytes written.
 
-pub mod calibrate;
-pub mod judgetest;
-pub mod plan;
-pub mod run;
+pub(crate) mod calibrate;
+pub(crate) mod judgetest;
+pub(crate) mod plan;
+pub(crate) mod run;

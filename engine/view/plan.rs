@@ -6,7 +6,7 @@ use crate::plan::{CostRange, Plan, Row, Tokens};
 use crate::present::table;
 
 /// The plan as an aligned table with a header saying what the numbers are.
-pub fn table(plan: &Plan) -> String {
+pub(crate) fn table(plan: &Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -136,7 +136,7 @@ fn tokens(t: Tokens) -> String {
 }
 
 /// `$low-$high`, `$0` for nothing to spend, `unknown` without a price.
-pub fn cost(c: Option<CostRange>) -> String {
+pub(crate) fn cost(c: Option<CostRange>) -> String {
     match c {
         None => "unknown".into(),
         Some(c) if c.high == 0.0 => "$0".into(),

@@ -13,11 +13,11 @@
 
 use std::path::{Path, PathBuf};
 
-use caldera::load::inputs::Overrides;
-use caldera::load::suite::load_suite;
-use caldera::run::result::RunResult;
-use caldera::run::{RunOptions, run_heuristic};
-use caldera::verdict::types::Status;
+use caldera::Overrides;
+use caldera::RunResult;
+use caldera::Status;
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 use serde_json::Value;
 
 fn suite_dir() -> PathBuf {
@@ -60,7 +60,7 @@ fn run_name(dir: &Path) -> String {
 }
 
 fn run_suite(results: Option<PathBuf>) -> RunResult {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&suite_dir(), &env);
     let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "suite does not load: {errors:#?}");
@@ -294,12 +294,12 @@ fn tally(run: &str, checks: &[Check]) -> (usize, Vec<String>, usize) {
 
 #[test]
 fn suite_validates_clean() {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&suite_dir(), &env);
     assert!(suite.is_some());
     assert!(diags.is_empty(), "{diags:#?}");
     // The same through the command's own entry point.
-    let diags = caldera::cli::validate::validate_path(&suite_dir(), &Default::default(), true);
+    let diags = caldera::validate_path(&suite_dir(), &Default::default(), true);
     assert!(diags.is_empty(), "{diags:#?}");
 }
 

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use caldera::diag::{Code, Diagnostic, render_text};
-use caldera::load::suite::load_suite;
-use caldera::run::{RunOptions, run_heuristic};
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 
 fn fixture_dir(code: Code) -> PathBuf {
     Path::new("tests/fixtures/diagnostics").join(code.as_str())
@@ -40,17 +40,17 @@ fn diagnostics_for(dir: &Path) -> Vec<Diagnostic> {
     };
     if dir.join("validate-data").exists() {
         // Found only by `caldera validate` evaluating the judges on the suite's inputs.
-        return caldera::cli::validate::validate_path(&suite_dir, &Default::default(), true);
+        return caldera::validate_path(&suite_dir, &Default::default(), true);
     }
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, mut diags) = load_suite(&suite_dir, &env);
     if dir.join("run-llm").exists() {
         // Asks for the Anthropic API without a key: the provider cannot be built.
         if let Some(suite) = suite
-            && let Err(run_diags) = caldera::run::llm::run_llm(
+            && let Err(run_diags) = caldera::run_llm(
                 &env,
                 &suite,
-                &caldera::run::llm::LlmOptions {
+                &caldera::LlmOptions {
                     provider: Some(caldera::provider::ProviderKind::Anthropic),
                     cache: caldera::llm::cache::CacheMode::Off,
                     progress: false,

@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use caldera::diag::Severity;
-use caldera::load::suite::load_suite;
-use caldera::run::{RunOptions, run_heuristic};
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 use serde_json::Value;
 
 /// One example: its name, the YAML text, and its expectations.
@@ -91,7 +91,7 @@ fn run_example(ex: &Example) -> Value {
     let mut text = std::fs::read_to_string(&suite_yaml).expect("suite.yaml");
     text.push_str(&ex.suite);
     std::fs::write(&suite_yaml, text).expect("write suite.yaml");
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&suite_dir, &env);
     let errors: Vec<String> = diags
         .iter()

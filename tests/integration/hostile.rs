@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use caldera::load::suite::load_suite;
-use caldera::run::result::RunResult;
-use caldera::run::{RunOptions, run_heuristic};
-use caldera::verdict::types::Status;
+use caldera::RunResult;
+use caldera::Status;
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 
 /// A one-judge suite in `dir` whose judge has `evidence`, scored on its first name.
 fn suite_with_evidence(dir: &Path, evidence: &str) {
@@ -29,7 +29,7 @@ fn suite_with_evidence(dir: &Path, evidence: &str) {
 }
 
 fn run(dir: &Path) -> RunResult {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(dir, &env);
     assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
     run_heuristic(&env, &suite.expect("suite loads"), &RunOptions::default()).expect("runs")

@@ -1,7 +1,13 @@
 //! All integration tests, linked into one binary (one link step instead of one per file).
 
-// Tests explain their failures and skips on the console; public helpers need no docs.
-#![allow(clippy::print_stdout, clippy::print_stderr, missing_docs)]
+// Tests explain their failures and skips on the console; helpers shared between test
+// files are `pub` inside this one binary, which exports nothing: they need no docs.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs,
+    unreachable_pub
+)]
 
 mod action;
 mod adversarial_reproduction;

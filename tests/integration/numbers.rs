@@ -5,10 +5,10 @@ use std::path::Path;
 use std::process::Command;
 
 use caldera::diag::{Code, Diagnostic};
-use caldera::load::suite::load_suite;
+use caldera::load_suite;
 
 fn diagnostics(dir: &str) -> Vec<Diagnostic> {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     load_suite(Path::new(dir), &env).1
 }
 

@@ -21,10 +21,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use caldera::Overrides;
 use caldera::Verdict;
-use caldera::load::inputs::Overrides;
-use caldera::load::suite::load_suite;
-use caldera::run::{RunOptions, run_heuristic};
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -218,7 +218,7 @@ fn specs() -> Vec<(String, ParitySpec)> {
 
 /// Compares one tool; returns its tally per dataset and the problems found.
 fn check_tool(tool: &str, spec: &ParitySpec, reference: &Path) -> (Vec<String>, Vec<String>) {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&root().join("judges.d").join(&spec.suite), &env);
     let suite = suite.unwrap_or_else(|| panic!("{tool}: the suite does not load: {diags:#?}"));
     let mut used = vec![false; spec.differences.len()];

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use caldera::load::suite::load_suite;
-use caldera::run::{RunOptions, run_heuristic};
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -113,7 +113,7 @@ fn the_readme_judge_validates_and_scores() {
 /// Loads and runs the copied suite; the walk-through judge's entry of the result
 /// document.
 fn fix_availability(root: &Path) -> serde_json::Value {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&root.join("judges.d/trivy"), &env);
     assert!(
         diags.is_empty(),

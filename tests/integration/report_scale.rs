@@ -53,7 +53,14 @@ fn html_heatmap_of_a_large_panel_draws_a_bounded_number_of_cells_with_a_note() {
         .and_then(|rest| rest.split("</svg>").next())
         .expect("a heatmap");
     let cells = heatmap.matches("<rect").count();
-    let cap = caldera::view::run::html::MAX_HEATMAP_RATERS;
+    // The cap as the page states it; the cells must be its square.
+    let cap: usize = html
+        .split("the heatmap shows the first ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("the page states the cap");
+    assert!(cap > 1 && cap < 200, "{cap}");
     assert_eq!(cells, cap * cap, "one cell per pair of the first {cap}");
     assert!(
         html.contains(&format!(
@@ -207,7 +214,15 @@ fn calibrate_with_hundreds_of_raters_bounds_the_ceiling_pairs_and_says_so() {
         300,
         "every rater is kept"
     );
-    let cap = caldera::calibrate::MAX_CEILING_RATERS;
+    // The cap as the note states it; the pairs must be those of that many raters.
+    let note = d["ceiling"]["note"].as_str().expect("a note");
+    let cap: usize = note
+        .split("among the first ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("the note states the cap");
+    assert!(cap > 1 && cap < 300, "{cap}");
     let pairs = d["ceiling"]["pairs"].as_object().unwrap().len();
     assert_eq!(
         pairs,

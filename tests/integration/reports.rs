@@ -360,8 +360,8 @@ fn results_that_cannot_be_compared_are_refused() {
 /// bootstrap interval holds zero), a drop on every repo is a regression.
 #[test]
 fn per_repo_deltas_within_noise_are_not_regressions() {
-    use caldera::report::compare::{Change, compare};
-    use caldera::report::model::Report;
+    use caldera::Report;
+    use caldera::{Change, compare};
     let result = |scores: &[i64]| {
         let repos: Vec<serde_json::Value> = scores
             .iter()
@@ -410,12 +410,11 @@ fn per_repo_deltas_within_noise_are_not_regressions() {
 /// shows a value the result does not hold (a guard against the two drifting apart).
 #[test]
 fn the_report_view_reads_what_the_result_says() {
-    use caldera::report::model::Report;
-    let env = caldera::render::environment();
-    let (suite, _) = caldera::load::suite::load_suite(Path::new("judges.d/trivy"), &env);
+    use caldera::Report;
+    let env = caldera::environment();
+    let (suite, _) = caldera::load_suite(Path::new("judges.d/trivy"), &env);
     let result =
-        caldera::run::run_heuristic(&env, &suite.unwrap(), &caldera::run::RunOptions::default())
-            .unwrap();
+        caldera::run_heuristic(&env, &suite.unwrap(), &caldera::RunOptions::default()).unwrap();
     let report = Report::of(&result).expect("reads");
     let doc = serde_json::to_value(&result).unwrap();
     assert_eq!(report.decision, doc["decision"]);

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use caldera::cli::schema::{Which, schema_text};
+use caldera::{SchemaFile as Which, schema_text};
 
 const REGENERATE: &str = "cargo run -- schema --write schemas";
 

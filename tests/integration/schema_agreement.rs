@@ -52,8 +52,8 @@ fn caldera_accepts(file: &Path, which: &str) -> bool {
     };
     std::fs::write(dir.join("suite.yaml"), suite).unwrap();
     std::fs::write(dir.join("judge.yaml"), judge).unwrap();
-    let env = caldera::render::environment();
-    let (_, diags) = caldera::load::suite::load_suite(dir, &env);
+    let env = caldera::environment();
+    let (_, diags) = caldera::load_suite(dir, &env);
     diags.iter().all(|d| !d.is_error())
 }
 
@@ -67,11 +67,8 @@ fn crate_accepts(file: &Path, which: &str) -> bool {
     let validator = jsonschema::draft7::new(&schema(which)).expect("schema compiles");
     let text = std::fs::read_to_string(file).unwrap();
     // Read as YAML 1.2 core reads it (`0b11` is text), as an editor does.
-    let text = caldera::load::yaml::as_yaml12(&text);
-    match serde_saphyr::from_str_with_options::<serde_json::Value>(
-        &text,
-        caldera::load::yaml::options(),
-    ) {
+    let text = caldera::as_yaml12(&text);
+    match serde_saphyr::from_str_with_options::<serde_json::Value>(&text, caldera::yaml_options()) {
         Ok(instance) => validator.is_valid(&instance),
         Err(_) => false,
     }

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use caldera::load::inputs::Overrides;
-use caldera::load::suite::load_suite;
-use caldera::run::{RunOptions, run_heuristic};
-use caldera::verdict::types::Status;
+use caldera::Overrides;
+use caldera::Status;
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 
 const SUITE: &str = "# yaml-language-server: $schema=../schemas/suite.schema.json
 suite: per-repo
@@ -43,7 +43,7 @@ fn per_repo_judges_score_each_repo_and_report_the_spread() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("suite.yaml"), SUITE).unwrap();
     std::fs::write(dir.join("known.yaml"), JUDGE).unwrap();
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&dir, &env);
     assert!(
         diags.is_empty(),
@@ -99,7 +99,7 @@ fn per_repo_judges_score_each_repo_and_report_the_spread() {
     assert_eq!(scores, want);
     // Mean: (7 * 3 + 3 * 5) / 10 = 36 / 10 = 3.6, stored unrounded.
     match d.score {
-        Some(caldera::verdict::types::Score::Mean(mean)) => {
+        Some(caldera::Score::Mean(mean)) => {
             assert!((mean - 3.6).abs() < 1e-12, "{mean}");
         }
         ref other => panic!("expected a mean score, got {other:?}"),
@@ -156,7 +156,7 @@ fn in_a_per_repo_judge_repos_and_results_hold_only_the_repo_judged() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("suite.yaml"), SUITE).unwrap();
     std::fs::write(dir.join("own.yaml"), READS_THE_LISTS).unwrap();
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&dir, &env);
     let suite = suite.unwrap_or_else(|| panic!("{}", caldera::diag::render_text(&diags, false)));
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("ground-truth/trivy");

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use caldera::load::suite::load_suite;
-use caldera::run::result::RunResult;
-use caldera::run::{RunOptions, run_heuristic};
-use caldera::verdict::types::{Score, Status, Verdict};
+use caldera::RunResult;
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
+use caldera::{Score, Status, Verdict};
 
 /// Writes a suite with the judge body `judge` (after `dimension`/`weight`) reading
 /// `docs` (id -> JSON) as results, runs it, and returns the result.
@@ -20,7 +20,7 @@ fn run(judge: &str, docs: &[(&str, &str)]) -> RunResult {
         format!("dimension: j\nweight: 1\n{judge}"),
     )
     .unwrap();
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&root.join("judges.d/s"), &env);
     let suite = suite.unwrap_or_else(|| panic!("{diags:#?}"));
     assert!(
@@ -156,7 +156,7 @@ fn band_diagnostics(bands: &str) -> Vec<(String, String)> {
         ),
     )
     .unwrap();
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (_, diags) = load_suite(&root.join("judges.d/s"), &env);
     diags
         .iter()

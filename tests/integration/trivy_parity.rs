@@ -18,9 +18,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use caldera::load::inputs::Overrides;
-use caldera::load::suite::load_suite;
-use caldera::run::{RunOptions, run_heuristic};
+use caldera::Overrides;
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 use serde_json::Value;
 
 use crate::parity::{Aspect, leaves, outcomes, under};
@@ -237,7 +237,7 @@ struct Tally {
 #[test]
 fn evidence_matches_the_framework_where_its_logic_is_sound() {
     let Some(root) = reference_dir() else { return };
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let suite_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("judges.d/trivy");
     let (suite, diags) = load_suite(&suite_dir, &env);
     let suite = suite.unwrap_or_else(|| panic!("suite does not load: {diags:#?}"));

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use caldera::load::suite::load_suite;
-use caldera::run::result::RunResult;
-use caldera::run::{RunOptions, run_heuristic};
-use caldera::verdict::types::{Status, Verdict};
+use caldera::RunResult;
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
+use caldera::{Status, Verdict};
 use serde_json::Value;
 
 fn suite_dir() -> PathBuf {
@@ -16,7 +16,7 @@ fn suite_dir() -> PathBuf {
 }
 
 fn run() -> RunResult {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&suite_dir(), &env);
     let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "suite does not load: {errors:#?}");
@@ -38,7 +38,7 @@ fn evidence(result: &RunResult, name: &str) -> Value {
 
 #[test]
 fn validation_is_clean() {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(&suite_dir(), &env);
     assert!(suite.is_some());
     // The framework's weights sum to 1.5 and are kept as written: the suite declares
@@ -190,10 +190,33 @@ fn key_figures_match_the_hand_computed_ones() {
     assert_eq!(vd["summary"]["total_vulnerabilities_found"], 71);
 }
 
+/// The table `caldera run -f table` prints (without the line saying where the result
+/// went).
 #[test]
 fn terminal_table_snapshot() {
-    let result = run();
-    let table = caldera::view::run::table::render(&result, false);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--heuristic",
+            "-f",
+            "table",
+            "--out",
+        ])
+        .arg(tmp.path().join("result.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let table = printed
+        .split("\n\n  result written to")
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+        + "\n";
     insta::with_settings!({filters => vec![(r"\d{8}T\d{6}Z-[0-9a-f]{6}", "[run-id]")]}, {
         insta::assert_snapshot!("trivy_suite_table", table);
     });

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use caldera::load::suite::load_suite;
-use caldera::run::{RunOptions, run_heuristic};
+use caldera::load_suite;
+use caldera::{RunOptions, run_heuristic};
 
 /// A suite whose results are named by `metadata.repo_id` and whose ground truth by
 /// `metadata.scenario` (the file stems match neither), with `inputs` as given.
@@ -46,7 +46,7 @@ fn suite(dir: &Path, inputs: &str) {
 
 /// Runs the suite in `dir`; the evidence `joined` of its one judge.
 fn joined(dir: &Path) -> serde_json::Value {
-    let env = caldera::render::environment();
+    let env = caldera::environment();
     let (suite, diags) = load_suite(dir, &env);
     assert!(
         diags

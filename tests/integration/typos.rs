@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use caldera::cli::validate::validate_path;
+use caldera::RootOptions;
 use caldera::diag::{Code, Diagnostic, Severity};
-use caldera::load::confine::RootOptions;
+use caldera::validate_path;
 
 /// Validates `dir` with the data check, confined to this project.
 fn validate(dir: &Path) -> Vec<Diagnostic> {

@@ -90,7 +90,7 @@ fn decision_shapes(row_ref: &str) -> Value {
 }
 
 /// Adds every rule to `root` (a generated schema, definitions not yet renamed).
-pub fn add(root: &mut Value) {
+pub(super) fn add(root: &mut Value) {
     if let Some(definitions) = root.get_mut("definitions").and_then(Value::as_object_mut) {
         for (name, definition) in definitions.iter_mut() {
             append_all_of(definition, rules_of(name));

@@ -77,7 +77,7 @@ fn is_pair(item: &Value) -> bool {
 /// default=none)`: the same keys, in the same order, each value passed through the
 /// named filter (with the given arguments, keyword ones included) or replaced by
 /// its value at a dotted path.
-pub fn map_values(state: &mut State, raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+pub(super) fn map_values(state: &mut State, raw: Rest<ValueOrKwargs>) -> Result<Value, Error> {
     let argv: Vec<Value> = raw.into_values();
     let (positional, kwargs): (&[Value], Kwargs) = from_args(&argv)?;
     let Some(map) = positional.first() else {

@@ -31,7 +31,7 @@ pub(crate) use maps::apply_filter;
 mod matching;
 mod ordering;
 mod path;
-pub mod pattern;
+pub(crate) mod pattern;
 mod ranges;
 mod rounding;
 mod stats;
@@ -46,7 +46,7 @@ type BuiltinFn = fn(Rest<ValueOrKwargs>) -> Result<Value, Error>;
 
 /// Where a built-in is visible in expressions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Roles {
+pub(crate) struct Roles {
     /// Callable as `name(...)`.
     pub function: bool,
     /// Usable as `subject|name(...)`; the subject is the first argument.
@@ -146,7 +146,7 @@ const STATEFUL: &[(&str, Roles, StatefulFn)] =
     &[("map_values", FUNCTION_AND_FILTER, maps::map_values)];
 
 /// Registers every built-in on `env` in each of its roles.
-pub fn register(env: &mut Environment<'_>) {
+pub(crate) fn register(env: &mut Environment<'_>) {
     for &(name, roles, func) in BUILTINS {
         if roles.function {
             env.add_function(name, func);
@@ -170,7 +170,7 @@ pub fn register(env: &mut Environment<'_>) {
 
 /// The names and roles of all built-ins, e.g. for `caldera` to list them
 /// or to suggest a name on a typo.
-pub fn names() -> impl Iterator<Item = (&'static str, Roles)> {
+pub(crate) fn names() -> impl Iterator<Item = (&'static str, Roles)> {
     BUILTINS
         .iter()
         .map(|&(name, roles, _)| (name, roles))

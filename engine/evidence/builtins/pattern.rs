@@ -35,7 +35,7 @@ fn cache() -> &'static Cache {
 
 /// Compiles `pattern` (cached). The error is a one-line reason, without the
 /// crate's multi-line caret drawing, so it reads well inside a diagnostic.
-pub fn compile(pattern: &str, ignore_case: bool) -> Result<Regex, String> {
+pub(crate) fn compile(pattern: &str, ignore_case: bool) -> Result<Regex, String> {
     let key = (pattern.to_owned(), ignore_case);
     if let Ok(map) = cache().read()
         && let Some(re) = map.get(&key)
@@ -294,7 +294,7 @@ fn python_replacement(repl: &str, re: &Regex) -> Result<String, String> {
 
 /// The built-ins that take a pattern, and the position of the pattern among
 /// their arguments when called as a function (one less as a filter or test).
-pub const PATTERN_ARG: &[(&str, usize)] = &[
+pub(crate) const PATTERN_ARG: &[(&str, usize)] = &[
     ("matching", 1),
     ("regex_search", 1),
     ("regex_findall", 1),

@@ -30,7 +30,7 @@ use crate::verdict::reply::{CompiledFormat, FormatError, SharedFormat};
 
 /// Default `pass_threshold`: the framework's WEAK_PASS line. The suite loader and
 /// the judge loader both fall back to it; it lives here, below the suite loader.
-pub const DEFAULT_PASS_THRESHOLD: f64 = 3.0;
+pub(crate) const DEFAULT_PASS_THRESHOLD: f64 = 3.0;
 
 /// A judge ready to run.
 #[derive(Debug, Clone)]
@@ -94,7 +94,7 @@ pub struct PromptFile {
 }
 
 /// Shared inputs of the checks.
-pub struct Checker<'a> {
+pub(crate) struct Checker<'a> {
     /// The render environment.
     pub env: &'a Environment<'static>,
     /// Known functions, filters, tests.
@@ -110,7 +110,10 @@ pub struct Checker<'a> {
 }
 
 /// Loads and checks the judge at `path`.
-pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec<Diagnostic>) {
+pub(crate) fn load_judge(
+    path: &Path,
+    checker: &Checker<'_>,
+) -> (Option<JudgePlan>, Vec<Diagnostic>) {
     let source = match yaml::read_text(path) {
         Ok(s) => s,
         Err(d) => return (None, vec![d]),
@@ -205,7 +208,7 @@ pub fn load_judge(path: &Path, checker: &Checker<'_>) -> (Option<JudgePlan>, Vec
 }
 
 /// Plans the suite's own evidence (`suite.yaml`'s `evidence:`), checked like a judge's.
-pub fn plan_suite_evidence(
+pub(crate) fn plan_suite_evidence(
     file: &Path,
     source: &str,
     index: &KeyIndex,

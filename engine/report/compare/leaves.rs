@@ -16,17 +16,17 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Nodes visited per dimension; beyond, the comparison says it stopped.
-pub const MAX_NODES: usize = 200_000;
+pub(crate) const MAX_NODES: usize = 200_000;
 
 /// Nesting followed; deeper values count as one leaf.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Changes shown per dimension (the count of all of them is kept).
-pub const SHOWN: usize = 12;
+pub(crate) const SHOWN: usize = 12;
 
 /// The fields that identify a record, most preferred first, for a suite that names none
 /// (`identity_keys` in suite.yaml): names any tool's records may carry.
-pub const DEFAULT_IDENTITY_KEYS: [&str; 6] = ["id", "repo", "name", "key", "path", "file"];
+pub(crate) const DEFAULT_IDENTITY_KEYS: [&str; 6] = ["id", "repo", "name", "key", "path", "file"];
 
 /// How a leaf changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -78,7 +78,7 @@ impl LeafChange {
 }
 
 /// A value in at most 60 characters.
-pub fn short(v: Option<&Value>) -> String {
+pub(crate) fn short(v: Option<&Value>) -> String {
     let text = v.map_or_else(|| "-".to_owned(), Value::to_string);
     if text.chars().count() > 60 {
         let cut: String = text.chars().take(57).collect();
@@ -107,7 +107,7 @@ pub struct EvidenceDelta {
 /// evidence is the same from one run to the next (`caldera history` compares hundreds of
 /// pairs), and a large equal document is then compared whole rather than cut at
 /// [`MAX_NODES`].
-pub fn diff(root: &str, before: &Value, after: &Value, keys: &[String]) -> EvidenceDelta {
+pub(crate) fn diff(root: &str, before: &Value, after: &Value, keys: &[String]) -> EvidenceDelta {
     if before == after {
         return EvidenceDelta::default();
     }
@@ -270,7 +270,7 @@ fn literal(v: &Value) -> String {
 
 /// Orders changes most significant first and keeps [`SHOWN`] (a stable sort: equal
 /// significance keeps document order).
-pub fn rank(changes: &mut Vec<LeafChange>) {
+pub(crate) fn rank(changes: &mut Vec<LeafChange>) {
     changes.sort_by(|x, y| significance(x).total_cmp(&significance(y)).reverse());
     changes.truncate(SHOWN);
 }
@@ -290,7 +290,7 @@ fn significance(c: &LeafChange) -> f64 {
 }
 
 /// `path.key`, or `path['key']` when the key is not a plain name.
-pub fn key_path(path: &str, key: &str) -> String {
+pub(crate) fn key_path(path: &str, key: &str) -> String {
     let plain = !key.is_empty()
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !key.starts_with(|c: char| c.is_ascii_digit());

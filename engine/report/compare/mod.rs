@@ -4,7 +4,7 @@
 //! per-repo deltas with a seeded bootstrap interval, so a change within noise is not
 //! called a regression.
 
-pub mod leaves;
+pub(crate) mod leaves;
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,7 +14,7 @@ use crate::report::model::{AssertionView, Dimension, ProblemView, Report, Status
 use crate::score::bootstrap::{
     BootstrapCi, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, paired_mean_ci,
 };
-pub use leaves::{EvidenceDelta, LeafChange, LeafKind};
+pub(crate) use leaves::EvidenceDelta;
 
 /// Scores that differ by less than this are equal (they are printed to two decimals).
 const EPSILON: f64 = 1e-9;

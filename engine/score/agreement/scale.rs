@@ -15,12 +15,12 @@ pub(crate) struct Coded<L> {
 
 impl<L> Coded<L> {
     /// Number of items (every column has the same length).
-    pub fn n_items(&self) -> usize {
+    pub(super) fn n_items(&self) -> usize {
         self.columns.first().map_or(0, Vec::len)
     }
 
     /// Ratings of one item across raters.
-    pub fn item(&self, i: usize) -> impl Iterator<Item = Option<usize>> + '_ {
+    pub(super) fn item(&self, i: usize) -> impl Iterator<Item = Option<usize>> + '_ {
         self.columns.iter().map(move |c| c[i])
     }
 }

@@ -11,7 +11,7 @@ use crate::present::escape::html as esc;
 use crate::present::style::{Page, sheet};
 
 /// The page.
-pub fn page(c: &Calibration) -> String {
+pub(crate) fn page(c: &Calibration) -> String {
     let mut out = String::new();
     let _ = write!(
         out,

@@ -15,7 +15,7 @@ use crate::present::table;
 
 /// Which text format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// Aligned columns for a terminal.
     Table,
     /// GitHub-flavoured Markdown.
@@ -23,7 +23,7 @@ pub enum Style {
 }
 
 /// Renders `c` in `style`.
-pub fn render(c: &Calibration, style: Style) -> String {
+pub(crate) fn render(c: &Calibration, style: Style) -> String {
     let mut out = String::new();
     let suite = match style {
         Style::Table => format!("`{}`", shown(&c.suite, style)),

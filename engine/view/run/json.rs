@@ -4,7 +4,7 @@ use crate::view::run::{Input, Reporter};
 
 /// The JSON format: the document as it was read or written, unchanged; with a baseline,
 /// the comparison is the document instead (`caldera diff --format json`).
-pub struct Json;
+pub(crate) struct Json;
 
 impl Reporter for Json {
     fn render(&self, input: &Input<'_>) -> String {

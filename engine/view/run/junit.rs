@@ -14,7 +14,7 @@ use crate::report::model::{Dimension, Report, Status};
 use crate::view::run::{Input, Reporter};
 
 /// The JUnit format.
-pub struct Junit;
+pub(crate) struct Junit;
 
 impl Reporter for Junit {
     fn render(&self, input: &Input<'_>) -> String {

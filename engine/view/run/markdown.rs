@@ -20,7 +20,7 @@ use crate::view::run::{Input, Reporter};
 const MAX_PROBLEMS: usize = 10;
 
 /// The Markdown format.
-pub struct Markdown;
+pub(crate) struct Markdown;
 
 impl Reporter for Markdown {
     fn render(&self, input: &Input<'_>) -> String {

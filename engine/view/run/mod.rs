@@ -5,18 +5,18 @@
 //! `caldera run`, `caldera report` (a saved result again) and `caldera diff` (two saved
 //! results) render through one path, and a new format is one file here.
 
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod markdown;
-pub mod table;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod junit;
+pub(crate) mod markdown;
+pub(crate) mod table;
 
 use crate::report::compare::Comparison;
 use crate::report::model::Report;
 
 /// The output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// The terminal table (colour on a terminal).
     Table,
     /// The result document (with `caldera diff`, the comparison).
@@ -31,7 +31,7 @@ pub enum Format {
 
 impl Format {
     /// The file extension of the format, for `--out-dir`.
-    pub fn extension(self) -> &'static str {
+    pub(crate) fn extension(self) -> &'static str {
         match self {
             Format::Table => "txt",
             Format::Json => "json",
@@ -42,7 +42,7 @@ impl Format {
     }
 
     /// The reporter of the format.
-    pub fn reporter(self) -> &'static dyn Reporter {
+    pub(crate) fn reporter(self) -> &'static dyn Reporter {
         match self {
             Format::Table => &table::Table,
             Format::Json => &json::Json,
@@ -55,7 +55,7 @@ impl Format {
 
 /// What a reporter renders.
 #[derive(Debug, Clone, Copy)]
-pub struct Input<'a> {
+pub(crate) struct Input<'a> {
     /// The run.
     pub report: &'a Report,
     /// The comparison with a baseline run, when one was given.
@@ -66,21 +66,9 @@ pub struct Input<'a> {
     pub per_repo: bool,
 }
 
-impl<'a> Input<'a> {
-    /// A plain report of `report`.
-    pub fn of(report: &'a Report) -> Input<'a> {
-        Input {
-            report,
-            comparison: None,
-            diff_only: false,
-            per_repo: false,
-        }
-    }
-}
-
 /// One output format. The text may carry ANSI styles (the table does); the writer strips
 /// them where colour is off.
-pub trait Reporter: Sync {
+pub(crate) trait Reporter: Sync {
     /// Renders the whole report.
     fn render(&self, input: &Input<'_>) -> String;
 }

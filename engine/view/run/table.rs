@@ -11,7 +11,6 @@ use crate::diag::printable_line as safe;
 use crate::present::number::{fmt_delta, fmt_score};
 use crate::report::compare::{Change, Comparison, DimensionDelta};
 use crate::report::model::{Dimension, Report, Status};
-use crate::run::result::RunResult;
 use crate::score::round::decisive;
 use crate::view::run::{Input, Reporter};
 
@@ -21,7 +20,7 @@ const YELLOW: Style = AnsiColor::Yellow.on_default();
 const DIM: Style = Style::new().dimmed();
 
 /// The table format.
-pub struct Table;
+pub(crate) struct Table;
 
 impl Reporter for Table {
     fn render(&self, input: &Input<'_>) -> String {
@@ -33,19 +32,6 @@ impl Reporter for Table {
             comparison(&mut out, c, input.diff_only);
         }
         out
-    }
-}
-
-/// Renders a fresh run's table (plain text unless `color`).
-pub fn render(result: &RunResult, color: bool) -> String {
-    let text = match Report::of(result) {
-        Ok(report) => Table.render(&Input::of(&report)),
-        Err(e) => format!("the result cannot be shown as a table: {e}\n"),
-    };
-    if color {
-        text
-    } else {
-        anstream::adapter::strip_str(&text).to_string()
     }
 }
 
@@ -339,7 +325,7 @@ fn change_text(d: &DimensionDelta) -> String {
 }
 
 /// One line: regressions found (with the tolerance) or none.
-pub fn verdict_line(c: &Comparison) -> String {
+pub(crate) fn verdict_line(c: &Comparison) -> String {
     if c.regressions.is_empty() {
         format!("no regression (tolerance {})", fmt_score(Some(c.tolerance)))
     } else {

@@ -6,13 +6,13 @@
 //! caps, heuristic and model side by side, per-repo chart, evidence folded away); the
 //! problems of the run.
 
-pub mod svg;
+pub(crate) mod svg;
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-pub use crate::present::escape::html as esc;
+pub(crate) use crate::present::escape::html as esc;
 use crate::present::style::{Page, sheet};
 
 use crate::present::number::{fmt_delta, fmt_score};
@@ -33,13 +33,13 @@ const MAX_REPO_BARS: usize = 60;
 /// its size grows with the square of the panel: 3,000 raters would be nine million
 /// cells (gigabytes of SVG). Past this many, the first ones are drawn and a note says
 /// where every pair is (the JSON result).
-pub const MAX_HEATMAP_RATERS: usize = 40;
+pub(crate) const MAX_HEATMAP_RATERS: usize = 40;
 
 /// Heuristic and model scores this far apart are a divergence worth a human look.
 const DIVERGENCE: f64 = 2.0;
 
 /// The HTML format.
-pub struct Html;
+pub(crate) struct Html;
 
 impl Reporter for Html {
     fn render(&self, input: &Input<'_>) -> String {
@@ -80,7 +80,7 @@ impl Reporter for Html {
 }
 
 /// A verbal interpretation as text (`"Substantial"`), whatever JSON shape it has.
-pub fn words(v: &Value) -> String {
+pub(crate) fn words(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "-".into(),

@@ -9,7 +9,7 @@ use super::esc;
 use crate::present::number::fmt_score;
 
 /// One bar of a score chart.
-pub struct Bar<'a> {
+pub(crate) struct Bar<'a> {
     /// Its label.
     pub label: &'a str,
     /// The score on the 1-5 scale; `None` draws no bar and says why.
@@ -22,7 +22,7 @@ pub struct Bar<'a> {
 
 /// Horizontal bars on the 1-5 scale, with an optional vertical marker (the pass
 /// threshold, or a mean) drawn and labelled.
-pub fn score_bars(title: &str, bars: &[Bar<'_>], marker: Option<(f64, &str)>) -> String {
+pub(crate) fn score_bars(title: &str, bars: &[Bar<'_>], marker: Option<(f64, &str)>) -> String {
     let label_w = bars
         .iter()
         .map(|b| b.label.chars().count())
@@ -104,7 +104,7 @@ pub fn score_bars(title: &str, bars: &[Bar<'_>], marker: Option<(f64, &str)>) ->
 
 /// A square heatmap of pairwise kappas (symmetric; the diagonal is 1). Each cell shows its
 /// value; undefined pairs are grey and say so.
-pub fn kappa_heatmap(
+pub(crate) fn kappa_heatmap(
     title: &str,
     raters: &[String],
     kappa: &dyn Fn(usize, usize) -> Option<f64>,
