@@ -517,9 +517,17 @@ impl Report {
             )
             .in_file(path));
         }
-        let bytes = std::fs::read(path).map_err(|e| {
-            Diagnostic::error(Code::Io, format!("cannot read the result: {e}")).in_file(path)
-        })?;
+        let bytes = if crate::load::gzip::is_json_gz(path) {
+            // A compressed result (`gzip results/trivy/*.json` to keep many runs): the
+            // same limit holds for what it inflates to.
+            let mut bytes = Vec::new();
+            crate::load::gzip::read_into(path, &mut bytes, MAX_RESULT_BYTES)?;
+            bytes
+        } else {
+            std::fs::read(path).map_err(|e| {
+                Diagnostic::error(Code::Io, format!("cannot read the result: {e}")).in_file(path)
+            })?
+        };
         // Two passes over the bytes, neither building a tree of the whole document: the
         // top-level keys first (syntax, and whether this is a result this caldera
         // reads), then the typed view.

@@ -434,3 +434,48 @@ fn history_page_of_50_trivy_runs_in_headless_chromium() {
         assert_eq!(t.marks, 50, "{}: one mark per run", t.dimension);
     }
 }
+
+/// Results kept compressed (`gzip results/trivy/*.json`) are read by `history` and
+/// `report` as the `.json` they hold; a compressed file that is not a result is skipped
+/// with the reason, as a plain one is.
+#[test]
+fn compressed_results_are_read_like_plain_ones() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let r = real(dir.path());
+    let results = dir.path().join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    write(
+        &results,
+        "plain.json",
+        &as_run(&r.trivy, "20260101T000000Z-000001", "2026-01-01T00:00:00Z"),
+    );
+    let gz = |name: &str, bytes: &[u8]| {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(bytes).unwrap();
+        std::fs::write(results.join(name), enc.finish().unwrap()).unwrap();
+    };
+    let second = as_run(&r.trivy, "20260102T000000Z-000002", "2026-01-02T00:00:00Z");
+    gz(
+        "second.json.gz",
+        serde_json::to_string(&second).unwrap().as_bytes(),
+    );
+    gz("broken.json.gz", b"{\"suite\": ");
+    let (code, json, err) = history(dir.path(), &["--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let h: Value = serde_json::from_str(&json).unwrap();
+    let runs = h["suites"][0]["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "{json}");
+    assert!(json.contains("second.json.gz"), "{json}");
+    let skipped = h["skipped"].to_string();
+    assert!(skipped.contains("broken.json.gz"), "{skipped}");
+
+    let out = caldera()
+        .current_dir(dir.path())
+        .args(["report", "results/second.json.gz", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["run_id"], "20260102T000000Z-000002");
+}
