@@ -13,8 +13,10 @@
 //! - `llm` asks models (concurrency, retries, cache, batches) through `provider`;
 //! - `load` reads a suite (YAML and inputs) into validated, compiled plans, reporting
 //!   problems as [`Diagnostic`]s;
+//! - `reply` reads a model's reply into a verdict (`load` compiles each judge's verdict
+//!   format with it, `llm` and `run` read replies);
 //! - `verdict` turns unit scores into verdicts (bands, caps, per-repo means, panel
-//!   consensus) and reads model replies;
+//!   consensus);
 //! - `render` and `evidence` compute each judge's named values over [`Doc`] documents;
 //! - `score` holds the pure formulas (detection, agreement, aggregation), `spec` what a
 //!   user can write, `doc` the document type, `diag` the one diagnostic type.
@@ -52,6 +54,7 @@ pub mod plan;
 pub mod present;
 pub mod provider;
 pub mod render;
+pub mod reply;
 pub mod report;
 pub mod run;
 pub mod score;

@@ -46,7 +46,7 @@ use crate::provider::batch_api::{BatchApi, Polled};
 use crate::provider::batches::{ItemResult, MAX_BYTES, MAX_REQUESTS};
 use crate::provider::retry::retry_with;
 use crate::provider::{Message, ProviderRequest, Role, Usage};
-use crate::verdict::reply::{CompiledFormat, SharedFormat};
+use crate::reply::{CompiledFormat, SharedFormat};
 
 /// How batches are made and waited for.
 #[derive(Debug, Clone)]

@@ -23,8 +23,8 @@ use crate::provider::{
     CacheHint, Message, Provider, ProviderKind, ProviderReply, ProviderRequest, Reasoning, Role,
     Usage,
 };
+use crate::reply::{FormatError, ParsedVerdict, ReplyError, SharedFormat};
 use crate::spec::verdict_format::VerdictFormat;
-use crate::verdict::reply::{FormatError, ParsedVerdict, ReplyError, SharedFormat};
 
 /// What to ask the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1150,6 +1150,6 @@ mod tests {
             ..VerdictFormat::default()
         };
         let err = Job::new("j", "accuracy", None, request(), &bad).unwrap_err();
-        assert_eq!(err, crate::verdict::reply::FormatError::BadScale(5.0, 1.0));
+        assert_eq!(err, crate::reply::FormatError::BadScale(5.0, 1.0));
     }
 }

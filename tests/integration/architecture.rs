@@ -31,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
     &["llm"],
     &["outfile"],
     &["load"],
+    &["reply"],
     &["verdict"],
     &["render"],
     &["evidence"],

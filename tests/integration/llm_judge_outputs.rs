@@ -8,8 +8,8 @@
 
 use std::path::PathBuf;
 
+use caldera::reply::CompiledFormat;
 use caldera::spec::verdict_format::VerdictFormat;
-use caldera::verdict::reply::CompiledFormat;
 
 fn corpus() -> Option<PathBuf> {
     crate::shared::shared_path(
