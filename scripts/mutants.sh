@@ -28,7 +28,7 @@ TARGETS[score]='--lib'
 # The agreement statistics, pinned by published values: many mutants, slow to run.
 FILES[stats]='engine/score/agreement/cohen.rs engine/score/agreement/alpha.rs engine/score/agreement/fleiss.rs engine/score/agreement/interpret.rs engine/score/bootstrap.rs'
 TARGETS[stats]='--lib'
-FILES[verdict]='engine/verdict/heuristic.rs engine/verdict/assertions.rs engine/verdict/combine.rs engine/run/result.rs'
+FILES[verdict]='engine/verdict/heuristic.rs engine/verdict/assertions.rs engine/verdict/combine.rs engine/verdict/decision.rs engine/verdict/gate.rs engine/run/result.rs'
 TARGETS[verdict]='--lib'
 FILES[reply]='engine/reply/*.rs'
 TARGETS[reply]='--lib'
