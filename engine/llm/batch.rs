@@ -36,7 +36,7 @@ use super::bounded::read_regular_file;
 use super::cache::{CacheEntry, CacheKey, Lookup};
 use super::cost::{Reservation, estimate_cost};
 use super::executor::{
-    Ask, Executor, Inner, Job, JobOutcome, LogFields, Outcome, RunError, Scored, Tally,
+    Ask, Executor, ExecutorError, Inner, Job, JobOutcome, LogFields, Outcome, Scored, Tally,
     UnscoredKind,
 };
 use super::log::CallStatus;
@@ -189,7 +189,7 @@ impl Executor {
         &self,
         jobs: Vec<Job>,
         options: &BatchOptions,
-    ) -> Result<(Vec<JobOutcome>, BatchReport), RunError> {
+    ) -> Result<(Vec<JobOutcome>, BatchReport), ExecutorError> {
         let running = Arc::new(Mutex::new(BTreeSet::new()));
         let watch = running.clone();
         let noun = self
