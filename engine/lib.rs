@@ -56,6 +56,7 @@ pub(crate) mod plan;
 pub(crate) mod present;
 pub mod provider;
 pub(crate) mod render;
+pub(crate) mod reply;
 pub(crate) mod report;
 pub(crate) mod run;
 pub mod score;
@@ -90,7 +91,7 @@ pub use load::yaml::{as_yaml12, options as yaml_options};
 pub use report::compare::{Change, Comparison, compare};
 pub use report::model::Report;
 // Reading a model's reply to a judge's verdict format, as a run does.
-pub use verdict::reply::CompiledFormat;
+pub use reply::CompiledFormat;
 // The command line itself, for the binary.
 pub use cli::main;
 pub use doc::{Doc, exit_without_freeing};

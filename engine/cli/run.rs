@@ -16,9 +16,11 @@ use crate::report;
 use crate::report::model::Report;
 use crate::run::llm::LlmOptions;
 use crate::run::partial::{self, Partial};
-use crate::run::result::{Decision, FAIL, Gate, NO_SCORE, RunResult};
+use crate::run::result::RunResult;
 use crate::run::shard::{self, ShardOptions, ShardSpec};
 use crate::run::{Run, RunError, RunOptions, ScoreSource};
+use crate::verdict::decision::{Decision, FAIL, NO_SCORE};
+use crate::verdict::gate::Gate;
 use crate::view::run::{Format, Input};
 
 /// `--provider` values.

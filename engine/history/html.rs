@@ -1,5 +1,5 @@
 //! The history as one self-contained HTML page, like the run report
-//! ([`crate::view::run::html`], whose charts it uses; the stylesheet and escape are
+//! ([`crate::report::html`], whose charts it uses; the stylesheet and escape are
 //! [`crate::present`]'s): no script, no
 //! network. Per suite: the weighted score over the runs as a chart, a small chart per
 //! dimension, the steps that changed something, unstable judges, then the runs with
@@ -8,9 +8,10 @@
 
 use std::fmt::Write as _;
 
+use super::view::{self, Aside};
 use super::{History, Step, SuiteHistory, Trend};
 use crate::present::escape::html as esc;
-use crate::present::number::{fmt_delta, fmt_score};
+use crate::present::number::fmt_score;
 use crate::present::style::{BLUE, GREY, VERMILLION};
 use crate::present::style::{Page, sheet};
 
@@ -25,11 +26,11 @@ pub(crate) fn render(h: &History) -> String {
         esc(&h.folder),
         sheet(Page::History)
     );
-    let runs: usize = h.suites.iter().map(|s| s.runs.len()).sum();
     let _ = writeln!(
         out,
-        "<section class=\"verdict\" aria-label=\"history\">\n<div>\n<h1>History of <code>{}</code></h1>\n<div class=\"meta\">{runs} run(s) of {} suite(s){}. Runs are in time order; each is compared with the one before it as <code>caldera diff</code> compares them (tolerance {}).</div>\n</div>\n</section>",
+        "<section class=\"verdict\" aria-label=\"history\">\n<div>\n<h1>History of <code>{}</code></h1>\n<div class=\"meta\">{} run(s) of {} suite(s){}. Runs are in time order; each is compared with the one before it as <code>caldera diff</code> compares them (tolerance {}).</div>\n</div>\n</section>",
         esc(&h.folder),
+        view::run_count(h),
         h.suites.len(),
         if h.skipped.is_empty() {
             String::new()
@@ -54,18 +55,17 @@ pub(crate) fn render(h: &History) -> String {
 }
 
 fn suite(out: &mut String, i: usize, s: &SuiteHistory) {
-    let span = match (s.runs.first(), s.runs.last()) {
-        (Some(a), Some(b)) => format!(", {} to {}", esc(&a.timestamp), esc(&b.timestamp)),
-        _ => String::new(),
-    };
+    let span = view::span(s).map_or(String::new(), |(a, b)| {
+        format!(", {} to {}", esc(a), esc(b))
+    });
     let _ = writeln!(
         out,
         "<section class=\"block\" id=\"suite-{i}\">\n<h2>Suite <code>{}</code>: {} run(s){span}</h2>",
         esc(&s.suite),
         s.runs.len()
     );
-    let ids: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
-    let totals: Vec<Option<f64>> = s.runs.iter().map(|r| r.total_score).collect();
+    let ids: Vec<&str> = s.runs.iter().map(|r| r.run.run_id.as_str()).collect();
+    let totals: Vec<Option<f64>> = s.runs.iter().map(|r| r.run.total_score).collect();
     let _ = writeln!(
         out,
         "<h3>Weighted score</h3>\n{}",
@@ -103,20 +103,16 @@ fn runs(out: &mut String, s: &SuiteHistory) {
             ""
         }
     );
-    let mut previous: Option<f64> = None;
-    for (i, r) in s.runs.iter().enumerate() {
-        let delta = previous.zip(r.total_score).map(|(a, b)| b - a);
-        previous = r.total_score;
+    for c in view::runs(s) {
+        let r = c.run;
         let mode = match &r.model {
             Some(m) => format!("{} {}", esc(&r.mode), esc(m)),
             None => esc(&r.mode),
         };
-        let usage = match (&r.usage, llm) {
-            (Some(u), _) => format!(
-                "<td class=\"num\">{} + {}</td><td class=\"num\">{}</td>",
-                u.input_tokens,
-                u.output_tokens,
-                esc(&u.cost_text())
+        let usage = match (&c.spent, llm) {
+            (Some((tokens, cost)), _) => format!(
+                "<td class=\"num\">{tokens}</td><td class=\"num\">{}</td>",
+                esc(cost)
             ),
             (None, true) => "<td class=\"num\">-</td><td class=\"num\">-</td>".into(),
             (None, false) => String::new(),
@@ -124,16 +120,12 @@ fn runs(out: &mut String, s: &SuiteHistory) {
         let _ = writeln!(
             out,
             "<tr><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td>{mode}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{usage}</tr>",
-            i + 1,
+            c.number,
             esc(&r.run_id),
             esc(&r.timestamp),
             esc(&r.decision),
-            r.total_score.map_or("-".into(), |t| format!("{t:.2}")),
-            if i == 0 {
-                String::new()
-            } else {
-                fmt_delta(delta)
-            }
+            c.score,
+            c.delta
         );
     }
     out.push_str("</tbody></table>\n");
@@ -150,6 +142,7 @@ fn runs(out: &mut String, s: &SuiteHistory) {
 }
 
 fn trend(out: &mut String, t: &Trend, ids: &[&str]) {
+    let f = view::trend(t);
     let _ = writeln!(
         out,
         "<figure class=\"trend\" data-dimension=\"{d}\"><figcaption>{d}</figcaption>\n{}\n<p class=\"muted\">first {}, last {}, min {}, max {}, mean {}; scored in {} of {} runs.</p></figure>",
@@ -160,11 +153,11 @@ fn trend(out: &mut String, t: &Trend, ids: &[&str]) {
             ids,
             t.pass_threshold
         ),
-        fmt_score(t.first),
-        fmt_score(t.last),
-        fmt_score(t.min),
-        fmt_score(t.max),
-        fmt_score(t.mean),
+        f.first,
+        f.last,
+        f.min,
+        f.max,
+        f.mean,
         t.scored,
         t.scores.len(),
         d = esc(&t.dimension)
@@ -292,7 +285,7 @@ fn steps(out: &mut String, s: &SuiteHistory) {
     if s.steps.is_empty() {
         return;
     }
-    let quiet = s.steps.iter().filter(|st| st.is_quiet()).count();
+    let (loud, quiet) = view::loud_steps(s);
     let _ = writeln!(
         out,
         "<h3>Changes between consecutive runs</h3>\n<p class=\"muted\">{} of {} step(s) changed something; the others changed nothing (scores, evidence, problems and decision alike).</p>",
@@ -303,24 +296,25 @@ fn steps(out: &mut String, s: &SuiteHistory) {
         return;
     }
     out.push_str("<table class=\"steps\"><thead><tr><th>step</th><th>dimension</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">delta</th><th>change</th><th>evidence</th></tr></thead><tbody>\n");
-    for st in s.steps.iter().filter(|st| !st.is_quiet()) {
+    for st in loud {
         step(out, st);
     }
     out.push_str("</tbody></table>\n");
 }
 
 fn step(out: &mut String, st: &Step) {
-    let decision = st.decision.as_ref().map_or(String::new(), |(a, b)| {
+    let h = view::heading(st);
+    let decision = h.decision.map_or(String::new(), |(a, b)| {
         format!("; decision {} → {}", esc(a), esc(b))
     });
     let _ = writeln!(
         out,
         "<tr><th colspan=\"7\">Run {} → {} (<code>{}</code> → <code>{}</code>): weighted {}{decision}</th></tr>",
-        st.from + 1,
-        st.from + 2,
-        esc(&st.base),
-        esc(&st.new),
-        fmt_delta(st.total_delta)
+        h.from,
+        h.to,
+        esc(h.base),
+        esc(h.new),
+        h.weighted
     );
     if let Some(why) = &st.incomparable {
         let _ = writeln!(
@@ -330,50 +324,41 @@ fn step(out: &mut String, st: &Step) {
         );
         return;
     }
-    for c in &st.changes {
-        let cls = if c.change.is_regression() {
+    for c in view::changes(st) {
+        let cls = if c.regression {
             " class=\"badge regressed\""
         } else {
             ""
         };
-        let evidence = match &c.evidence_first {
-            Some(first) => format!(
-                "{} leaf(s) changed, first <code>{}</code>",
-                c.evidence_changed,
-                esc(first)
-            ),
+        let evidence = match c.evidence {
+            Some((n, first)) => format!("{n} leaf(s) changed, first <code>{}</code>", esc(first)),
             None => "unchanged".into(),
         };
-        let interval = c.interval.as_deref().map_or(String::new(), |ci| {
+        let interval = c.interval.map_or(String::new(), |ci| {
             format!("<br><span class=\"muted\">{}</span>", esc(ci))
         });
         let _ = writeln!(
             out,
             "<tr><td></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span{cls}>{}</span>{interval}</td><td>{evidence}</td></tr>",
-            esc(&c.dimension),
-            fmt_score(c.before),
-            fmt_score(c.after),
-            fmt_delta(c.delta),
-            c.change.as_str()
+            esc(c.dimension),
+            c.before,
+            c.after,
+            c.delta,
+            c.change
         );
     }
-    let lines = st
-        .regressions
-        .iter()
-        .map(|r| format!("<strong>Regression:</strong> {}", esc(r)))
-        .chain(
-            st.problems_new
-                .iter()
-                .map(|p| format!("New problem: {}", esc(p))),
-        )
-        .chain(
-            st.problems_gone
-                .iter()
-                .map(|p| format!("Problem gone: {}", esc(p))),
-        )
-        .chain(st.notes.iter().map(|n| format!("Note: {}", esc(n))));
-    for line in lines {
-        let _ = writeln!(out, "<tr><td></td><td colspan=\"6\">{line}</td></tr>");
+    for (kind, line) in view::asides(st) {
+        let label = match kind {
+            Aside::Regression => "<strong>Regression:</strong>",
+            Aside::NewProblem => "New problem:",
+            Aside::ProblemGone => "Problem gone:",
+            Aside::Note => "Note:",
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td></td><td colspan=\"6\">{label} {}</td></tr>",
+            esc(line)
+        );
     }
 }
 
@@ -383,21 +368,19 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
     }
     out.push_str("<h3>Unstable judges</h3>\n<p class=\"muted\">Judges whose score moved while their evidence stayed the same, between runs of the same mode and model.</p>\n<ul class=\"problems\">\n");
     for u in &s.unstable {
-        let moves: Vec<String> = u
-            .moves
+        let (shown, more) = view::moves(u, 5);
+        let moves: Vec<String> = shown
             .iter()
-            .take(5)
             .map(|m| {
                 format!(
                     "{} → {} (<code>{}</code> → <code>{}</code>)",
-                    fmt_score(Some(m.before)),
-                    fmt_score(Some(m.after)),
-                    esc(&m.base),
-                    esc(&m.new)
+                    m.before,
+                    m.after,
+                    esc(m.base),
+                    esc(m.new)
                 )
             })
             .collect();
-        let more = u.moves.len().saturating_sub(5);
         let _ = writeln!(
             out,
             "<li><span class=\"badge unscored\">unstable</span> <strong>{}</strong>: {} of {} comparable step(s): {}{}</li>",
@@ -405,11 +388,7 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
             u.moves.len(),
             u.comparable_steps,
             moves.join("; "),
-            if more > 0 {
-                format!("; and {more} more")
-            } else {
-                String::new()
-            }
+            view::and_more(more)
         );
     }
     out.push_str("</ul>\n");

@@ -7,19 +7,20 @@
 
 use std::fmt::Write as _;
 
-use super::{History, SPARK_RUNS, Step, SuiteHistory, spark_window, sparkline};
+use super::view::{self, Aside};
+use super::{History, Step, SuiteHistory};
 use crate::present::escape::{inert_markdown as inert, markdown_code_span as code};
-use crate::present::number::{fmt_delta, fmt_score};
+use crate::present::number::fmt_score;
 use crate::present::table::{self, Align};
 
 /// Renders the history as Markdown.
 pub(crate) fn render(h: &History) -> String {
     let mut out = String::new();
-    let runs: usize = h.suites.iter().map(|s| s.runs.len()).sum();
     let _ = writeln!(
         out,
-        "## caldera history of {}\n\n{runs} run(s) of {} suite(s){}.",
+        "## caldera history of {}\n\n{} run(s) of {} suite(s){}.",
         code(&h.folder),
+        view::run_count(h),
         h.suites.len(),
         if h.skipped.is_empty() {
             String::new()
@@ -61,34 +62,25 @@ fn runs(out: &mut String, s: &SuiteHistory) {
         header.extend(["tokens (in + out)", "cost"]);
         align.extend([Right, Right]);
     }
-    let mut previous: Option<f64> = None;
     let mut rows = Vec::new();
-    for (i, r) in s.runs.iter().enumerate() {
-        let delta = previous.zip(r.total_score).map(|(a, b)| b - a);
-        previous = r.total_score;
+    for c in view::runs(s) {
+        let r = c.run;
         let mode = match &r.model {
             Some(m) => format!("{} {}", inert(&r.mode), inert(m)),
             None => inert(&r.mode),
         };
         let mut row = vec![
-            (i + 1).to_string(),
+            c.number.to_string(),
             inert(&r.run_id),
             inert(&r.timestamp),
             mode,
             inert(&r.decision),
-            r.total_score.map_or("-".into(), |t| format!("{t:.2}")),
-            if i == 0 {
-                String::new()
-            } else {
-                fmt_delta(delta)
-            },
+            c.score,
+            c.delta,
         ];
         if llm {
-            row.extend(match &r.usage {
-                Some(u) => [
-                    format!("{} + {}", u.input_tokens, u.output_tokens),
-                    inert(&u.cost_text()),
-                ],
+            row.extend(match c.spent {
+                Some((tokens, cost)) => [tokens, inert(&cost)],
                 None => ["-".into(), "-".into()],
             });
         }
@@ -109,29 +101,24 @@ fn runs(out: &mut String, s: &SuiteHistory) {
 
 fn trends(out: &mut String, s: &SuiteHistory) {
     let n = s.runs.len();
-    let cut = n.saturating_sub(SPARK_RUNS);
     let _ = writeln!(
         out,
         "\n#### Trends\n\nScore per run, oldest first{}; `·` no score.\n",
-        if cut > 0 {
-            format!("; the last {} of {n} runs drawn", n - cut)
-        } else {
-            String::new()
-        }
+        view::drawn_note(s)
     );
     let rows: Vec<Vec<String>> = s
         .trends
         .iter()
         .map(|t| {
-            let (window, _) = spark_window(&t.scores);
+            let f = view::trend(t);
             vec![
                 inert(&t.dimension),
-                sparkline(window),
-                fmt_score(t.first),
-                fmt_score(t.last),
-                fmt_score(t.min),
-                fmt_score(t.max),
-                fmt_score(t.mean),
+                f.spark,
+                f.first,
+                f.last,
+                f.min,
+                f.max,
+                f.mean,
                 format!("{} of {n}", t.scored),
             ]
         })
@@ -160,8 +147,8 @@ fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
         "\n#### Changes between consecutive runs\n\nCompared as `caldera diff` compares them (tolerance {}).\n",
         fmt_score(Some(tolerance))
     );
-    let quiet = s.steps.iter().filter(|st| st.is_quiet()).count();
-    for st in s.steps.iter().filter(|st| !st.is_quiet()) {
+    let (loud, quiet) = view::loud_steps(s);
+    for st in loud {
         step(out, st);
     }
     if quiet > 0 {
@@ -174,60 +161,53 @@ fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
 }
 
 fn step(out: &mut String, st: &Step) {
-    let decision = st.decision.as_ref().map_or(String::new(), |(a, b)| {
+    let h = view::heading(st);
+    let decision = h.decision.map_or(String::new(), |(a, b)| {
         format!(", decision {} → {}", inert(a), inert(b))
     });
     let _ = writeln!(
         out,
         "- **{} → {}** ({} → {}): weighted {}{decision}",
-        st.from + 1,
-        st.from + 2,
-        code(&st.base),
-        code(&st.new),
-        fmt_delta(st.total_delta)
+        h.from,
+        h.to,
+        code(h.base),
+        code(h.new),
+        h.weighted
     );
     if let Some(why) = &st.incomparable {
         let _ = writeln!(out, "  - not compared: {}", inert(why));
         return;
     }
-    for c in &st.changes {
-        let change = if c.change.is_regression() {
-            format!("**{}**", c.change.as_str())
+    for c in view::changes(st) {
+        let change = if c.regression {
+            format!("**{}**", c.change)
         } else {
-            c.change.as_str().to_owned()
+            c.change.to_owned()
         };
-        let evidence = match &c.evidence_first {
-            Some(first) => format!(
-                "; evidence: {} leaf(s) changed, first {}",
-                c.evidence_changed,
-                code(first)
-            ),
+        let evidence = match c.evidence {
+            Some((n, first)) => format!("; evidence: {n} leaf(s) changed, first {}", code(first)),
             None => "; evidence unchanged".into(),
         };
         let interval = c
             .interval
-            .as_deref()
             .map_or(String::new(), |ci| format!(" ({})", inert(ci)));
         let _ = writeln!(
             out,
             "  - {} {} → {} ({}) {change}{interval}{evidence}",
-            inert(&c.dimension),
-            fmt_score(c.before),
-            fmt_score(c.after),
-            fmt_delta(c.delta)
+            inert(c.dimension),
+            c.before,
+            c.after,
+            c.delta
         );
     }
-    for r in &st.regressions {
-        let _ = writeln!(out, "  - **regression:** {}", inert(r));
-    }
-    for p in &st.problems_new {
-        let _ = writeln!(out, "  - new problem: {}", inert(p));
-    }
-    for p in &st.problems_gone {
-        let _ = writeln!(out, "  - problem gone: {}", inert(p));
-    }
-    for n in &st.notes {
-        let _ = writeln!(out, "  - note: {}", inert(n));
+    for (kind, line) in view::asides(st) {
+        let label = match kind {
+            Aside::Regression => "**regression:**",
+            Aside::NewProblem => "new problem:",
+            Aside::ProblemGone => "problem gone:",
+            Aside::Note => "note:",
+        };
+        let _ = writeln!(out, "  - {label} {}", inert(line));
     }
 }
 
@@ -242,17 +222,16 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
         .unstable
         .iter()
         .map(|u| {
-            let moves: Vec<String> = u
-                .moves
+            let moves: Vec<String> = view::moves(u, 3)
+                .0
                 .iter()
-                .take(3)
                 .map(|m| {
                     format!(
                         "{} → {} ({} → {})",
-                        fmt_score(Some(m.before)),
-                        fmt_score(Some(m.after)),
-                        inert(&m.base),
-                        inert(&m.new)
+                        m.before,
+                        m.after,
+                        inert(m.base),
+                        inert(m.new)
                     )
                 })
                 .collect();

@@ -10,12 +10,14 @@
 //! Files of the folder that are not results are listed with why, never dropped silently.
 //!
 //! Reading is [`read`], the analysis [`build`], and each output format one file:
-//! [`table`], [`markdown`], [`html`]; JSON is the [`History`] serialised.
+//! [`table`], [`markdown`], [`html`], which take their cells from one walk of the
+//! history (`view.rs`); JSON is the [`History`] serialised.
 
 pub(crate) mod html;
 pub(crate) mod markdown;
 pub(crate) mod read;
 pub(crate) mod table;
+mod view;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,12 +25,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::diag::Diagnostic;
-use crate::report::compare::{self, Change, Comparison};
+use crate::report::compare::{self, Change, Comparison, EPSILON, RunRef};
 use crate::report::model::{Dimension, Report, Status, UsageView};
 pub(crate) use read::Skipped;
-
-/// Scores that differ by less than this are equal (the comparison's own epsilon).
-const EPSILON: f64 = 1e-9;
 
 /// The output formats of `caldera history`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -95,19 +94,10 @@ pub(crate) struct SuiteHistory {
 pub(crate) struct RunRow {
     /// Its file in the folder.
     pub file: String,
-    /// Its run id.
-    pub run_id: String,
-    /// When it ran.
-    pub timestamp: String,
-    /// `heuristic` or `llm`.
-    pub mode: String,
-    /// The model or panel.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Its decision.
-    pub decision: String,
-    /// Its weighted score.
-    pub total_score: Option<f64>,
+    /// The run as a comparison names it (id, time, mode, model, decision, weighted
+    /// score), written in line with the other keys.
+    #[serde(flatten)]
+    pub run: RunRef,
     /// The problems the run listed.
     pub problems: usize,
     /// Calls, tokens and cost, for a run a model scored.
@@ -362,12 +352,7 @@ fn row(run: &read::Run) -> RunRow {
     let r = &run.report;
     RunRow {
         file: run.file.clone(),
-        run_id: r.run_id.clone(),
-        timestamp: r.timestamp.clone(),
-        mode: r.mode.clone(),
-        model: r.model.clone(),
-        decision: r.decision.clone(),
-        total_score: r.total_score,
+        run: RunRef::of(r),
         problems: r.summary.problems.len(),
         usage: r.usage.as_ref().map(RunUsage::of),
     }

@@ -7,9 +7,11 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use super::{History, SPARK_RUNS, Step, SuiteHistory, spark_window, sparkline};
+use super::view::{self, Aside};
+use super::{History, Step, SuiteHistory};
 use crate::diag::printable_line as safe;
-use crate::present::number::{fmt_delta, fmt_score};
+use crate::present::number::fmt_score;
+use crate::report::compare::RunRef;
 
 const GREEN: Style = AnsiColor::Green.on_default();
 const RED: Style = AnsiColor::Red.on_default();
@@ -18,11 +20,11 @@ const YELLOW: Style = AnsiColor::Yellow.on_default();
 /// Renders the history for a terminal.
 pub(crate) fn render(h: &History) -> String {
     let mut out = String::new();
-    let runs: usize = h.suites.iter().map(|s| s.runs.len()).sum();
     let _ = writeln!(
         out,
-        "history of {}: {runs} run(s) of {} suite(s){}",
+        "history of {}: {} run(s) of {} suite(s){}",
         safe(&h.folder),
+        view::run_count(h),
         h.suites.len(),
         if h.skipped.is_empty() {
             String::new()
@@ -56,10 +58,9 @@ fn decision(d: &str) -> String {
 }
 
 fn suite(out: &mut String, s: &SuiteHistory, tolerance: f64) {
-    let span = match (s.runs.first(), s.runs.last()) {
-        (Some(a), Some(b)) => format!(", {} to {}", safe(&a.timestamp), safe(&b.timestamp)),
-        _ => String::new(),
-    };
+    let span = view::span(s).map_or(String::new(), |(a, b)| {
+        format!(", {} to {}", safe(a), safe(b))
+    });
     let _ = writeln!(
         out,
         "\nsuite `{}`: {} run(s){span}",
@@ -76,21 +77,21 @@ fn runs(out: &mut String, s: &SuiteHistory) {
     let id_w = s
         .runs
         .iter()
-        .map(|r| r.run_id.len())
+        .map(|r| r.run.run_id.len())
         .max()
         .unwrap_or(3)
         .max(3);
     let mode_w = s
         .runs
         .iter()
-        .map(|r| mode(r).chars().count())
+        .map(|r| mode(&r.run).chars().count())
         .max()
         .unwrap_or(4)
         .max(4);
     let time_w = s
         .runs
         .iter()
-        .map(|r| r.timestamp.chars().count())
+        .map(|r| r.run.timestamp.chars().count())
         .max()
         .unwrap_or(4)
         .max(4);
@@ -111,34 +112,24 @@ fn runs(out: &mut String, s: &SuiteHistory) {
             ""
         }
     );
-    let mut previous: Option<f64> = None;
-    for (i, r) in s.runs.iter().enumerate() {
-        let delta = previous.zip(r.total_score).map(|(a, b)| b - a);
-        previous = r.total_score;
-        let usage = match (&r.usage, llm) {
-            (Some(u), _) => format!(
-                "  {:<22} {}",
-                format!("{} + {}", u.input_tokens, u.output_tokens),
-                u.cost_text()
-            ),
+    for c in view::runs(s) {
+        let r = c.run;
+        let usage = match (&c.spent, llm) {
+            (Some((tokens, cost)), _) => format!("  {tokens:<22} {cost}"),
             (None, true) => format!("  {:<22} -", "-"),
             (None, false) => String::new(),
         };
         let _ = writeln!(
             out,
             "  {:>4}  {:<id_w$}  {:<time_w$}  {:<mode_w$}  {}{}  {:>5}  {:>6}{usage}",
-            i + 1,
+            c.number,
             safe(&r.run_id),
             safe(&r.timestamp),
             safe(&mode(r)),
             decision(&r.decision),
             " ".repeat(9usize.saturating_sub(r.decision.chars().count())),
-            r.total_score.map_or("-".into(), |t| format!("{t:.2}")),
-            if i == 0 {
-                String::new()
-            } else {
-                fmt_delta(delta)
-            }
+            c.score,
+            c.delta
         );
     }
     if let Some(u) = &s.usage {
@@ -154,7 +145,7 @@ fn runs(out: &mut String, s: &SuiteHistory) {
 }
 
 /// `heuristic`, or `llm sonnet`.
-fn mode(r: &super::RunRow) -> String {
+fn mode(r: &RunRef) -> String {
     match &r.model {
         Some(m) => format!("{} {m}", r.mode),
         None => r.mode.clone(),
@@ -163,15 +154,10 @@ fn mode(r: &super::RunRow) -> String {
 
 fn trends(out: &mut String, s: &SuiteHistory) {
     let n = s.runs.len();
-    let cut = n.saturating_sub(SPARK_RUNS);
     let _ = writeln!(
         out,
         "\n  trends (score per run, oldest first{}; `·` no score):",
-        if cut > 0 {
-            format!("; the last {} of {n} runs drawn", n - cut)
-        } else {
-            String::new()
-        }
+        view::drawn_note(s)
     );
     let width = s
         .trends
@@ -181,17 +167,17 @@ fn trends(out: &mut String, s: &SuiteHistory) {
         .unwrap_or(9)
         .max(9);
     for t in &s.trends {
-        let (window, _) = spark_window(&t.scores);
+        let f = view::trend(t);
         let _ = writeln!(
             out,
             "    {:<width$}  {}  first {}, last {}, min {}, max {}, mean {} ({} of {n} scored)",
             safe(&t.dimension),
-            sparkline(window),
-            fmt_score(t.first),
-            fmt_score(t.last),
-            fmt_score(t.min),
-            fmt_score(t.max),
-            fmt_score(t.mean),
+            f.spark,
+            f.first,
+            f.last,
+            f.min,
+            f.max,
+            f.mean,
             t.scored
         );
     }
@@ -206,8 +192,8 @@ fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
         "\n  changes between consecutive runs (as `caldera diff` compares them, tolerance {}):",
         fmt_score(Some(tolerance))
     );
-    let quiet = s.steps.iter().filter(|st| st.is_quiet()).count();
-    for st in s.steps.iter().filter(|st| !st.is_quiet()) {
+    let (loud, quiet) = view::loud_steps(s);
+    for st in loud {
         step(out, st);
     }
     if quiet > 0 {
@@ -220,60 +206,53 @@ fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
 }
 
 fn step(out: &mut String, st: &Step) {
-    let decision = st.decision.as_ref().map_or(String::new(), |(a, b)| {
+    let h = view::heading(st);
+    let decision = h.decision.map_or(String::new(), |(a, b)| {
         format!(", decision {} -> {}", safe(a), safe(b))
     });
     let _ = writeln!(
         out,
         "    {} -> {} ({} -> {}): weighted {}{decision}",
-        st.from + 1,
-        st.from + 2,
-        safe(&st.base),
-        safe(&st.new),
-        fmt_delta(st.total_delta)
+        h.from,
+        h.to,
+        safe(h.base),
+        safe(h.new),
+        h.weighted
     );
     if let Some(why) = &st.incomparable {
         let _ = writeln!(out, "      not compared: {}", safe(why));
         return;
     }
-    for c in &st.changes {
-        let change = if c.change.is_regression() {
-            paint(RED, c.change.as_str())
+    for c in view::changes(st) {
+        let change = if c.regression {
+            paint(RED, c.change)
         } else {
-            c.change.as_str().to_owned()
+            c.change.to_owned()
         };
-        let evidence = match (&c.evidence_first, c.evidence_changed) {
-            (Some(first), n) => format!("; evidence: {n} leaf(s) changed, first {}", safe(first)),
-            (None, _) => "; evidence unchanged".into(),
+        let evidence = match c.evidence {
+            Some((n, first)) => format!("; evidence: {n} leaf(s) changed, first {}", safe(first)),
+            None => "; evidence unchanged".into(),
         };
         let _ = writeln!(
             out,
             "      {}  {} -> {} ({})  {change}{evidence}",
-            safe(&c.dimension),
-            fmt_score(c.before),
-            fmt_score(c.after),
-            fmt_delta(c.delta)
+            safe(c.dimension),
+            c.before,
+            c.after,
+            c.delta
         );
-        if let Some(ci) = &c.interval {
+        if let Some(ci) = c.interval {
             let _ = writeln!(out, "        {}", safe(ci));
         }
     }
-    for r in &st.regressions {
-        let _ = writeln!(
-            out,
-            "      {} {}",
-            paint(RED.bold(), "regression:"),
-            safe(r)
-        );
-    }
-    for p in &st.problems_new {
-        let _ = writeln!(out, "      new problem: {}", safe(p));
-    }
-    for p in &st.problems_gone {
-        let _ = writeln!(out, "      problem gone: {}", safe(p));
-    }
-    for n in &st.notes {
-        let _ = writeln!(out, "      note: {}", safe(n));
+    for (kind, line) in view::asides(st) {
+        let label = match kind {
+            Aside::Regression => paint(RED.bold(), "regression:"),
+            Aside::NewProblem => "new problem:".to_owned(),
+            Aside::ProblemGone => "problem gone:".to_owned(),
+            Aside::Note => "note:".to_owned(),
+        };
+        let _ = writeln!(out, "      {label} {}", safe(line));
     }
 }
 
@@ -287,21 +266,19 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
         paint(YELLOW.bold(), "unstable judges")
     );
     for u in &s.unstable {
-        let moves: Vec<String> = u
-            .moves
+        let (shown, more) = view::moves(u, 5);
+        let moves: Vec<String> = shown
             .iter()
-            .take(5)
             .map(|m| {
                 format!(
                     "{} -> {} ({} -> {})",
-                    fmt_score(Some(m.before)),
-                    fmt_score(Some(m.after)),
-                    safe(&m.base),
-                    safe(&m.new)
+                    m.before,
+                    m.after,
+                    safe(m.base),
+                    safe(m.new)
                 )
             })
             .collect();
-        let more = u.moves.len().saturating_sub(5);
         let _ = writeln!(
             out,
             "    {}: {} of {} comparable step(s): {}{}",
@@ -309,11 +286,7 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
             u.moves.len(),
             u.comparable_steps,
             moves.join("; "),
-            if more > 0 {
-                format!("; and {more} more")
-            } else {
-                String::new()
-            }
+            view::and_more(more)
         );
     }
 }

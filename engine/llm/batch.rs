@@ -36,7 +36,7 @@ use super::bounded::read_regular_file;
 use super::cache::{CacheEntry, CacheKey, Lookup};
 use super::cost::{Reservation, estimate_cost};
 use super::executor::{
-    Ask, Executor, Inner, Job, JobOutcome, LogFields, Outcome, RunError, Scored, Tally,
+    Ask, Executor, ExecutorError, Inner, Job, JobOutcome, LogFields, Outcome, Scored, Tally,
     UnscoredKind,
 };
 use super::log::CallStatus;
@@ -46,7 +46,7 @@ use crate::provider::batch_api::{BatchApi, Polled};
 use crate::provider::batches::{ItemResult, MAX_BYTES, MAX_REQUESTS};
 use crate::provider::retry::retry_with;
 use crate::provider::{Message, ProviderRequest, Role, Usage};
-use crate::verdict::reply::{CompiledFormat, SharedFormat};
+use crate::reply::{CompiledFormat, SharedFormat};
 
 /// How batches are made and waited for.
 #[derive(Debug, Clone)]
@@ -189,7 +189,7 @@ impl Executor {
         &self,
         jobs: Vec<Job>,
         options: &BatchOptions,
-    ) -> Result<(Vec<JobOutcome>, BatchReport), RunError> {
+    ) -> Result<(Vec<JobOutcome>, BatchReport), ExecutorError> {
         let running = Arc::new(Mutex::new(BTreeSet::new()));
         let watch = running.clone();
         let noun = self

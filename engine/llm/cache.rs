@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::provider::{MAX_REPLY_BYTES, Usage};
+use crate::reply::{CompiledFormat, ParsedVerdict};
 use crate::spec::verdict_format::{NumberKind, VerdictFormat};
-use crate::verdict::reply::{CompiledFormat, ParsedVerdict};
 
 use super::bounded::{Refusal, read_regular_file};
 pub use super::writer::CacheError;

@@ -23,8 +23,8 @@ use crate::provider::{
     CacheHint, Message, Provider, ProviderKind, ProviderReply, ProviderRequest, Reasoning, Role,
     Usage,
 };
+use crate::reply::{FormatError, ParsedVerdict, ReplyError, SharedFormat};
 use crate::spec::verdict_format::VerdictFormat;
-use crate::verdict::reply::{FormatError, ParsedVerdict, ReplyError, SharedFormat};
 
 /// What to ask the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -422,8 +422,8 @@ impl Executor {
     /// [`Executor::run`] on a fresh multi-threaded tokio runtime, for synchronous
     /// callers. An interrupt (Ctrl-C, SIGTERM) stops the run: calls in flight are
     /// dropped, and every verdict already received is on disk before this returns
-    /// [`RunError::Interrupted`], so the same command resumes where it stopped.
-    pub fn run_blocking(&self, jobs: Vec<Job>) -> Result<Vec<JobOutcome>, RunError> {
+    /// [`ExecutorError::Interrupted`], so the same command resumes where it stopped.
+    pub fn run_blocking(&self, jobs: Vec<Job>) -> Result<Vec<JobOutcome>, ExecutorError> {
         self.block_on_interruptible(self.run(jobs), String::new)
     }
 
@@ -432,7 +432,7 @@ impl Executor {
     pub fn run_streamed_blocking<T>(
         &self,
         groups: tokio::sync::mpsc::UnboundedReceiver<(T, Vec<Job>)>,
-    ) -> Result<Vec<(T, Vec<JobOutcome>)>, RunError> {
+    ) -> Result<Vec<(T, Vec<JobOutcome>)>, ExecutorError> {
         self.block_on_interruptible(self.run_streamed(groups), String::new)
     }
 
@@ -443,11 +443,11 @@ impl Executor {
         &self,
         future: impl Future<Output = T>,
         pending: impl FnOnce() -> String,
-    ) -> Result<T, RunError> {
+    ) -> Result<T, ExecutorError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
-            .map_err(RunError::Runtime)?;
+            .map_err(ExecutorError::Runtime)?;
         let outcome = runtime.block_on(async {
             tokio::select! {
                 done = future => Ok(done),
@@ -459,7 +459,7 @@ impl Executor {
             for e in self.inner.flush_cache() {
                 log::warn!("{e}");
             }
-            RunError::Interrupted {
+            ExecutorError::Interrupted {
                 signal,
                 saved: self.inner.options.cache.as_ref().map_or(0, Cache::written),
                 pending: pending(),
@@ -468,9 +468,10 @@ impl Executor {
     }
 }
 
-/// Why [`Executor::run_blocking`] returned no outcomes.
+/// Why [`Executor::run_blocking`] returned no outcomes: the executor stopped, not the
+/// run (the run's own error, `crate::run::RunError`, is made of it by `run::models`).
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub enum ExecutorError {
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
@@ -1150,6 +1151,6 @@ mod tests {
             ..VerdictFormat::default()
         };
         let err = Job::new("j", "accuracy", None, request(), &bad).unwrap_err();
-        assert_eq!(err, crate::verdict::reply::FormatError::BadScale(5.0, 1.0));
+        assert_eq!(err, crate::reply::FormatError::BadScale(5.0, 1.0));
     }
 }

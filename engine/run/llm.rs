@@ -21,13 +21,13 @@ use crate::provider::models::ModelTable;
 use crate::provider::retry::RetryPolicy;
 use crate::provider::{CacheHint, Provider, ProviderKind};
 use crate::render::{fence_for, render_prompt_with};
+use crate::reply::{ParsedVerdict, SharedFormat};
 use crate::run::result::RunResult;
 use crate::run::{RunError, RunOptions, ScoreSource};
 use crate::spec::judge::LlmUse;
 use crate::spec::suite::PromptCache;
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::combine::Unit;
-use crate::verdict::reply::{ParsedVerdict, SharedFormat};
 use crate::verdict::types::Scoring;
 
 /// The system prompt of every judge call: the role, and that evidence is data.

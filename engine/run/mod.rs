@@ -23,10 +23,11 @@ use crate::load::inputs::{Inputs, Overrides, load_inputs};
 use crate::load::suite::Suite;
 use crate::run::llm::LlmOptions;
 use crate::run::result::{
-    InputSummary, Problem, ProblemKind, RunMode, RunResult, RunUsage, average_confidence, gate,
-    summarize, weighted_score,
+    InputSummary, Problem, ProblemKind, RunMode, RunResult, RunUsage, average_confidence, summarize,
 };
 use crate::verdict::combine::{Unit, heuristic_verdict};
+use crate::verdict::decision::weighted_score;
+use crate::verdict::gate::gate;
 use crate::verdict::panel::RunPanel;
 use crate::verdict::types::Verdict;
 

@@ -13,9 +13,7 @@ use minijinja::Environment;
 use crate::diag::{Code, Diagnostic};
 use crate::evidence::eval::Context;
 use crate::llm::batch::{BatchOptions, BatchReport};
-use crate::llm::executor::{
-    Executor, JobOutcome, Outcome, RunError as ExecutorError, UnscoredKind,
-};
+use crate::llm::executor::{Executor, ExecutorError, JobOutcome, Outcome, UnscoredKind};
 use crate::load::judge::JudgePlan;
 use crate::load::suite::Suite;
 use crate::provider::ProviderKind;

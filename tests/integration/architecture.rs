@@ -32,6 +32,7 @@ const LAYERS: &[&[&str]] = &[
     &["llm"],
     &["outfile"],
     &["load"],
+    &["reply"],
     &["verdict"],
     &["render"],
     &["evidence"],

@@ -22,11 +22,11 @@ use crate::load::names::{FreeNames, Known, Uses, scan, template_code};
 use crate::load::patterns::{calls, literal_string};
 use crate::load::yaml::{self, KeyIndex};
 use crate::render::{CONTEXT_NAMES, REPO_SCOPE_NAMES};
+use crate::reply::{CompiledFormat, FormatError, SharedFormat};
 use crate::spec::judge::{Computed, EvidenceValue, HeuristicSpec, JudgeSpec, LlmUse, Scope};
 use crate::spec::verdict_format::VerdictFormat;
 use crate::verdict::assertions::AssertionPlan;
 use crate::verdict::heuristic::HeuristicPlan;
-use crate::verdict::reply::{CompiledFormat, FormatError, SharedFormat};
 
 /// Default `pass_threshold`: the framework's WEAK_PASS line. The suite loader and
 /// the judge loader both fall back to it; it lives here, below the suite loader.

@@ -17,7 +17,7 @@ use crate::score::bootstrap::{
 pub(crate) use leaves::EvidenceDelta;
 
 /// Scores that differ by less than this are equal (they are printed to two decimals).
-const EPSILON: f64 = 1e-9;
+pub(crate) const EPSILON: f64 = 1e-9;
 
 /// One run, as a comparison names it.
 #[derive(Debug, Clone, Serialize)]
@@ -38,7 +38,8 @@ pub struct RunRef {
 }
 
 impl RunRef {
-    fn of(r: &Report) -> RunRef {
+    /// The run `r` is (a comparison's side, a history's row).
+    pub fn of(r: &Report) -> RunRef {
         RunRef {
             run_id: r.run_id.clone(),
             timestamp: r.timestamp.clone(),
