@@ -9,7 +9,8 @@ use clap::Args;
 use crate::cli::Exit;
 use crate::cli::output::{self, Dest};
 use crate::diag::render_text;
-use crate::history::{self, Format};
+use crate::history;
+use crate::view::history::Format;
 
 /// Arguments of `caldera history`.
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@
 //! `docs/architecture.md` follows one command from its arguments to the bytes written.
 
 pub(crate) mod calibrate;
+pub(crate) mod history;
 pub(crate) mod judgetest;
 pub(crate) mod plan;
 pub(crate) mod run;

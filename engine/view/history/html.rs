@@ -8,8 +8,8 @@
 
 use std::fmt::Write as _;
 
-use super::view::{self, Aside};
-use super::{History, Step, SuiteHistory, Trend};
+use super::rows::{self, Aside};
+use crate::history::{History, Step, SuiteHistory, Trend};
 use crate::present::escape::html as esc;
 use crate::present::number::fmt_score;
 use crate::present::style::{BLUE, GREY, VERMILLION};
@@ -30,7 +30,7 @@ pub(crate) fn render(h: &History) -> String {
         out,
         "<section class=\"verdict\" aria-label=\"history\">\n<div>\n<h1>History of <code>{}</code></h1>\n<div class=\"meta\">{} run(s) of {} suite(s){}. Runs are in time order; each is compared with the one before it as <code>caldera diff</code> compares them (tolerance {}).</div>\n</div>\n</section>",
         esc(&h.folder),
-        view::run_count(h),
+        rows::run_count(h),
         h.suites.len(),
         if h.skipped.is_empty() {
             String::new()
@@ -55,7 +55,7 @@ pub(crate) fn render(h: &History) -> String {
 }
 
 fn suite(out: &mut String, i: usize, s: &SuiteHistory) {
-    let span = view::span(s).map_or(String::new(), |(a, b)| {
+    let span = rows::span(s).map_or(String::new(), |(a, b)| {
         format!(", {} to {}", esc(a), esc(b))
     });
     let _ = writeln!(
@@ -103,7 +103,7 @@ fn runs(out: &mut String, s: &SuiteHistory) {
             ""
         }
     );
-    for c in view::runs(s) {
+    for c in rows::runs(s) {
         let r = c.run;
         let mode = match &r.model {
             Some(m) => format!("{} {}", esc(&r.mode), esc(m)),
@@ -142,7 +142,7 @@ fn runs(out: &mut String, s: &SuiteHistory) {
 }
 
 fn trend(out: &mut String, t: &Trend, ids: &[&str]) {
-    let f = view::trend(t);
+    let f = rows::trend(t);
     let _ = writeln!(
         out,
         "<figure class=\"trend\" data-dimension=\"{d}\"><figcaption>{d}</figcaption>\n{}\n<p class=\"muted\">first {}, last {}, min {}, max {}, mean {}; scored in {} of {} runs.</p></figure>",
@@ -285,7 +285,7 @@ fn steps(out: &mut String, s: &SuiteHistory) {
     if s.steps.is_empty() {
         return;
     }
-    let (loud, quiet) = view::loud_steps(s);
+    let (loud, quiet) = rows::loud_steps(s);
     let _ = writeln!(
         out,
         "<h3>Changes between consecutive runs</h3>\n<p class=\"muted\">{} of {} step(s) changed something; the others changed nothing (scores, evidence, problems and decision alike).</p>",
@@ -303,7 +303,7 @@ fn steps(out: &mut String, s: &SuiteHistory) {
 }
 
 fn step(out: &mut String, st: &Step) {
-    let h = view::heading(st);
+    let h = rows::heading(st);
     let decision = h.decision.map_or(String::new(), |(a, b)| {
         format!("; decision {} → {}", esc(a), esc(b))
     });
@@ -324,7 +324,7 @@ fn step(out: &mut String, st: &Step) {
         );
         return;
     }
-    for c in view::changes(st) {
+    for c in rows::changes(st) {
         let cls = if c.regression {
             " class=\"badge regressed\""
         } else {
@@ -347,7 +347,7 @@ fn step(out: &mut String, st: &Step) {
             c.change
         );
     }
-    for (kind, line) in view::asides(st) {
+    for (kind, line) in rows::asides(st) {
         let label = match kind {
             Aside::Regression => "<strong>Regression:</strong>",
             Aside::NewProblem => "New problem:",
@@ -368,7 +368,7 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
     }
     out.push_str("<h3>Unstable judges</h3>\n<p class=\"muted\">Judges whose score moved while their evidence stayed the same, between runs of the same mode and model.</p>\n<ul class=\"problems\">\n");
     for u in &s.unstable {
-        let (shown, more) = view::moves(u, 5);
+        let (shown, more) = rows::moves(u, 5);
         let moves: Vec<String> = shown
             .iter()
             .map(|m| {
@@ -388,7 +388,7 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
             u.moves.len(),
             u.comparable_steps,
             moves.join("; "),
-            view::and_more(more)
+            rows::and_more(more)
         );
     }
     out.push_str("</ul>\n");

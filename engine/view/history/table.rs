@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 
 use anstyle::{AnsiColor, Style};
 
-use super::view::{self, Aside};
-use super::{History, Step, SuiteHistory};
+use super::rows::{self, Aside};
 use crate::diag::printable_line as safe;
+use crate::history::{History, Step, SuiteHistory};
 use crate::present::number::fmt_score;
 use crate::report::compare::RunRef;
 
@@ -24,7 +24,7 @@ pub(crate) fn render(h: &History) -> String {
         out,
         "history of {}: {} run(s) of {} suite(s){}",
         safe(&h.folder),
-        view::run_count(h),
+        rows::run_count(h),
         h.suites.len(),
         if h.skipped.is_empty() {
             String::new()
@@ -58,7 +58,7 @@ fn decision(d: &str) -> String {
 }
 
 fn suite(out: &mut String, s: &SuiteHistory, tolerance: f64) {
-    let span = view::span(s).map_or(String::new(), |(a, b)| {
+    let span = rows::span(s).map_or(String::new(), |(a, b)| {
         format!(", {} to {}", safe(a), safe(b))
     });
     let _ = writeln!(
@@ -112,7 +112,7 @@ fn runs(out: &mut String, s: &SuiteHistory) {
             ""
         }
     );
-    for c in view::runs(s) {
+    for c in rows::runs(s) {
         let r = c.run;
         let usage = match (&c.spent, llm) {
             (Some((tokens, cost)), _) => format!("  {tokens:<22} {cost}"),
@@ -157,7 +157,7 @@ fn trends(out: &mut String, s: &SuiteHistory) {
     let _ = writeln!(
         out,
         "\n  trends (score per run, oldest first{}; `·` no score):",
-        view::drawn_note(s)
+        rows::drawn_note(s)
     );
     let width = s
         .trends
@@ -167,7 +167,7 @@ fn trends(out: &mut String, s: &SuiteHistory) {
         .unwrap_or(9)
         .max(9);
     for t in &s.trends {
-        let f = view::trend(t);
+        let f = rows::trend(t);
         let _ = writeln!(
             out,
             "    {:<width$}  {}  first {}, last {}, min {}, max {}, mean {} ({} of {n} scored)",
@@ -192,7 +192,7 @@ fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
         "\n  changes between consecutive runs (as `caldera diff` compares them, tolerance {}):",
         fmt_score(Some(tolerance))
     );
-    let (loud, quiet) = view::loud_steps(s);
+    let (loud, quiet) = rows::loud_steps(s);
     for st in loud {
         step(out, st);
     }
@@ -206,7 +206,7 @@ fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
 }
 
 fn step(out: &mut String, st: &Step) {
-    let h = view::heading(st);
+    let h = rows::heading(st);
     let decision = h.decision.map_or(String::new(), |(a, b)| {
         format!(", decision {} -> {}", safe(a), safe(b))
     });
@@ -223,7 +223,7 @@ fn step(out: &mut String, st: &Step) {
         let _ = writeln!(out, "      not compared: {}", safe(why));
         return;
     }
-    for c in view::changes(st) {
+    for c in rows::changes(st) {
         let change = if c.regression {
             paint(RED, c.change)
         } else {
@@ -245,7 +245,7 @@ fn step(out: &mut String, st: &Step) {
             let _ = writeln!(out, "        {}", safe(ci));
         }
     }
-    for (kind, line) in view::asides(st) {
+    for (kind, line) in rows::asides(st) {
         let label = match kind {
             Aside::Regression => paint(RED.bold(), "regression:"),
             Aside::NewProblem => "new problem:".to_owned(),
@@ -266,7 +266,7 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
         paint(YELLOW.bold(), "unstable judges")
     );
     for u in &s.unstable {
-        let (shown, more) = view::moves(u, 5);
+        let (shown, more) = rows::moves(u, 5);
         let moves: Vec<String> = shown
             .iter()
             .map(|m| {
@@ -286,7 +286,7 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
             u.moves.len(),
             u.comparable_steps,
             moves.join("; "),
-            view::and_more(more)
+            rows::and_more(more)
         );
     }
 }

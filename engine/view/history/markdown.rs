@@ -7,8 +7,8 @@
 
 use std::fmt::Write as _;
 
-use super::view::{self, Aside};
-use super::{History, Step, SuiteHistory};
+use super::rows::{self, Aside};
+use crate::history::{History, Step, SuiteHistory};
 use crate::present::escape::{inert_markdown as inert, markdown_code_span as code};
 use crate::present::number::fmt_score;
 use crate::present::table::{self, Align};
@@ -20,7 +20,7 @@ pub(crate) fn render(h: &History) -> String {
         out,
         "## caldera history of {}\n\n{} run(s) of {} suite(s){}.",
         code(&h.folder),
-        view::run_count(h),
+        rows::run_count(h),
         h.suites.len(),
         if h.skipped.is_empty() {
             String::new()
@@ -63,7 +63,7 @@ fn runs(out: &mut String, s: &SuiteHistory) {
         align.extend([Right, Right]);
     }
     let mut rows = Vec::new();
-    for c in view::runs(s) {
+    for c in rows::runs(s) {
         let r = c.run;
         let mode = match &r.model {
             Some(m) => format!("{} {}", inert(&r.mode), inert(m)),
@@ -104,13 +104,13 @@ fn trends(out: &mut String, s: &SuiteHistory) {
     let _ = writeln!(
         out,
         "\n#### Trends\n\nScore per run, oldest first{}; `·` no score.\n",
-        view::drawn_note(s)
+        rows::drawn_note(s)
     );
     let rows: Vec<Vec<String>> = s
         .trends
         .iter()
         .map(|t| {
-            let f = view::trend(t);
+            let f = rows::trend(t);
             vec![
                 inert(&t.dimension),
                 f.spark,
@@ -147,7 +147,7 @@ fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
         "\n#### Changes between consecutive runs\n\nCompared as `caldera diff` compares them (tolerance {}).\n",
         fmt_score(Some(tolerance))
     );
-    let (loud, quiet) = view::loud_steps(s);
+    let (loud, quiet) = rows::loud_steps(s);
     for st in loud {
         step(out, st);
     }
@@ -161,7 +161,7 @@ fn steps(out: &mut String, s: &SuiteHistory, tolerance: f64) {
 }
 
 fn step(out: &mut String, st: &Step) {
-    let h = view::heading(st);
+    let h = rows::heading(st);
     let decision = h.decision.map_or(String::new(), |(a, b)| {
         format!(", decision {} → {}", inert(a), inert(b))
     });
@@ -178,7 +178,7 @@ fn step(out: &mut String, st: &Step) {
         let _ = writeln!(out, "  - not compared: {}", inert(why));
         return;
     }
-    for c in view::changes(st) {
+    for c in rows::changes(st) {
         let change = if c.regression {
             format!("**{}**", c.change)
         } else {
@@ -200,7 +200,7 @@ fn step(out: &mut String, st: &Step) {
             c.delta
         );
     }
-    for (kind, line) in view::asides(st) {
+    for (kind, line) in rows::asides(st) {
         let label = match kind {
             Aside::Regression => "**regression:**",
             Aside::NewProblem => "new problem:",
@@ -222,7 +222,7 @@ fn unstable(out: &mut String, s: &SuiteHistory) {
         .unstable
         .iter()
         .map(|u| {
-            let moves: Vec<String> = view::moves(u, 3)
+            let moves: Vec<String> = rows::moves(u, 3)
                 .0
                 .iter()
                 .map(|m| {

@@ -5,7 +5,8 @@
 //!
 //! Every text here is unescaped: a renderer escapes each cell for its medium.
 
-use super::{History, SPARK_RUNS, Step, SuiteHistory, Trend, Unstable, spark_window};
+use super::{SPARK_RUNS, spark_window};
+use crate::history::{History, Step, SuiteHistory, Trend, Unstable};
 use crate::present::number::{fmt_delta, fmt_score};
 use crate::report::compare::RunRef;
 
