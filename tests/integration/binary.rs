@@ -12,7 +12,7 @@
 //! script) and [`Caldera::under_shell`] (the binary under `sh`, for `umask` or `ulimit`).
 
 use std::ffi::OsStr;
-use std::io::Write as _;
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -154,9 +154,10 @@ impl Caldera {
         Ran::new(line, output, self.out.as_deref())
     }
 
-    /// Runs with the reading end of stdout closed before the binary writes anything
-    /// (as `caldera plan | head` once `head` is gone); `stdout` is empty.
-    pub fn run_with_closed_stdout(mut self) -> Ran {
+    /// Runs with the reading end of stdout closed after `lines` lines (0: before the
+    /// binary writes anything), as `caldera plan | head` once `head` is gone; `stdout`
+    /// holds the lines read.
+    pub fn run_closing_stdout_after(mut self, lines: usize) -> Ran {
         let line = command_line(&self.cmd);
         let mut child = self
             .cmd
@@ -164,10 +165,18 @@ impl Caldera {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {line}: {e}"));
-        drop(child.stdout.take());
-        let output = child
+        let mut read = String::new();
+        let mut pipe = BufReader::new(child.stdout.take().expect("piped stdout"));
+        for _ in 0..lines {
+            if pipe.read_line(&mut read).unwrap_or(0) == 0 {
+                break;
+            }
+        }
+        drop(pipe);
+        let mut output = child
             .wait_with_output()
             .unwrap_or_else(|e| panic!("cannot wait for {line}: {e}"));
+        output.stdout = read.into_bytes();
         Ran::new(line, output, self.out.as_deref())
     }
 

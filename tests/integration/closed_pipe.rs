@@ -21,7 +21,7 @@ fn caldera(args: &[&str]) -> Caldera {
 /// first did, saying nothing about the pipe.
 fn ends_quietly(args: &[&str]) {
     let open = caldera(args).run();
-    let closed = caldera(args).run_with_closed_stdout();
+    let closed = caldera(args).run_closing_stdout_after(0);
     let stderr = &closed.stderr;
     assert_ne!(closed.code, Some(101), "{args:?} panicked: {stderr}");
     assert!(
@@ -188,7 +188,7 @@ fn init_ends_quietly_on_a_closed_pipe() {
     std::fs::create_dir(&first).unwrap();
     std::fs::create_dir(&second).unwrap();
     let open = caldera(&["init", "semgrep", "--dir", &path(&first)]).run();
-    let closed = caldera(&["init", "semgrep", "--dir", &path(&second)]).run_with_closed_stdout();
+    let closed = caldera(&["init", "semgrep", "--dir", &path(&second)]).run_closing_stdout_after(0);
     let stderr = &closed.stderr;
     assert_eq!(closed.code, open.code, "{stderr}");
     assert!(
