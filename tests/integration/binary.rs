@@ -6,13 +6,13 @@
 //! fails with one message that shows the command line, stdout and stderr.
 //!
 //! `Caldera::new()` chains by value (`.arg`, `.args`, `.dir`, `.env`, `.envs`,
-//! `.env_remove`, `.stdin`, `.out`) and ends in `.run()`, which returns a [`Ran`]. What a
+//! `.env_remove`, `.out`) and ends in `.run()`, which returns a [`Ran`]. What a
 //! builder cannot express goes through the escape hatches: [`Caldera::command`] (insta's
 //! `assert_cmd_snapshot!`, custom stdio, `spawn`), [`Caldera::path`] (the binary for a
 //! script) and [`Caldera::under_shell`] (the binary under `sh`, for `umask` or `ulimit`).
 
 use std::ffi::OsStr;
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -32,12 +32,10 @@ const SCRUBBED: &[&str] = &[
     "CALDERA_VERSION",
 ];
 
-/// A run of the binary being built: the command, what goes to its stdin, and where its
-/// result file is read from.
+/// A run of the binary being built: the command, and where its result file is read from.
 #[must_use]
 pub struct Caldera {
     cmd: Command,
-    stdin: Option<Vec<u8>>,
     out: Option<PathBuf>,
 }
 
@@ -69,11 +67,7 @@ impl Caldera {
         for name in SCRUBBED {
             cmd.env_remove(name);
         }
-        Self {
-            cmd,
-            stdin: None,
-            out: None,
-        }
+        Self { cmd, out: None }
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
@@ -113,12 +107,6 @@ impl Caldera {
         self
     }
 
-    /// Bytes written to the binary's stdin (otherwise stdin is closed).
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
-        self.stdin = Some(bytes.into());
-        self
-    }
-
     /// Adds `--out path`, removes a stale file there now, and reads the result after the
     /// run into [`Ran::result`].
     pub fn out(mut self, path: impl AsRef<Path>) -> Self {
@@ -137,20 +125,19 @@ impl Caldera {
     /// stdio, `spawn`).
     pub fn command(self) -> Command {
         assert!(
-            self.stdin.is_none() && self.out.is_none(),
-            "stdin and out are read by run(): set them on the Command instead"
+            self.out.is_none(),
+            "the --out result is read by run(): add the argument instead"
         );
         self.cmd
     }
 
-    /// Runs to the end and collects the exit code, output and result file.
+    /// Runs to the end (stdin closed) and collects the exit code, output and result file.
     pub fn run(mut self) -> Ran {
         let line = command_line(&self.cmd);
-        let output = match self.stdin.take() {
-            None => self.cmd.output(),
-            Some(bytes) => run_with_stdin(&mut self.cmd, &bytes),
-        }
-        .unwrap_or_else(|e| panic!("cannot start {line}: {e}"));
+        let output = self
+            .cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start {line}: {e}"));
         Ran::new(line, output, self.out.as_deref())
     }
 
@@ -187,25 +174,6 @@ impl Caldera {
             .await
             .expect("the run's thread")
     }
-}
-
-/// Writes `bytes` to the child's stdin from a thread (so a large input cannot block
-/// against a full stdout pipe), then waits for it.
-fn run_with_stdin(cmd: &mut Command, bytes: &[u8]) -> std::io::Result<Output> {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let mut pipe = child.stdin.take().expect("piped stdin");
-    let bytes = bytes.to_vec();
-    let writer = std::thread::spawn(move || {
-        // The binary may exit without reading all of it; that is its answer, not ours.
-        let _ = pipe.write_all(&bytes);
-    });
-    let output = child.wait_with_output();
-    let _ = writer.join();
-    output
 }
 
 /// The command line as a shell would show it, for failure messages.
@@ -279,4 +247,43 @@ impl Ran {
     pub fn text(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
     }
+}
+
+/// The environment a run starts from: colour off, nothing of the developer's shell that
+/// changes what the binary does.
+#[test]
+fn every_run_starts_without_provider_keys_or_colour_switches() {
+    let cmd = Caldera::new().command();
+    let envs: Vec<_> = cmd.get_envs().collect();
+    assert!(envs.contains(&(OsStr::new("NO_COLOR"), Some(OsStr::new("1")))));
+    for name in SCRUBBED {
+        assert!(
+            envs.contains(&(OsStr::new(name), None)),
+            "{name} is not removed"
+        );
+    }
+    assert_eq!(
+        cmd.get_current_dir(),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")))
+    );
+}
+
+/// `.out` removes a stale file first, so a run that writes nothing is never read as
+/// one that did; what the run wrote is in `result`.
+#[test]
+fn out_reads_the_result_the_run_wrote_never_a_stale_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    std::fs::write(&out, r#"{"suite": "stale"}"#).unwrap();
+    let refused = Caldera::new()
+        .args(["run", "judges.d/no-such-suite", "--heuristic"])
+        .out(&out)
+        .run();
+    assert_eq!(refused.code(), 2, "{}", refused.stderr);
+    assert!(refused.result.is_null(), "{}", refused.result);
+    let ran = Caldera::new()
+        .args(["run", "judges.d/trivy", "--heuristic", "--quiet"])
+        .out(&out)
+        .run();
+    assert_eq!(ran.result["suite"], "trivy", "{}", ran.stderr);
 }
