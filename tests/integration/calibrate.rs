@@ -29,12 +29,7 @@ fn calibration(labels: &str) -> Value {
             "json",
         ],
     );
-    assert_eq!(
-        out.code,
-        Some(0),
-        "{}",
-        out.stderr
-    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     serde_json::from_str(&out.stdout).expect("json")
 }
 
@@ -330,12 +325,7 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
             "json",
         ],
     );
-    assert_eq!(
-        out.code,
-        Some(0),
-        "{}",
-        out.stderr
-    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let c: Value = serde_json::from_str(&out.stdout).unwrap();
     let sources = c["dimensions"][0]["sources"].as_array().unwrap();
     let names: Vec<&str> = sources
@@ -393,12 +383,7 @@ async fn models_judge_each_repo_alone_through_the_cache() {
             ])
             .args(["--cache-dir", &cache, "--format", "json", "--no-heuristic"])
             .run();
-        assert_eq!(
-            out.code,
-            Some(0),
-            "{}",
-            out.stderr
-        );
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
         serde_json::from_str::<Value>(&out.stdout).unwrap()
     };
     let again = run.clone();

@@ -2,9 +2,8 @@
 //! `--judge` and `--repo` with did-you-mean, colour and `--quiet`, completions, `init`,
 //! and the gates' exit statuses (empty input 2, below a bar 1, incomplete 3).
 
-
-use crate::llm_server::{MockServer, anthropic_text};
 use crate::binary::{Caldera, Ran};
+use crate::llm_server::{MockServer, anthropic_text};
 use crate::reports::run_suite;
 
 #[test]
@@ -82,7 +81,8 @@ fn out_dash_suite_yaml_judge_and_repo() {
         .run();
     assert_eq!(typo.code, Some(2));
     assert!(
-        typo.stderr.contains("no judge `iac_qualty`; did you mean `iac_quality`?"),
+        typo.stderr
+            .contains("no judge `iac_qualty`; did you mean `iac_quality`?"),
         "{}",
         typo.stderr
     );
@@ -169,12 +169,7 @@ fn init_writes_a_suite_that_validates_and_runs() {
         .args(["validate", "--deny-warnings"])
         .arg(&suite)
         .run();
-    assert_eq!(
-        validate.code,
-        Some(0),
-        "{}",
-        validate.stderr
-    );
+    assert_eq!(validate.code, Some(0), "{}", validate.stderr);
     let out = dir.path().join("r.json");
     let run = run_suite(suite.to_str().unwrap(), &out, None);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
@@ -283,7 +278,11 @@ async fn a_run_left_without_scores_by_replay_or_budget_exits_3() {
     .await
     .unwrap();
     assert_eq!(budget.code, Some(3), "{}", budget.stderr);
-    assert!(budget.stderr.starts_with("incomplete: the --max-cost budget stopped"));
+    assert!(
+        budget
+            .stderr
+            .starts_with("incomplete: the --max-cost budget stopped")
+    );
     assert_eq!(server.hits(), 0, "no call fits the budget");
 }
 

@@ -31,8 +31,7 @@ fn ends_quietly(args: &[&str]) {
         "{args:?}: {stderr}"
     );
     assert_eq!(
-        closed.code,
-        open.code,
+        closed.code, open.code,
         "{args:?}: the exit status changed with the reader gone: {stderr}"
     );
 }

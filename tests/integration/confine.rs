@@ -35,10 +35,14 @@ fn caldera(dir: &Path, args: &[&str]) -> Ran {
 fn a_prompt_outside_the_suite_is_refused_unless_allowed() {
     let tmp = tempfile::tempdir().unwrap();
     layout(tmp.path());
-    let Ran { code, stderr: err, .. } = caldera(tmp.path(), &["validate", "mysuite"]);
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(tmp.path(), &["validate", "mysuite"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("prompt-outside-project"), "{err}");
-    let Ran { code, stdout: out, .. } = caldera(tmp.path(), &["render", "mysuite", "--judge", "j"]);
+    let Ran {
+        code, stdout: out, ..
+    } = caldera(tmp.path(), &["render", "mysuite", "--judge", "j"]);
     assert_eq!(code, Some(2));
     assert!(
         !out.contains("TOP-SECRET-KEY"),
@@ -51,9 +55,13 @@ fn a_prompt_outside_the_suite_is_refused_unless_allowed() {
     assert_eq!(code, Some(2), "run refuses an invalid suite");
 
     // Told: the flag, or a root that holds the file.
-    let Ran { code, stderr: err, .. } = caldera(tmp.path(), &["validate", "mysuite", "--allow-outside-root"]);
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(tmp.path(), &["validate", "mysuite", "--allow-outside-root"]);
     assert_eq!(code, Some(0), "{err}");
-    let Ran { code, stdout: out, .. } = caldera(
+    let Ran {
+        code, stdout: out, ..
+    } = caldera(
         tmp.path(),
         &["render", "mysuite", "--judge", "j", "--root", "."],
     );
@@ -78,7 +86,9 @@ fn inputs_outside_the_project_are_refused() {
         "suite: mine\ninputs:\n  results: ../elsewhere\n  files:\n    extra:\n      file: /etc/hostname.json\n      optional: true\n",
     )
     .unwrap();
-    let Ran { code, stderr: err, .. } = caldera(tmp.path(), &["validate", "mysuite"]);
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(tmp.path(), &["validate", "mysuite"]);
     assert_eq!(code, Some(2));
     assert_eq!(err.matches("input-outside-project").count(), 2, "{err}");
     // The same folder named on the command line is the user's choice.
@@ -87,7 +97,9 @@ fn inputs_outside_the_project_are_refused() {
         "suite: mine\ninputs:\n  results: data\n",
     )
     .unwrap();
-    let Ran { code, stderr: err, .. } = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &[
             "run",
@@ -126,7 +138,12 @@ fn a_linked_file_in_an_input_folder_is_refused_and_never_printed() {
         &["validate", "mysuite"][..],
         &["run", "mysuite", "--heuristic", "--out", "r.json"],
     ] {
-        let Ran { code, stdout: out, stderr: err, .. } = caldera(tmp.path(), args);
+        let Ran {
+            code,
+            stdout: out,
+            stderr: err,
+            ..
+        } = caldera(tmp.path(), args);
         assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(err.contains("input-outside-project"), "{args:?}: {err}");
         assert!(
@@ -167,7 +184,12 @@ fn run_file_with_dot_dot_or_an_absolute_path_is_refused() {
                 "r.json",
             ],
         ] {
-            let Ran { code, stdout: out, stderr: err, .. } = caldera(tmp.path(), args);
+            let Ran {
+                code,
+                stdout: out,
+                stderr: err,
+                ..
+            } = caldera(tmp.path(), args);
             assert_eq!(code, Some(2), "{run_file} {args:?}: {err}");
             assert!(err.contains("run_file"), "{run_file} {args:?}: {err}");
             assert!(
@@ -188,7 +210,9 @@ fn a_judge_file_outside_the_project_is_refused() {
         "suite: mine\ninputs:\n  results: data\njudges:\n  - ../environ\n",
     )
     .unwrap();
-    let Ran { code, stderr: err, .. } = caldera(tmp.path(), &["validate", "mysuite"]);
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(tmp.path(), &["validate", "mysuite"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("input-outside-project"), "{err}");
     assert!(
@@ -221,7 +245,12 @@ fn a_test_case_reads_nothing_outside_the_project() {
     std::fs::create_dir_all(tmp.path().join("elsewhere")).unwrap();
     std::fs::write(tmp.path().join("elsewhere/leak.json"), SECRET).unwrap();
     suite_with_case(tmp.path(), "results: ../../../elsewhere\n");
-    let Ran { code, stdout: out, stderr: err, .. } = caldera(tmp.path(), &["test", "mysuite"]);
+    let Ran {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = caldera(tmp.path(), &["test", "mysuite"]);
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(err.contains("input-outside-project"), "{err}");
     assert!(!err.contains("TOP-SECRET"), "test printed the file: {err}");
@@ -231,7 +260,12 @@ fn a_test_case_reads_nothing_outside_the_project() {
         format!("results: '{}'\n", absolute.display()),
     )
     .unwrap();
-    let Ran { code, stdout: out, stderr: err, .. } = caldera(tmp.path(), &["test", "mysuite"]);
+    let Ran {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = caldera(tmp.path(), &["test", "mysuite"]);
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(err.contains("input-outside-project"), "{err}");
     assert!(!err.contains("TOP-SECRET"), "test printed the file: {err}");
@@ -246,7 +280,12 @@ fn a_test_case_reads_nothing_outside_the_project() {
             tmp.path().join("mysuite/cases/c/expect.yaml"),
         )
         .unwrap();
-        let Ran { code, stdout: out, stderr: err, .. } = caldera(tmp.path(), &["test", "mysuite"]);
+        let Ran {
+            code,
+            stdout: out,
+            stderr: err,
+            ..
+        } = caldera(tmp.path(), &["test", "mysuite"]);
         assert_eq!(code, Some(2), "{out}{err}");
         assert!(err.contains("input-outside-project"), "{err}");
         assert!(!err.contains("TOP-SECRET"), "test printed the file: {err}");
@@ -271,7 +310,12 @@ fn an_input_that_is_not_json_is_described_not_quoted() {
         "{\"a\": \"TOP-SECRET\",\n \"a\": 2}",
     )
     .unwrap();
-    let Ran { code, stdout: out, stderr: err, .. } = caldera(
+    let Ran {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = caldera(
         tmp.path(),
         &[
             "run",
@@ -305,7 +349,12 @@ fn a_saved_result_that_is_not_json_is_described_not_quoted() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("environ"), SECRET).unwrap();
     for args in [&["report", "environ"][..], &["diff", "environ", "environ"]] {
-        let Ran { code, stdout: out, stderr: err, .. } = caldera(tmp.path(), args);
+        let Ran {
+            code,
+            stdout: out,
+            stderr: err,
+            ..
+        } = caldera(tmp.path(), args);
         assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(
             err.contains("environ:1:1"),

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-
 use crate::binary::{Caldera, Ran};
 
 use crate::language::copy_dir;
@@ -74,8 +73,16 @@ fn every_bundled_suite_allowed_an_empty_folder_scores_zero_repos_clearly() {
     for tool in &tools {
         let root = tmp.path().join(tool);
         project(&root, tool, true);
-        let Ran { code, stderr, result, .. } = run_on_empty(&root, tool);
-        assert!(matches!(code, Some(0 | 1)), "{tool}: exit {code:?}: {stderr}");
+        let Ran {
+            code,
+            stderr,
+            result,
+            ..
+        } = run_on_empty(&root, tool);
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{tool}: exit {code:?}: {stderr}"
+        );
         let dims = result["dimensions"].as_array().expect("dimensions");
         assert!(!dims.is_empty(), "{tool}");
         for d in dims {
@@ -113,7 +120,12 @@ fn an_empty_folder_is_refused_without_allow_empty_and_the_error_says_how() {
 fn git_sizer_names_the_empty_folder_relative_to_the_project() {
     let tmp = tempfile::tempdir().expect("tempdir");
     project(tmp.path(), "git-sizer", false);
-    let Ran { code, stderr, result, .. } = run_on_empty(tmp.path(), "git-sizer");
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = run_on_empty(tmp.path(), "git-sizer");
     assert_eq!(code, Some(1), "{stderr}");
     let fit = result["dimensions"]
         .as_array()

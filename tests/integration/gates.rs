@@ -71,12 +71,19 @@ fn trivy_copy() -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn a_broken_field_cannot_raise_the_decision() {
     let (tmp, scan) = trivy_copy();
-    let Ran { code, result: base, .. } = run(tmp.path(), "judges.d/trivy", &[]);
+    let Ran {
+        code, result: base, ..
+    } = run(tmp.path(), "judges.d/trivy", &[]);
     assert_eq!(code, Some(0));
     assert_eq!(base["decision"], "WEAK_PASS");
 
     set_field(&scan, "/summary/medium_count", Value::from("x"));
-    let Ran { code, result, stderr, .. } = run(tmp.path(), "judges.d/trivy", &[]);
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = run(tmp.path(), "judges.d/trivy", &[]);
     let errored: Vec<&str> = result["dimensions"]
         .as_array()
         .expect("dimensions")
@@ -103,7 +110,11 @@ fn a_broken_field_cannot_raise_the_decision() {
     assert!(floor < before, "{floor} vs {before}");
 
     // Errors allowed: two of seven judges unscored is still below the default coverage.
-    let Ran { code, result: allowed, .. } = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
+    let Ran {
+        code,
+        result: allowed,
+        ..
+    } = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
     assert_eq!(allowed["gate"]["errors_allowed"], true);
     assert!(
         allowed["gate"]["reason"]
@@ -118,7 +129,11 @@ fn a_broken_field_cannot_raise_the_decision() {
     let suite = tmp.path().join("judges.d/trivy/suite.yaml");
     let text = std::fs::read_to_string(&suite).expect("read") + "min_coverage: 0.5\n";
     std::fs::write(&suite, text).expect("write");
-    let Ran { code, result: allowed, .. } = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
+    let Ran {
+        code,
+        result: allowed,
+        ..
+    } = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
     assert_eq!(allowed["gate"]["blocked"], false);
     assert!(floor < 3.0, "{floor}");
     assert_eq!(allowed["gate"]["decision_score"].as_f64(), Some(floor));
@@ -215,7 +230,11 @@ fn a_score_next_to_a_bar_is_shown_with_the_digits_that_explain_the_decision() {
     assert!(md.contains("FAIL 2.996 / 5"), "{md}");
 
     two_judge_suite(tmp.path(), ("0.99996", "0.00004"), (3, 2));
-    let Ran { stdout: table, stderr, .. } = run_shown(tmp.path(), "judges.d/exact", &[]);
+    let Ran {
+        stdout: table,
+        stderr,
+        ..
+    } = run_shown(tmp.path(), "judges.d/exact", &[]);
     assert!(
         table.contains("weighted score 2.99996 / 5  ->  FAIL"),
         "{table}"
@@ -272,7 +291,12 @@ fn unscored_judges_lower_the_decision_and_coverage_gates_it() {
         .expect("read")
         .replace("- { score: 5 }", "- { min: 10, score: 5 }");
     std::fs::write(&b, text).expect("write");
-    let Ran { code, result, stderr, .. } = run(tmp.path(), "judges.d/exact", &[]);
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = run(tmp.path(), "judges.d/exact", &[]);
     assert_eq!(dimension(&result, "b")["status"], "unscored");
     assert_eq!(result["total_score"], 5.0, "the scored judge alone");
     // (5 x 0.5 + 1 x 0.5) / 1.0 = 3.0
@@ -327,7 +351,12 @@ fn a_newly_failed_assertion_is_a_regression_even_when_the_score_holds() {
     let root = tmp.path();
     high_findings_suite(root, 0);
     let base = root.join("base.json");
-    let Ran { code, result, stderr, .. } = run(root, "judges.d/high", &[]);
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = run(root, "judges.d/high", &[]);
     assert_eq!(code, Some(0), "3 is a WEAK_PASS: {stderr}");
     assert_eq!(dimension(&result, "detection")["score"], 3);
     std::fs::rename(root.join("result.json"), &base).expect("rename");

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::report_browser::{HOOKS, browser, chromium, console_and_screenshot};
 use crate::binary::{Caldera, Ran};
+use crate::report_browser::{HOOKS, browser, chromium, console_and_screenshot};
 use crate::reports::{run_suite, text, trivy_with_one_scan_changed};
 
 /// Real results of this caldera: trivy as bundled, trivy with one scan changed,
@@ -167,7 +167,12 @@ fn history_groups_orders_compares_and_flags_unstable_judges() {
     let dir = tempfile::tempdir().unwrap();
     let results = folder(dir.path());
 
-    let Ran { code, stdout: table, stderr: err, .. } = history(dir.path(), &[]);
+    let Ran {
+        code,
+        stdout: table,
+        stderr: err,
+        ..
+    } = history(dir.path(), &[]);
     assert_eq!(code, Some(0), "{err}");
     for secret in ["TOP-SECRET-NOTE", "TOP-SECRET-VALUE"] {
         assert!(
@@ -186,7 +191,9 @@ fn history_groups_orders_compares_and_flags_unstable_judges() {
     });
 
     // Grouped by suite, in time order whatever the file names; the skipped files named.
-    let Ran { code, stdout: json, .. } = history(dir.path(), &["--format", "json"]);
+    let Ran {
+        code, stdout: json, ..
+    } = history(dir.path(), &["--format", "json"]);
     assert_eq!(code, Some(0));
     let h: Value = serde_json::from_str(&json).unwrap();
     let suites: Vec<&str> = h["suites"]
@@ -276,14 +283,21 @@ fn history_groups_orders_compares_and_flags_unstable_judges() {
 #[test]
 fn a_folder_without_results_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
-    let Ran { code, stderr: err, .. } = history(dir.path(), &[]);
+    let Ran {
+        code, stderr: err, ..
+    } = history(dir.path(), &[]);
     assert_eq!(code, Some(2));
     assert!(err.contains("there is no such folder"), "{err}");
     assert!(err.contains("results"), "the folder is named: {err}");
 
     std::fs::create_dir(dir.path().join("results")).unwrap();
     std::fs::write(dir.path().join("results/environ"), "TOP-SECRET=1\n").unwrap();
-    let Ran { code, stdout: out, stderr: err, .. } = history(dir.path(), &[]);
+    let Ran {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = history(dir.path(), &[]);
     assert_eq!(code, Some(2), "{out}");
     assert!(
         err.contains("environ (line 1, column 1): not valid JSON"),

@@ -278,12 +278,7 @@ async fn cassettes_replay_offline_go_stale_and_are_recorded() {
     ])
     .await
     .unwrap();
-    assert_eq!(
-        out.code,
-        Some(0),
-        "{}",
-        out.stderr
-    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(server.hits(), 7);
     let cassette = std::fs::read_to_string(
         tmp.path()

@@ -129,7 +129,12 @@ prompt: ../../prompts/asked.md
     );
     let root = tmp.path().to_path_buf();
     let base = server.base.clone();
-    let Ran { code, stderr, result, .. } = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         caldera(
             &root,
             &[
@@ -183,7 +188,12 @@ fn a_suite_of_llm_never_judges_runs_without_a_provider_and_says_so() {
     project(tmp.path(), &[("counts.yaml", COUNTS)], &[]);
     let empty = tmp.path().join("no-tools");
     std::fs::create_dir_all(&empty).expect("mkdir");
-    let Ran { code, stderr, result, .. } = caldera(
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--cache", "off"],
         &[("PATH", empty.to_str().expect("utf-8 path"))],
@@ -247,7 +257,12 @@ heuristic:
         std::fs::write(suite.join("data/results/beta.json"), doc.to_string()).expect("write");
     };
     beta(3);
-    let Ran { code, stderr, result, .. } = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(result["identity_keys"], serde_json::json!(["rule"]));
     std::fs::rename(tmp.path().join("result.json"), tmp.path().join("base.json")).expect("mv");
@@ -303,7 +318,12 @@ heuristic:
         "suite: examples\nweights: relative\ninputs:\n  results: { folder: data/results, run_file: output.json }\n  ground_truth: data/truth\n",
     )
     .expect("write");
-    let Ran { code, stderr, result, .. } = caldera(
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
@@ -612,7 +632,12 @@ prompt: ../../prompts/rules.md
     let yaml = std::fs::read_to_string(suite.join("suite.yaml")).expect("read")
         + "evidence:\n  expected_rules: << truth.alpha.expected.rules >>\n  _rule_count: << expected_rules | length >>\n";
     std::fs::write(suite.join("suite.yaml"), yaml).expect("write");
-    let Ran { code, stderr, result, .. } = caldera(
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-
 use caldera::llm::executor::{Executor, Outcome, UnscoredKind};
 
 use crate::binary::{Caldera, Ran};
@@ -59,9 +58,10 @@ async fn the_run_counts_every_request_and_every_reply() {
     let dir = tempfile::tempdir().unwrap();
     let base = server.base.clone();
     let d = dir.path().to_path_buf();
-    let Ran { result, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &["--cache", "off"]))
-        .await
-        .unwrap();
+    let Ran { result, .. } =
+        tokio::task::spawn_blocking(move || run(&base, &d, &["--cache", "off"]))
+            .await
+            .unwrap();
     // 7 judges, one re-ask, one retry after the 500.
     assert_eq!(server.hits(), 9);
     let usage = &result["usage"];
@@ -108,7 +108,11 @@ async fn an_unpriced_model_makes_the_run_cost_unknown_not_zero() {
     let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { stdout: table, result, .. } = tokio::task::spawn_blocking(move || {
+    let Ran {
+        stdout: table,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run_printing(&base, &d, &["--model", "house-model-without-a-price"])
     })
     .await
@@ -150,7 +154,13 @@ async fn max_cost_with_an_unpriced_model_says_how_to_price_it() {
     let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { code, stdout: table, stderr, result, .. } = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stdout: table,
+        stderr,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run_printing(
             &base,
             &d,

@@ -202,11 +202,7 @@ fn a_batch_run_costs_half_and_fills_the_cache() {
     let again = caldera(&mock, dir.path(), &[]).run();
     assert_eq!(mock.requests().len(), before, "a warm cache sends nothing");
     let cached = result(dir.path());
-    assert_exit(
-        again.code,
-        &cached,
-        &again.stderr,
-    );
+    assert_exit(again.code, &cached, &again.stderr);
     assert_eq!(cached["total_score"], r["total_score"]);
     assert_eq!(result(dir.path())["usage"]["cached"], 7);
 }
@@ -435,21 +431,13 @@ fn batch_needs_a_batch_api_and_a_writable_cache() {
         &[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
         &["--cache", "off"],
     );
-    assert_eq!(
-        openai.code,
-        Some(2),
-        "the OpenAI batch needs the cache too"
-    );
+    assert_eq!(openai.code, Some(2), "the OpenAI batch needs the cache too");
     assert!(openai.stderr.contains("--cache on"));
     let off = run(&[("ANTHROPIC_API_KEY", "k")], &["--cache", "off"]);
     assert_eq!(off.code, Some(2));
     assert!(off.stderr.contains("--cache on"));
     let replay = run(&[("ANTHROPIC_API_KEY", "k")], &["--replay"]);
-    assert_eq!(
-        replay.code,
-        Some(2),
-        "--batch and --replay conflict"
-    );
+    assert_eq!(replay.code, Some(2), "--batch and --replay conflict");
 }
 
 /// A loopback Message Batches API, no `../shared` needed: every batch it creates is

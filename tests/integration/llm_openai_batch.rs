@@ -386,7 +386,9 @@ fn state_files(dir: &Path) -> Vec<PathBuf> {
 async fn an_openai_batch_run_scores_every_judge_at_half_price_and_fills_the_cache() {
     let api = Loopback::answering().await;
     let dir = tempfile::tempdir().unwrap();
-    let out = caldera(&api.base(), dir.path(), "gpt-4.1,gpt-4.1-mini").run_async().await;
+    let out = caldera(&api.base(), dir.path(), "gpt-4.1,gpt-4.1-mini")
+        .run_async()
+        .await;
     let stderr = out.stderr.clone();
     let r = result(dir.path());
     crate::llm_batch::assert_exit(out.code, &r, &stderr);
@@ -426,14 +428,12 @@ async fn an_openai_batch_run_scores_every_judge_at_half_price_and_fills_the_cach
     assert!((cost - list / 2.0).abs() < 1e-9, "{cost} vs {}", list / 2.0);
     assert!(state_files(dir.path()).is_empty());
     let before = api.server.hits();
-    let again = caldera(&api.base(), dir.path(), "gpt-4.1,gpt-4.1-mini").run_async().await;
+    let again = caldera(&api.base(), dir.path(), "gpt-4.1,gpt-4.1-mini")
+        .run_async()
+        .await;
     assert_eq!(api.server.hits(), before, "a warm cache sends nothing");
     let cached = result(dir.path());
-    crate::llm_batch::assert_exit(
-        again.code,
-        &cached,
-        &again.stderr,
-    );
+    crate::llm_batch::assert_exit(again.code, &cached, &again.stderr);
     assert_eq!(cached["usage"]["cached"], 14);
     assert_eq!(cached["total_score"], r["total_score"]);
 }
@@ -613,7 +613,9 @@ async fn an_interrupted_openai_batch_run_resumes_with_zero_resubmitted_requests(
     assert!(!text.contains("messages") && !text.contains(KEY), "{text}");
 
     api.hold.store(false, Ordering::SeqCst);
-    let out = caldera(&api.base(), dir.path(), "gpt-4.1").run_async().await;
+    let out = caldera(&api.base(), dir.path(), "gpt-4.1")
+        .run_async()
+        .await;
     let stderr = out.stderr.clone();
     let r = result(dir.path());
     crate::llm_batch::assert_exit(out.code, &r, &stderr);

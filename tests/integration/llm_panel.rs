@@ -20,7 +20,12 @@ async fn a_member_without_a_verdict_is_a_problem_naming_model_and_unit() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { code, stdout, result, .. } = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(&base, &d, &["--models", "m1,m2,m3", "--cache", "off"])
     })
     .await
@@ -81,7 +86,12 @@ async fn a_silent_member_fails_the_run_on_coverage() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { code, stdout, result, .. } = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(&base, &d, &["--models", "m1,m2,m3", "--cache", "off"])
     })
     .await
@@ -123,9 +133,13 @@ async fn a_large_panel_is_summarised_unless_matrices_are_asked_for() {
         dir.path().to_path_buf(),
         models.clone(),
     );
-    let Ran { stdout, result: summary, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &["--models", &m]))
-            .await
-            .unwrap();
+    let Ran {
+        stdout,
+        result: summary,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &["--models", &m]))
+        .await
+        .unwrap();
     let panel = &summary["panel"];
     assert_eq!(panel["pairs"], "summary");
     assert!(

@@ -45,14 +45,7 @@ fn run(root: &Path, base: &str, extra: &[&str]) -> Ran {
         .dir(root)
         .env("ANTHROPIC_API_KEY", "k")
         .env("ANTHROPIC_BASE_URL", base)
-        .args([
-            "run",
-            "judges.d/trivy",
-            "--timeout",
-            "10",
-            "--cache",
-            "off",
-        ])
+        .args(["run", "judges.d/trivy", "--timeout", "10", "--cache", "off"])
         .out(root.join("result.json"))
         .args(extra)
         .run()

@@ -61,7 +61,12 @@ async fn unreadable_replies_leave_one_judge_unscored_and_the_rest_scored() {
     let dir = tempfile::tempdir().unwrap();
     let base = server.base.clone();
     let dir_path = dir.path().to_path_buf();
-    let Ran { code, stdout, result, .. } = tokio::task::spawn_blocking(move || run(&base, &dir_path, &[]))
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &dir_path, &[]))
         .await
         .unwrap();
     let st = statuses(&result);
@@ -144,7 +149,9 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     // Replay makes no call: it reads the verdicts of the server the command names.
     let base = server.base.clone();
     let d = dir.path().to_path_buf();
-    let Ran { result: replayed, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
+    let Ran {
+        result: replayed, ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
         .await
         .unwrap();
     assert_eq!(server.hits(), calls, "replay makes zero calls");
@@ -152,9 +159,11 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     // Entries are keyed by endpoint: pointed at another server, nothing is served from
     // the first one's verdicts, live or replayed.
     let d = dir.path().to_path_buf();
-    let Ran { result: elsewhere, .. } = tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
-            .await
-            .unwrap();
+    let Ran {
+        result: elsewhere, ..
+    } = tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
+        .await
+        .unwrap();
     assert!(elsewhere["total_score"].is_null(), "{elsewhere:#}");
     let reason = elsewhere["dimensions"][0]["unscored_reason"]
         .as_str()
@@ -164,7 +173,9 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     let other = MockServer::start(|_, _| error(400, vec![])).await;
     let base = other.base.clone();
     let d = dir.path().to_path_buf();
-    let Ran { code, result: live, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran {
+        code, result: live, ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     assert_eq!(code, Some(1));
@@ -174,7 +185,8 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     // Replay with an empty cache: every judge unscored with the reason.
     let empty = tempfile::tempdir().unwrap();
     let d = empty.path().to_path_buf();
-    let Ran { result: missed, .. } = tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
+    let Ran { result: missed, .. } =
+        tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
             .await
             .unwrap();
     assert!(
@@ -225,7 +237,11 @@ async fn an_edited_cache_entry_is_refused_and_reported() {
     std::fs::write(&entry, doc.to_string()).unwrap();
 
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { code, result: replayed, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
+    let Ran {
+        code,
+        result: replayed,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
         .await
         .unwrap();
     assert_eq!(
@@ -255,7 +271,12 @@ async fn an_edited_cache_entry_is_refused_and_reported() {
 
     let hits = server.hits();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { code, stdout, result: live, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran {
+        code,
+        stdout,
+        result: live,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     assert_eq!(
@@ -405,7 +426,8 @@ async fn divergence_and_a_low_panel_agreement_reach_the_summary() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { result, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &["--models", "sonnet,opus"]))
+    let Ran { result, .. } =
+        tokio::task::spawn_blocking(move || run(&base, &d, &["--models", "sonnet,opus"]))
             .await
             .unwrap();
     let problems = result["summary"]["problems"].as_array().unwrap();
@@ -437,7 +459,12 @@ async fn a_score_above_the_cap_of_a_failed_assertion_is_capped() {
     let server = MockServer::start(move |_, _| anthropic_text(five, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { code, stdout, result, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     let dims = result["dimensions"].as_array().expect("dimensions");

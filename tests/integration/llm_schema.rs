@@ -185,9 +185,10 @@ async fn a_suite_asks_every_default_judge_for_a_bound_verdict() {
     let server = MockServer::start(|_, seen| anthropic_text(&answer_to(seen), "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let Ran { code, result, .. } = tokio::task::spawn_blocking(move || run_schema_suite(&root, &base))
-        .await
-        .unwrap();
+    let Ran { code, result, .. } =
+        tokio::task::spawn_blocking(move || run_schema_suite(&root, &base))
+            .await
+            .unwrap();
     assert!(matches!(code, Some(0 | 1)), "{code:?} {result}");
     let seen = server.seen();
     assert!(

@@ -71,9 +71,10 @@ async fn a_redirect_to_another_origin_is_not_followed() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { code, result, .. } = tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
-        .await
-        .unwrap();
+    let Ran { code, result, .. } =
+        tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
+            .await
+            .unwrap();
     assert_eq!(elsewhere.hits(), 0, "no request reached the other origin");
     assert!(server.hits() > 0);
     let dims = result["dimensions"].as_array().expect("dimensions");
@@ -145,9 +146,10 @@ async fn an_oversized_reply_is_not_read() {
     let server = MockServer::start(move |_, _| anthropic_text(&huge, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let Ran { code, result, .. } = tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
-        .await
-        .unwrap();
+    let Ran { code, result, .. } =
+        tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
+            .await
+            .unwrap();
     let dims = result["dimensions"].as_array().expect("dimensions");
     assert!(dims.iter().all(|d| d["status"] == "unscored"), "{result:#}");
     assert!(
@@ -256,10 +258,9 @@ async fn an_error_body_cut_inside_the_key_keeps_no_part_of_it() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let ran =
-        tokio::task::spawn_blocking(move || run_with("anthropic", &base, &path, &[]))
-            .await
-            .unwrap();
+    let ran = tokio::task::spawn_blocking(move || run_with("anthropic", &base, &path, &[]))
+        .await
+        .unwrap();
     let printed = ran.text();
     let result = ran.result;
     let reason = result["dimensions"][0]["unscored_reason"]

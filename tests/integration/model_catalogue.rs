@@ -50,7 +50,12 @@ async fn a_run_on_a_retiring_model_says_when_it_ends_and_what_to_move_to() {
     let dir = tempfile::tempdir().unwrap();
     copy_trivy(dir.path());
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let Ran { code, result, stderr, .. } = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run_llm(&root, &base, &["--model", "claude-sonnet-4-5-20250929"])
     })
     .await
@@ -80,7 +85,12 @@ async fn the_default_model_is_served_and_raises_no_lifecycle_warning() {
     let dir = tempfile::tempdir().unwrap();
     copy_trivy(dir.path());
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let Ran { code, result, stderr, .. } = tokio::task::spawn_blocking(move || run_llm(&root, &base, &[]))
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || run_llm(&root, &base, &[]))
         .await
         .unwrap();
     assert!(matches!(code, Some(0 | 1)), "{code:?} {stderr}");
@@ -106,7 +116,12 @@ async fn a_suite_catalogue_prices_aliases_and_retires_its_own_model() {
     .unwrap();
     set_suite_key(dir.path(), "model_catalogue: ../models.yaml");
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let Ran { code, result, stderr, .. } = tokio::task::spawn_blocking(move || run_llm(&root, &base, &[]))
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || run_llm(&root, &base, &[]))
         .await
         .unwrap();
     assert!(matches!(code, Some(0 | 1)), "{code:?} {stderr}");

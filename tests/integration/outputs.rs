@@ -39,7 +39,9 @@ fn links_devices_and_planted_temp_files_are_never_written_through() {
     let victim = tmp.path().join("victim.txt");
     std::fs::write(&victim, "keep").unwrap();
     std::os::unix::fs::symlink(&victim, tmp.path().join("link.json")).unwrap();
-    let Ran { code, stderr: err, .. } = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/s", "--heuristic", "--out", "link.json"],
     );
@@ -49,7 +51,9 @@ fn links_devices_and_planted_temp_files_are_never_written_through() {
 
     // The old temp name, planted as a link: the write goes elsewhere.
     std::os::unix::fs::symlink(&victim, tmp.path().join("out.json.tmp")).unwrap();
-    let Ran { code, stderr: err, .. } = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/s", "--heuristic", "--out", "out.json"],
     );
@@ -57,7 +61,9 @@ fn links_devices_and_planted_temp_files_are_never_written_through() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     assert!(tmp.path().join("out.json").is_file());
 
-    let Ran { code, stderr: err, .. } = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/s", "--heuristic", "--out", "/dev/null"],
     );
@@ -71,7 +77,9 @@ fn a_run_does_not_write_onto_its_inputs_or_its_log() {
     suite(tmp.path(), "r");
     let input = tmp.path().join("data/results/r.json");
     let before = std::fs::read_to_string(&input).unwrap();
-    let Ran { code, stderr: err, .. } = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &[
             "run",
@@ -97,7 +105,9 @@ fn a_run_does_not_write_onto_its_inputs_or_its_log() {
     );
     assert_eq!(code, Some(2));
     // The result and the log on one file (checked before any provider is needed).
-    let Ran { code, stderr: err, .. } = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &[
             "run",

@@ -6,7 +6,6 @@
 
 use std::path::Path;
 
-
 use crate::binary::{Caldera, Ran};
 use crate::gates::copy_trivy;
 use crate::llm_server::{MockServer, Step, anthropic_text};

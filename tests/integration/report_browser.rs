@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::llm_server::{MockServer, anthropic_text};
 use crate::binary::Caldera;
+use crate::llm_server::{MockServer, anthropic_text};
 use crate::reports::{run_suite, text};
 
 /// The browser, if this machine has one.

@@ -123,11 +123,7 @@ fn outside_code_spans(line: &str) -> String {
 }
 
 fn report(result: &Path, args: &[&str]) -> String {
-    let out = Caldera::new()
-        .arg("report")
-        .arg(result)
-        .args(args)
-        .run();
+    let out = Caldera::new().arg("report").arg(result).args(args).run();
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     out.stdout
 }

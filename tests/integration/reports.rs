@@ -8,7 +8,6 @@ use std::process::Command;
 
 use crate::binary::{Caldera, Ran};
 
-
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -84,10 +83,7 @@ pub fn html_text(html: &str) -> String {
 fn markdown_junit_and_html_of_a_trivy_run() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("trivy.json");
-    assert_eq!(
-        run_suite("judges.d/trivy", &result, None).code,
-        Some(0)
-    );
+    assert_eq!(run_suite("judges.d/trivy", &result, None).code, Some(0));
     let out_dir = dir.path().join("reports");
     let out = Caldera::new()
         .arg("report")
@@ -124,10 +120,7 @@ fn markdown_junit_and_html_of_a_trivy_run() {
 fn junit_reads_as_ci_systems_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("trivy.json");
-    assert_eq!(
-        run_suite("judges.d/trivy", &result, None).code,
-        Some(0)
-    );
+    assert_eq!(run_suite("judges.d/trivy", &result, None).code, Some(0));
     let xml_path = dir.path().join("trivy.xml");
     let out = Caldera::new()
         .arg("report")
@@ -188,10 +181,7 @@ fn diff_of_two_trivy_runs_with_one_scan_changed() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("base.json");
     let new = dir.path().join("new.json");
-    assert_eq!(
-        run_suite("judges.d/trivy", &base, None).code,
-        Some(0)
-    );
+    assert_eq!(run_suite("judges.d/trivy", &base, None).code, Some(0));
     let changed = trivy_with_one_scan_changed(dir.path());
     run_suite("judges.d/trivy", &new, Some(&changed));
 
@@ -222,11 +212,7 @@ fn diff_of_two_trivy_runs_with_one_scan_changed() {
         .args([&base, &new])
         .args(["--format", "json"])
         .run();
-    assert_eq!(
-        out.code,
-        Some(0),
-        "without --fail-on the diff only reports"
-    );
+    assert_eq!(out.code, Some(0), "without --fail-on the diff only reports");
     let c: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let regressed: Vec<&str> = c["dimensions"]
         .as_array()
@@ -297,7 +283,8 @@ fn results_that_cannot_be_compared_are_refused() {
     let out = Caldera::new().arg("diff").args([&trivy, &iac]).run();
     assert_eq!(out.code, Some(2));
     assert!(
-        out.stderr.contains("different suites: `trivy` (base) and `adversarial-iac` (new)"),
+        out.stderr
+            .contains("different suites: `trivy` (base) and `adversarial-iac` (new)"),
         "{}",
         out.stderr
     );
@@ -307,12 +294,12 @@ fn results_that_cannot_be_compared_are_refused() {
     doc["result_format"] = 99.into();
     let future = dir.path().join("future.json");
     std::fs::write(&future, doc.to_string()).unwrap();
-    let out = Caldera::new()
-        .arg("diff")
-        .args([&trivy, &future])
-        .run();
+    let out = Caldera::new().arg("diff").args([&trivy, &future]).run();
     assert_eq!(out.code, Some(2));
-    assert!(out.stderr.contains("result format 99 is not one this caldera reads"));
+    assert!(
+        out.stderr
+            .contains("result format 99 is not one this caldera reads")
+    );
 
     let foreign = dir.path().join("foreign.json");
     std::fs::write(
@@ -332,11 +319,7 @@ fn results_that_cannot_be_compared_are_refused() {
     std::fs::write(&broken, "{\n  \"suite\": \"trivy\",\n  oops\n}").unwrap();
     let out = Caldera::new().arg("report").arg(&broken).run();
     assert_eq!(out.code, Some(2));
-    assert!(
-        out.stderr.contains(":3:"),
-        "located: {}",
-        out.stderr
-    );
+    assert!(out.stderr.contains(":3:"), "located: {}", out.stderr);
 }
 
 /// Two results of a `scope: repo` judge: repo deltas that go both ways are noise (the

@@ -147,16 +147,9 @@ fn validate_output(suite: &str, judge: &str) -> String {
     std::fs::write(dir.join("data/r.json"), r#"{"id": "r"}"#).unwrap();
     std::fs::write(dir.join("suite.yaml"), suite).unwrap();
     std::fs::write(dir.join("judge.yaml"), judge).unwrap();
-    let out = Caldera::new()
-        .arg("validate")
-        .arg(dir)
-        .run();
+    let out = Caldera::new().arg("validate").arg(dir).run();
     assert_eq!(out.code, Some(2), "refused as an input error");
-    format!(
-        "{}{}",
-        out.stdout,
-        out.stderr
-    )
+    format!("{}{}", out.stdout, out.stderr)
 }
 
 #[test]

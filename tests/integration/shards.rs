@@ -55,12 +55,7 @@ fn assert_merge_equals_single(suite: &str, n: u32, dir: &Path, extra: &[&str]) {
         ];
         args.extend_from_slice(extra);
         let run = caldera(&args);
-        assert_eq!(
-            run.code,
-            Some(0),
-            "{suite} shard {shard}: {}",
-            run.stderr
-        );
+        assert_eq!(run.code, Some(0), "{suite} shard {shard}: {}", run.stderr);
         partials.push(out);
     }
     let merged = dir.join(format!("{}-merged-{n}.json", suite.replace('/', "_")));
@@ -68,8 +63,7 @@ fn assert_merge_equals_single(suite: &str, n: u32, dir: &Path, extra: &[&str]) {
     args.extend(partials.iter().map(|p| text(p)));
     let merge = caldera(&args);
     assert_eq!(
-        merge.code,
-        whole.code,
+        merge.code, whole.code,
         "{suite} N={n}: merge exits as the single run does: {}",
         merge.stderr
     );
@@ -232,12 +226,7 @@ fn trivy_shards(dir: &Path, n: u32) -> Vec<PathBuf> {
                 "--out",
                 text(&out),
             ]);
-            assert_eq!(
-                run.code,
-                Some(0),
-                "{}",
-                run.stderr
-            );
+            assert_eq!(run.code, Some(0), "{}", run.stderr);
             out
         })
         .collect()
@@ -259,7 +248,9 @@ fn merge_with(partials: &[&Path], dir: &Path, extra: &[&str]) -> Ran {
 fn merge_refuses_a_missing_shard_naming_it() {
     let tmp = tempfile::tempdir().unwrap();
     let p = trivy_shards(tmp.path(), 3);
-    let Ran { code, stderr: err, .. } = merge(&[&p[0], &p[2]], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&p[0], &p[2]], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("shard 2/3 is missing"), "{err}");
     assert!(!tmp.path().join("merged.json").exists());
@@ -271,7 +262,9 @@ fn merge_refuses_a_shard_given_twice_naming_both_files() {
     let p = trivy_shards(tmp.path(), 2);
     let copy = tmp.path().join("copy-of-1.json");
     std::fs::copy(&p[0], &copy).unwrap();
-    let Ran { code, stderr: err, .. } = merge(&[&p[0], &p[1], &copy], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&p[0], &p[1], &copy], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("shard 1/2 is given more than once"), "{err}");
     assert!(err.contains("copy-of-1.json"), "{err}");
@@ -282,7 +275,9 @@ fn merge_refuses_shards_of_different_n_or_different_suites() {
     let tmp = tempfile::tempdir().unwrap();
     let two = trivy_shards(tmp.path(), 2);
     let three = trivy_shards(tmp.path(), 3);
-    let Ran { code, stderr: err, .. } = merge(&[&two[0], &three[1], &three[2]], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&two[0], &three[1], &three[2]], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("same N"), "{err}");
 
@@ -296,13 +291,10 @@ fn merge_refuses_shards_of_different_n_or_different_suites() {
         "--out",
         text(&scc),
     ]);
-    assert_eq!(
-        run.code,
-        Some(0),
-        "{}",
-        run.stderr
-    );
-    let Ran { code, stderr: err, .. } = merge(&[&two[0], &scc], tmp.path());
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&two[0], &scc], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("is not of the same run"), "{err}");
     assert!(err.contains("suite"), "{err}");
@@ -321,7 +313,9 @@ fn merge_refuses_a_partial_edited_after_it_was_written() {
     let (_, first) = records.iter_mut().next().expect("a repo");
     first[0]["total"] = Value::from(first[0]["total"].as_i64().unwrap_or(0) + 1);
     std::fs::write(&p[1], serde_json::to_string(&doc).unwrap()).unwrap();
-    let Ran { code, stderr: err, .. } = merge(&[&p[0], &p[1]], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&p[0], &p[1]], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("changed after it was written"), "{err}");
     assert!(err.contains("trivy-2-of-2.json"), "{err}");
@@ -376,24 +370,25 @@ fn merge_with_deferred_whole_parts_reads_only_inside_the_project_unless_told_and
                 "--out",
                 text(&out),
             ]);
-            assert_eq!(
-                run.code,
-                Some(0),
-                "{}",
-                run.stderr
-            );
+            assert_eq!(run.code, Some(0), "{}", run.stderr);
             out
         })
         .collect();
     // The folder the partials name is outside the project: read only when told.
-    let Ran { code, stderr: err, .. } = merge(&[&p[0], &p[1]], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&p[0], &p[1]], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("outside"), "{err}");
-    let Ran { code, stderr: err, .. } = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
+    let Ran {
+        code, stderr: err, ..
+    } = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
     assert_eq!(code, Some(0), "{err}");
 
     std::fs::remove_dir_all(&outputs).unwrap();
-    let Ran { code, stderr: err, .. } = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
+    let Ran {
+        code, stderr: err, ..
+    } = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("need the inputs the shards read"), "{err}");
 }

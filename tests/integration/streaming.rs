@@ -53,11 +53,9 @@ fn assert_streamed_equals_in_memory(suite: &str, dir: &Path, extra: &[&str]) -> 
         "{suite}: CALDERA_NO_STREAM=1 reads in memory"
     );
     assert_eq!(
-        streaming.code,
-        memory.code,
+        streaming.code, memory.code,
         "{suite}: same exit code\nstreaming: {}\nmemory: {}",
-        streaming.stderr,
-        memory.stderr
+        streaming.stderr, memory.stderr
     );
     assert_same_result(suite, ("in-memory", &b), ("streamed", &a), &MAY_DIFFER);
     streamed(&streaming)
@@ -160,8 +158,7 @@ fn streamed_run_reports_the_in_memory_runs_input_errors() {
     assert_eq!(a.code, Some(2), "bad input exits 2");
     assert_eq!(a.code, b.code);
     assert_eq!(
-        a.stderr,
-        b.stderr,
+        a.stderr, b.stderr,
         "the same diagnostics, in the same order"
     );
 }
