@@ -143,11 +143,12 @@ impl Caldera {
 
     /// Runs with the reading end of stdout closed after `lines` lines (0: before the
     /// binary writes anything), as `caldera plan | head` once `head` is gone; `stdout`
-    /// holds the lines read.
+    /// holds the lines read. Stdin is closed, as with [`Caldera::run`].
     pub fn run_closing_stdout_after(mut self, lines: usize) -> Ran {
         let line = command_line(&self.cmd);
         let mut child = self
             .cmd
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
