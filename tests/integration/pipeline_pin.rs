@@ -86,8 +86,8 @@ fn normalised(ran: &Ran, dir: &Path) -> Value {
 fn pin_heuristic(suite: &str) {
     let dir = tempfile::tempdir().unwrap();
     let ran = run(suite, dir.path(), None);
-    let result = normalised(&ran, dir.path());
-    insta::assert_json_snapshot!(format!("{suite}_heuristic"), (ran.code, result));
+    let (code, result) = (ran.code, normalised(&ran, dir.path()));
+    insta::assert_json_snapshot!(format!("{suite}_heuristic"), (code, result));
 }
 
 async fn pin_llm(suite: &str) {
@@ -100,8 +100,8 @@ async fn pin_llm(suite: &str) {
         .await
         .unwrap();
     assert!(server.hits() > 0, "the model was asked");
-    let result = normalised(&ran, dir.path());
-    insta::assert_json_snapshot!(format!("{suite}_llm"), (ran.code, result));
+    let (code, result) = (ran.code, normalised(&ran, dir.path()));
+    insta::assert_json_snapshot!(format!("{suite}_llm"), (code, result));
 }
 
 #[test]
