@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::binary::Caldera;
 use crate::shared::skipped;
 
 const TOKEN: &str = "ghs_test_token_not_a_real_one";
@@ -218,7 +219,7 @@ impl Job {
             .env("GITHUB_TOKEN", TOKEN)
             .env("GITHUB_OUTPUT", self.path("output"))
             .env("GITHUB_STEP_SUMMARY", self.path("summary.md"))
-            .env("CALDERA_BIN", env!("CARGO_BIN_EXE_caldera"))
+            .env("CALDERA_BIN", Caldera::path())
             .env("CALDERA_SUITE", project().join("judges.d/trivy"))
             .env("CALDERA_OUT_DIR", self.path("report"));
         for (k, v) in vars {
@@ -395,12 +396,11 @@ fn action_token_is_sent_only_to_the_api_origin_even_across_redirects_and_page_li
     let scratch = tempfile::tempdir().unwrap();
     // The default branch's result, as the action would have uploaded it.
     let earlier = scratch.path().join("trivy.json");
-    let made = Command::new(env!("CARGO_BIN_EXE_caldera"))
+    Caldera::new()
         .args(["run", "judges.d/trivy", "--heuristic", "--out"])
         .arg(&earlier)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", describe(&made));
+        .run()
+        .expect(0);
     let zip = zip_with(scratch.path(), "trivy.json", &earlier);
 
     // Another origin: blob storage, and where a hostile page link points.
@@ -616,7 +616,7 @@ fn install_script_installs_a_verified_archive_and_refuses_a_tampered_one() {
     let packaged = Command::new("sh")
         .arg(project().join("scripts/package.sh"))
         .arg(target)
-        .arg(env!("CARGO_BIN_EXE_caldera"))
+        .arg(Caldera::path())
         .arg(&dist)
         .output()
         .unwrap();

@@ -3,20 +3,14 @@
 //! per-repo verdicts are a source too.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use insta_cmd::get_cargo_bin;
+use crate::binary::{Caldera, Ran};
 use serde_json::{Value, json};
 
 const LABELS: &str = "ground-truth/trivy/labels/illustrative.csv";
 
-fn caldera(root: &Path, args: &[&str]) -> Output {
-    Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .expect("runs")
+fn caldera(root: &Path, args: &[&str]) -> Ran {
+    Caldera::new().dir(root).args(args).run()
 }
 
 fn here() -> &'static Path {
@@ -35,13 +29,8 @@ fn calibration(labels: &str) -> Value {
             "json",
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    serde_json::from_str(&out.stdout).expect("json")
 }
 
 fn close(v: &Value, expected: f64) {
@@ -175,7 +164,7 @@ fn the_sample_labels_give_the_values_computed_by_hand() {
                 format,
             ],
         );
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = out.stdout;
         assert!(text.contains(marker), "{text}");
         assert!(
             text.contains("0.867") && text.contains("-0.11 [-0.57, +0.35]"),
@@ -198,7 +187,7 @@ fn the_sample_labels_give_the_values_computed_by_hand() {
             "html",
         ],
     );
-    let page = String::from_utf8_lossy(&out.stdout);
+    let page = out.stdout;
     assert!(
         page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"),
         "{page}"
@@ -255,9 +244,9 @@ fn bad_labels_are_located_and_nothing_is_calibrated() {
             path.to_str().unwrap(),
         ],
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.code, Some(2));
     assert!(out.stdout.is_empty());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = out.stderr;
     assert!(err.contains("labels.csv:3:27"), "{err}");
     assert!(
         err.contains("expected an integer from 1 to 5, found `high`"),
@@ -322,7 +311,7 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
     // Repo scores by hand (known CVEs found in the sample outputs): 5 for dev-deps-fp,
     // mixed-severity and sbom-monorepo, 3 for the other seven; mean 36 / 10 = 3.6, PASS
     // in the default decision table (3.5 <= x < 4.0): exit 0.
-    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(run.code, Some(0), "{run:?}");
     let out = caldera(
         root,
         &[
@@ -336,13 +325,8 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
             "json",
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let c: Value = serde_json::from_str(&out.stdout).unwrap();
     let sources = c["dimensions"][0]["sources"].as_array().unwrap();
     let names: Vec<&str> = sources
         .iter()
@@ -365,7 +349,7 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
             "labels.csv",
         ],
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.code, Some(2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -385,9 +369,8 @@ async fn models_judge_each_repo_alone_through_the_cache() {
     let cache = dir.path().join("cache").to_str().unwrap().to_owned();
     let base = server.base.clone();
     let run = move || {
-        let out = Command::new(get_cargo_bin("caldera"))
-            .current_dir(here())
-            .env("NO_COLOR", "1")
+        let out = Caldera::new()
+            .dir(here())
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", &base)
             .args([
@@ -399,15 +382,9 @@ async fn models_judge_each_repo_alone_through_the_cache() {
                 "sonnet",
             ])
             .args(["--cache-dir", &cache, "--format", "json", "--no-heuristic"])
-            .output()
-            .expect("runs");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+            .run();
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        serde_json::from_str::<Value>(&out.stdout).unwrap()
     };
     let again = run.clone();
     let c = tokio::task::spawn_blocking(run).await.unwrap();

@@ -3,15 +3,13 @@
 
 use std::process::Command;
 
-use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+use insta_cmd::assert_cmd_snapshot;
 
+use crate::binary::Caldera;
+
+/// The binary as a `Command`, which `assert_cmd_snapshot!` runs and records.
 fn caldera() -> Command {
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY");
-    cmd
+    Caldera::new().command()
 }
 
 fn snapshot_settings() -> insta::Settings {
@@ -122,17 +120,16 @@ fn validate_reports_five_mistakes_in_one_run() {
             caldera().args(["validate", "tests/fixtures/five-mistakes/coverage.yaml"])
         );
     });
-    let out = caldera()
+    let out = Caldera::new()
         .args([
             "validate",
             "--format",
             "json",
             "tests/fixtures/five-mistakes/coverage.yaml",
         ])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        .run();
+    assert_eq!(out.code, Some(2));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
     let codes: std::collections::BTreeSet<String> = doc["diagnostics"]
         .as_array()
         .expect("list")
@@ -146,10 +143,10 @@ fn validate_reports_five_mistakes_in_one_run() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = caldera().args(["run"]).output().expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    let out = caldera().args(["frobnicate"]).output().expect("runs");
-    assert_eq!(out.status.code(), Some(2));
+    let out = Caldera::new().args(["run"]).run();
+    assert_eq!(out.code, Some(2));
+    let out = Caldera::new().args(["frobnicate"]).run();
+    assert_eq!(out.code, Some(2));
 }
 
 #[test]

@@ -2,30 +2,9 @@
 //! `--judge` and `--repo` with did-you-mean, colour and `--quiet`, completions, `init`,
 //! and the gates' exit statuses (empty input 2, below a bar 1, incomplete 3).
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-
+use crate::binary::{Caldera, Ran};
 use crate::llm_server::{MockServer, anthropic_text};
-use crate::reports::{caldera, run_suite, text};
-
-/// Reads one line of the command's stdout, closes the pipe, and returns the exit code and
-/// stderr.
-fn read_one_line_then_close(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = caldera()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(!first.is_empty());
-    // The reader is dropped here: the pipe is closed with output still to come.
-    let out = child.wait_with_output().unwrap();
-    (out.status.code(), text(&out.stderr))
-}
+use crate::reports::run_suite;
 
 #[test]
 fn a_pipe_closed_early_ends_quietly() {
@@ -46,7 +25,14 @@ fn a_pipe_closed_early_ends_quietly() {
         vec!["schema", "judge"],
         vec!["completions", "bash"],
     ] {
-        let (code, stderr) = read_one_line_then_close(&args);
+        // One line read, then the pipe closed with output still to come.
+        let Ran {
+            code,
+            stdout,
+            stderr,
+            ..
+        } = Caldera::new().args(&args).run_closing_stdout_after(1);
+        assert!(!stdout.is_empty());
         assert_ne!(code, Some(101), "{args:?} panicked: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
@@ -56,7 +42,7 @@ fn a_pipe_closed_early_ends_quietly() {
 #[test]
 fn out_dash_suite_yaml_judge_and_repo() {
     // `-` is stdout, and a suite.yaml path works as its folder does.
-    let out = caldera()
+    let out = Caldera::new()
         .args([
             "run",
             "judges.d/trivy/suite.yaml",
@@ -64,19 +50,17 @@ fn out_dash_suite_yaml_judge_and_repo() {
             "--out",
             "-",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON on stdout");
     assert_eq!(doc["suite"], "trivy");
 
-    let one = caldera()
+    let one = Caldera::new()
         .args(["run", "judges.d/trivy", "--heuristic", "--out", "-"])
         .args(["--judge", "iac_quality", "--judge", "sbom_completeness"])
         .args(["--repo", "iac-platform", "--repo", "clean-service"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+        .run();
+    let doc: serde_json::Value = serde_json::from_str(&one.stdout).unwrap();
     let names: Vec<&str> = doc["dimensions"]
         .as_array()
         .unwrap()
@@ -86,7 +70,7 @@ fn out_dash_suite_yaml_judge_and_repo() {
     assert_eq!(names, ["sbom_completeness", "iac_quality"]);
     assert_eq!(doc["inputs"]["results"], 2);
 
-    let typo = caldera()
+    let typo = Caldera::new()
         .args([
             "run",
             "judges.d/trivy",
@@ -94,15 +78,15 @@ fn out_dash_suite_yaml_judge_and_repo() {
             "--judge",
             "iac_qualty",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(typo.status.code(), Some(2));
+        .run();
+    assert_eq!(typo.code, Some(2));
     assert!(
-        text(&typo.stderr).contains("no judge `iac_qualty`; did you mean `iac_quality`?"),
+        typo.stderr
+            .contains("no judge `iac_qualty`; did you mean `iac_quality`?"),
         "{}",
-        text(&typo.stderr)
+        typo.stderr
     );
-    let typo = caldera()
+    let typo = Caldera::new()
         .args([
             "run",
             "judges.d/trivy",
@@ -110,19 +94,17 @@ fn out_dash_suite_yaml_judge_and_repo() {
             "--repo",
             "iac-platfrm",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(typo.status.code(), Some(2));
+        .run();
+    assert_eq!(typo.code, Some(2));
     assert!(
-        text(&typo.stderr).contains("did you mean `iac-platform`?"),
+        typo.stderr.contains("did you mean `iac-platform`?"),
         "{}",
-        text(&typo.stderr)
+        typo.stderr
     );
-    let judge_file = caldera()
+    let judge_file = Caldera::new()
         .args(["run", "judges.d/trivy/iac_quality.yaml", "--heuristic"])
-        .output()
-        .unwrap();
-    assert_eq!(judge_file.status.code(), Some(2));
+        .run();
+    assert_eq!(judge_file.code, Some(2));
 }
 
 #[test]
@@ -131,15 +113,15 @@ fn colour_follows_the_flag_and_the_environment() {
     let result = dir.path().join("r.json");
     run_suite("judges.d/trivy", &result, None);
     let table = |color: Option<&str>, env: &[(&str, &str)]| {
-        let mut cmd = caldera();
-        cmd.arg("report").arg(&result).env_remove("NO_COLOR");
-        if let Some(c) = color {
-            cmd.args(["--color", c]);
-        }
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        text(&cmd.output().unwrap().stdout)
+        let cmd = Caldera::new()
+            .arg("report")
+            .arg(&result)
+            .env_remove("NO_COLOR");
+        let cmd = match color {
+            Some(c) => cmd.args(["--color", c]),
+            None => cmd,
+        };
+        cmd.envs(env).run().stdout
     };
     assert!(
         !table(None, &[]).contains('\x1b'),
@@ -153,21 +135,20 @@ fn colour_follows_the_flag_and_the_environment() {
     );
     assert!(!table(Some("never"), &[("CLICOLOR_FORCE", "1")]).contains('\x1b'));
 
-    let quiet = caldera()
+    let quiet = Caldera::new()
         .args(["run", "judges.d/trivy", "--heuristic", "--quiet", "--out"])
         .arg(dir.path().join("q.json"))
-        .output()
-        .unwrap();
-    assert_eq!(quiet.status.code(), Some(0));
+        .run();
+    assert_eq!(quiet.code, Some(0));
     assert!(quiet.stdout.is_empty() && quiet.stderr.is_empty());
 }
 
 #[test]
 fn completions_for_every_shell() {
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
-        let out = caldera().args(["completions", shell]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{shell}");
-        let script = text(&out.stdout);
+        let out = Caldera::new().args(["completions", shell]).run();
+        assert_eq!(out.code, Some(0), "{shell}");
+        let script = &out.stdout;
         assert!(
             script.contains("caldera") && script.contains("fail-on"),
             "{shell}"
@@ -178,27 +159,20 @@ fn completions_for_every_shell() {
 #[test]
 fn init_writes_a_suite_that_validates_and_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let init = caldera()
+    let init = Caldera::new()
         .args(["init", "mytool", "--dir"])
         .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(init.status.code(), Some(0), "{}", text(&init.stderr));
+        .run();
+    assert_eq!(init.code, Some(0), "{}", init.stderr);
     let suite = dir.path().join("judges.d/mytool");
-    let validate = caldera()
+    let validate = Caldera::new()
         .args(["validate", "--deny-warnings"])
         .arg(&suite)
-        .output()
-        .unwrap();
-    assert_eq!(
-        validate.status.code(),
-        Some(0),
-        "{}",
-        text(&validate.stderr)
-    );
+        .run();
+    assert_eq!(validate.code, Some(0), "{}", validate.stderr);
     let out = dir.path().join("r.json");
     let run = run_suite(suite.to_str().unwrap(), &out, None);
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(
@@ -206,14 +180,13 @@ fn init_writes_a_suite_that_validates_and_runs() {
         "2 of 3 expected findings: 66.7%"
     );
     assert_eq!(doc["decision"], "WEAK_PASS");
-    let again = caldera()
+    let again = Caldera::new()
         .args(["init", "mytool", "--dir"])
         .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(again.status.code(), Some(2), "nothing is overwritten");
-    let bad = caldera().args(["init", "My Tool"]).output().unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+        .run();
+    assert_eq!(again.code, Some(2), "nothing is overwritten");
+    let bad = Caldera::new().args(["init", "My Tool"]).run();
+    assert_eq!(bad.code, Some(2));
 }
 
 #[test]
@@ -221,15 +194,14 @@ fn gates_say_why_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let out = caldera()
+    let out = Caldera::new()
         .args(["run", "judges.d/trivy", "--heuristic", "--results"])
         .arg(&empty)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "no input is an input error");
-    assert!(text(&out.stderr).contains("has no *.json result files"));
+        .run();
+    assert_eq!(out.code, Some(2), "no input is an input error");
+    assert!(out.stderr.contains("has no *.json result files"));
 
-    let out = caldera()
+    let out = Caldera::new()
         .args([
             "run",
             "judges.d/trivy",
@@ -240,10 +212,9 @@ fn gates_say_why_in_one_line() {
             "--out",
         ])
         .arg(dir.path().join("r.json"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = text(&out.stderr);
+        .run();
+    assert_eq!(out.code, Some(1));
+    let stderr = &out.stderr;
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.contains("3.30") && stderr.contains("--fail-under 3.5"),
@@ -258,20 +229,19 @@ async fn a_run_left_without_scores_by_replay_or_budget_exits_3() {
     let d = dir.path().to_path_buf();
     let c = cache.clone();
     let replay = tokio::task::spawn_blocking(move || {
-        caldera()
+        Caldera::new()
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
             .args(["run", "judges.d/trivy", "--replay", "--quiet", "--out"])
             .arg(d.join("replay.json"))
             .arg("--cache-dir")
             .arg(&c)
-            .output()
-            .unwrap()
+            .run()
     })
     .await
     .unwrap();
-    assert_eq!(replay.status.code(), Some(3), "{}", text(&replay.stderr));
-    let stderr = text(&replay.stderr);
+    assert_eq!(replay.code, Some(3), "{}", replay.stderr);
+    let stderr = &replay.stderr;
     assert!(
         stderr.starts_with("incomplete: --replay found no cached verdict for 7 unit(s)"),
         "{stderr}"
@@ -287,7 +257,7 @@ async fn a_run_left_without_scores_by_replay_or_budget_exits_3() {
     let base = server.base.clone();
     let d = dir.path().to_path_buf();
     let budget = tokio::task::spawn_blocking(move || {
-        caldera()
+        Caldera::new()
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", base)
             .args([
@@ -303,25 +273,27 @@ async fn a_run_left_without_scores_by_replay_or_budget_exits_3() {
                 "--out",
             ])
             .arg(d.join("budget.json"))
-            .output()
-            .unwrap()
+            .run()
     })
     .await
     .unwrap();
-    assert_eq!(budget.status.code(), Some(3), "{}", text(&budget.stderr));
-    assert!(text(&budget.stderr).starts_with("incomplete: the --max-cost budget stopped"));
+    assert_eq!(budget.code, Some(3), "{}", budget.stderr);
+    assert!(
+        budget
+            .stderr
+            .starts_with("incomplete: the --max-cost budget stopped")
+    );
     assert_eq!(server.hits(), 0, "no call fits the budget");
 }
 
 #[test]
 fn init_writes_the_schemas_its_modelines_name_unless_the_project_has_them() {
     let dir = tempfile::tempdir().unwrap();
-    let init = caldera()
+    let init = Caldera::new()
         .args(["init", "mytool", "--dir"])
         .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(init.status.code(), Some(0), "{}", text(&init.stderr));
+        .run();
+    assert_eq!(init.code, Some(0), "{}", init.stderr);
     for (file, schema) in [("suite.yaml", "suite"), ("finding_accuracy.yaml", "judge")] {
         let yaml = std::fs::read_to_string(dir.path().join("judges.d/mytool").join(file)).unwrap();
         let named = yaml
@@ -334,19 +306,18 @@ fn init_writes_the_schemas_its_modelines_name_unless_the_project_has_them() {
             .to_owned();
         let at = dir.path().join("judges.d/mytool").join(&named);
         let written = std::fs::read_to_string(&at).unwrap_or_else(|e| panic!("{named}: {e}"));
-        let printed = caldera().args(["schema", schema]).output().unwrap();
-        assert_eq!(written, String::from_utf8_lossy(&printed.stdout), "{named}");
+        let printed = Caldera::new().args(["schema", schema]).run();
+        assert_eq!(written, printed.stdout, "{named}");
     }
     // A project's own schemas are left as they are.
     let other = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(other.path().join("schemas")).unwrap();
     std::fs::write(other.path().join("schemas/judge.schema.json"), "{}").unwrap();
-    let init = caldera()
+    let init = Caldera::new()
         .args(["init", "mytool", "--dir"])
         .arg(other.path())
-        .output()
-        .unwrap();
-    assert_eq!(init.status.code(), Some(0), "{}", text(&init.stderr));
+        .run();
+    assert_eq!(init.code, Some(0), "{}", init.stderr);
     assert_eq!(
         std::fs::read_to_string(other.path().join("schemas/judge.schema.json")).unwrap(),
         "{}"

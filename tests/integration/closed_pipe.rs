@@ -5,32 +5,25 @@
 //! pipe.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
 
-use insta_cmd::get_cargo_bin;
+use crate::binary::Caldera;
 
 /// The command, run in the project folder with no credentials and every provider
 /// pointed at a closed port on loopback (so `doctor` reaches nothing outside).
-fn caldera(args: &[&str]) -> Command {
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
+fn caldera(args: &[&str]) -> Caldera {
+    Caldera::new()
         .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
         .env("OPENAI_BASE_URL", "http://127.0.0.1:9")
         .args(args)
-        .stdin(Stdio::null());
-    cmd
 }
 
 /// Runs `args` with a reader, then with the reader gone; the second run must end as the
 /// first did, saying nothing about the pipe.
 fn ends_quietly(args: &[&str]) {
-    let open = caldera(args).output().expect("starts");
-    let closed = with_closed_stdout(args);
-    let stderr = String::from_utf8_lossy(&closed.1);
-    assert_ne!(closed.0.code(), Some(101), "{args:?} panicked: {stderr}");
+    let open = caldera(args).run();
+    let closed = caldera(args).run_closing_stdout_after(0);
+    let stderr = &closed.stderr;
+    assert_ne!(closed.code, Some(101), "{args:?} panicked: {stderr}");
     assert!(
         !stderr.contains("panicked")
             && !stderr.contains("Broken pipe")
@@ -38,21 +31,9 @@ fn ends_quietly(args: &[&str]) {
         "{args:?}: {stderr}"
     );
     assert_eq!(
-        closed.0.code(),
-        open.status.code(),
+        closed.code, open.code,
         "{args:?}: the exit status changed with the reader gone: {stderr}"
     );
-}
-
-fn with_closed_stdout(args: &[&str]) -> (ExitStatus, Vec<u8>) {
-    let mut child = caldera(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    drop(child.stdout.take());
-    let done = child.wait_with_output().expect("ends");
-    (done.status, done.stderr)
 }
 
 fn path(p: &Path) -> String {
@@ -65,10 +46,8 @@ fn two_results(dir: &Path) -> (PathBuf, PathBuf) {
     std::fs::create_dir(&results).unwrap();
     let runs = [results.join("a.json"), results.join("b.json")];
     for r in &runs {
-        let out = caldera(&["run", "judges.d/trivy", "--heuristic", "--out", &path(r)])
-            .output()
-            .unwrap();
-        assert!(r.is_file(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = caldera(&["run", "judges.d/trivy", "--heuristic", "--out", &path(r)]).run();
+        assert!(r.is_file(), "{}", out.stderr);
     }
     let [a, b] = runs;
     (a, b)
@@ -207,12 +186,10 @@ fn init_ends_quietly_on_a_closed_pipe() {
     let second = dir.path().join("b");
     std::fs::create_dir(&first).unwrap();
     std::fs::create_dir(&second).unwrap();
-    let open = caldera(&["init", "semgrep", "--dir", &path(&first)])
-        .output()
-        .unwrap();
-    let closed = with_closed_stdout(&["init", "semgrep", "--dir", &path(&second)]);
-    let stderr = String::from_utf8_lossy(&closed.1);
-    assert_eq!(closed.0.code(), open.status.code(), "{stderr}");
+    let open = caldera(&["init", "semgrep", "--dir", &path(&first)]).run();
+    let closed = caldera(&["init", "semgrep", "--dir", &path(&second)]).run_closing_stdout_after(0);
+    let stderr = &closed.stderr;
+    assert_eq!(closed.code, open.code, "{stderr}");
     assert!(
         !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
         "{stderr}"

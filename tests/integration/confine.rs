@@ -6,9 +6,8 @@
 //! does not parse is named and located, never quoted. Real binary, real files.
 
 use std::path::Path;
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
+use crate::binary::{Caldera, Ran};
 
 /// A suite folder outside any `judges.d`, with a secret beside it.
 fn layout(root: &Path) {
@@ -28,47 +27,45 @@ fn layout(root: &Path) {
     .unwrap();
 }
 
-fn caldera(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(get_cargo_bin("caldera"))
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn caldera(dir: &Path, args: &[&str]) -> Ran {
+    Caldera::new().dir(dir).args(args).run()
 }
 
 #[test]
 fn a_prompt_outside_the_suite_is_refused_unless_allowed() {
     let tmp = tempfile::tempdir().unwrap();
     layout(tmp.path());
-    let (code, _, err) = caldera(tmp.path(), &["validate", "mysuite"]);
-    assert_eq!(code, 2);
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(tmp.path(), &["validate", "mysuite"]);
+    assert_eq!(code, Some(2));
     assert!(err.contains("prompt-outside-project"), "{err}");
-    let (code, out, _) = caldera(tmp.path(), &["render", "mysuite", "--judge", "j"]);
-    assert_eq!(code, 2);
+    let Ran {
+        code, stdout: out, ..
+    } = caldera(tmp.path(), &["render", "mysuite", "--judge", "j"]);
+    assert_eq!(code, Some(2));
     assert!(
         !out.contains("TOP-SECRET-KEY"),
         "render printed the file: {out}"
     );
-    let (code, _, _) = caldera(
+    let Ran { code, .. } = caldera(
         tmp.path(),
         &["run", "mysuite", "--heuristic", "--out", "r.json"],
     );
-    assert_eq!(code, 2, "run refuses an invalid suite");
+    assert_eq!(code, Some(2), "run refuses an invalid suite");
 
     // Told: the flag, or a root that holds the file.
-    let (code, _, err) = caldera(tmp.path(), &["validate", "mysuite", "--allow-outside-root"]);
-    assert_eq!(code, 0, "{err}");
-    let (code, out, _) = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(tmp.path(), &["validate", "mysuite", "--allow-outside-root"]);
+    assert_eq!(code, Some(0), "{err}");
+    let Ran {
+        code, stdout: out, ..
+    } = caldera(
         tmp.path(),
         &["render", "mysuite", "--judge", "j", "--root", "."],
     );
-    assert_eq!(code, 0);
+    assert_eq!(code, Some(0));
     assert!(out.contains("TOP-SECRET-KEY"));
 }
 
@@ -89,8 +86,10 @@ fn inputs_outside_the_project_are_refused() {
         "suite: mine\ninputs:\n  results: ../elsewhere\n  files:\n    extra:\n      file: /etc/hostname.json\n      optional: true\n",
     )
     .unwrap();
-    let (code, _, err) = caldera(tmp.path(), &["validate", "mysuite"]);
-    assert_eq!(code, 2);
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(tmp.path(), &["validate", "mysuite"]);
+    assert_eq!(code, Some(2));
     assert_eq!(err.matches("input-outside-project").count(), 2, "{err}");
     // The same folder named on the command line is the user's choice.
     std::fs::write(
@@ -98,7 +97,9 @@ fn inputs_outside_the_project_are_refused() {
         "suite: mine\ninputs:\n  results: data\n",
     )
     .unwrap();
-    let (code, _, err) = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &[
             "run",
@@ -110,7 +111,7 @@ fn inputs_outside_the_project_are_refused() {
             "r.json",
         ],
     );
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, Some(0), "{err}");
 }
 
 /// A secret outside the project that is not JSON, as `/proc/self/environ` is not.
@@ -137,8 +138,13 @@ fn a_linked_file_in_an_input_folder_is_refused_and_never_printed() {
         &["validate", "mysuite"][..],
         &["run", "mysuite", "--heuristic", "--out", "r.json"],
     ] {
-        let (code, out, err) = caldera(tmp.path(), args);
-        assert_eq!(code, 2, "{args:?}: {err}");
+        let Ran {
+            code,
+            stdout: out,
+            stderr: err,
+            ..
+        } = caldera(tmp.path(), args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(err.contains("input-outside-project"), "{args:?}: {err}");
         assert!(
             err.contains("leak.json"),
@@ -178,8 +184,13 @@ fn run_file_with_dot_dot_or_an_absolute_path_is_refused() {
                 "r.json",
             ],
         ] {
-            let (code, out, err) = caldera(tmp.path(), args);
-            assert_eq!(code, 2, "{run_file} {args:?}: {err}");
+            let Ran {
+                code,
+                stdout: out,
+                stderr: err,
+                ..
+            } = caldera(tmp.path(), args);
+            assert_eq!(code, Some(2), "{run_file} {args:?}: {err}");
             assert!(err.contains("run_file"), "{run_file} {args:?}: {err}");
             assert!(
                 !out.contains("TOP-SECRET") && !err.contains("TOP-SECRET"),
@@ -199,8 +210,10 @@ fn a_judge_file_outside_the_project_is_refused() {
         "suite: mine\ninputs:\n  results: data\njudges:\n  - ../environ\n",
     )
     .unwrap();
-    let (code, _, err) = caldera(tmp.path(), &["validate", "mysuite"]);
-    assert_eq!(code, 2, "{err}");
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(tmp.path(), &["validate", "mysuite"]);
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("input-outside-project"), "{err}");
     assert!(
         !err.contains("TOP-SECRET"),
@@ -232,8 +245,13 @@ fn a_test_case_reads_nothing_outside_the_project() {
     std::fs::create_dir_all(tmp.path().join("elsewhere")).unwrap();
     std::fs::write(tmp.path().join("elsewhere/leak.json"), SECRET).unwrap();
     suite_with_case(tmp.path(), "results: ../../../elsewhere\n");
-    let (code, out, err) = caldera(tmp.path(), &["test", "mysuite"]);
-    assert_eq!(code, 2, "{out}{err}");
+    let Ran {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = caldera(tmp.path(), &["test", "mysuite"]);
+    assert_eq!(code, Some(2), "{out}{err}");
     assert!(err.contains("input-outside-project"), "{err}");
     assert!(!err.contains("TOP-SECRET"), "test printed the file: {err}");
     let absolute = tmp.path().join("elsewhere");
@@ -242,8 +260,13 @@ fn a_test_case_reads_nothing_outside_the_project() {
         format!("results: '{}'\n", absolute.display()),
     )
     .unwrap();
-    let (code, out, err) = caldera(tmp.path(), &["test", "mysuite"]);
-    assert_eq!(code, 2, "{out}{err}");
+    let Ran {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = caldera(tmp.path(), &["test", "mysuite"]);
+    assert_eq!(code, Some(2), "{out}{err}");
     assert!(err.contains("input-outside-project"), "{err}");
     assert!(!err.contains("TOP-SECRET"), "test printed the file: {err}");
     // The case's own files, linked out.
@@ -257,8 +280,13 @@ fn a_test_case_reads_nothing_outside_the_project() {
             tmp.path().join("mysuite/cases/c/expect.yaml"),
         )
         .unwrap();
-        let (code, out, err) = caldera(tmp.path(), &["test", "mysuite"]);
-        assert_eq!(code, 2, "{out}{err}");
+        let Ran {
+            code,
+            stdout: out,
+            stderr: err,
+            ..
+        } = caldera(tmp.path(), &["test", "mysuite"]);
+        assert_eq!(code, Some(2), "{out}{err}");
         assert!(err.contains("input-outside-project"), "{err}");
         assert!(!err.contains("TOP-SECRET"), "test printed the file: {err}");
     }
@@ -282,7 +310,12 @@ fn an_input_that_is_not_json_is_described_not_quoted() {
         "{\"a\": \"TOP-SECRET\",\n \"a\": 2}",
     )
     .unwrap();
-    let (code, out, err) = caldera(
+    let Ran {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = caldera(
         tmp.path(),
         &[
             "run",
@@ -295,7 +328,7 @@ fn an_input_that_is_not_json_is_described_not_quoted() {
             "--allow-outside-root",
         ],
     );
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         !out.contains("TOP-SECRET") && !err.contains("TOP-SECRET"),
         "{err}"
@@ -316,8 +349,13 @@ fn a_saved_result_that_is_not_json_is_described_not_quoted() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("environ"), SECRET).unwrap();
     for args in [&["report", "environ"][..], &["diff", "environ", "environ"]] {
-        let (code, out, err) = caldera(tmp.path(), args);
-        assert_eq!(code, 2, "{args:?}: {err}");
+        let Ran {
+            code,
+            stdout: out,
+            stderr: err,
+            ..
+        } = caldera(tmp.path(), args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(
             err.contains("environ:1:1"),
             "{args:?}: the place is said: {err}"

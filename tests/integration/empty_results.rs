@@ -4,10 +4,8 @@
 //! relative to the project.
 
 use std::path::Path;
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
-use serde_json::Value;
+use crate::binary::{Caldera, Ran};
 
 use crate::language::copy_dir;
 
@@ -31,13 +29,11 @@ fn project(root: &Path, tool: &str, allow: bool) {
     }
 }
 
-/// Runs the suite `tool` of `root` in heuristic mode on `empty/`: (exit code, stderr,
-/// result).
-fn run_on_empty(root: &Path, tool: &str) -> (i32, String, Value) {
-    let out = root.join(format!("{tool}.json"));
-    let output = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+/// Runs the suite `tool` of `root` in heuristic mode on `empty/`, its result read from
+/// `<tool>.json`.
+fn run_on_empty(root: &Path, tool: &str) -> Ran {
+    Caldera::new()
+        .dir(root)
         .args([
             "run",
             &format!("judges.d/{tool}"),
@@ -45,19 +41,8 @@ fn run_on_empty(root: &Path, tool: &str) -> (i32, String, Value) {
             "--results",
             "empty",
         ])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (
-        output.status.code().expect("exit code"),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        result,
-    )
+        .out(root.join(format!("{tool}.json")))
+        .run()
 }
 
 /// Every bundled suite allowed an empty folder runs on it: a pass or a fail, never an
@@ -88,8 +73,16 @@ fn every_bundled_suite_allowed_an_empty_folder_scores_zero_repos_clearly() {
     for tool in &tools {
         let root = tmp.path().join(tool);
         project(&root, tool, true);
-        let (code, stderr, result) = run_on_empty(&root, tool);
-        assert!(matches!(code, 0 | 1), "{tool}: exit {code}: {stderr}");
+        let Ran {
+            code,
+            stderr,
+            result,
+            ..
+        } = run_on_empty(&root, tool);
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{tool}: exit {code:?}: {stderr}"
+        );
         let dims = result["dimensions"].as_array().expect("dimensions");
         assert!(!dims.is_empty(), "{tool}");
         for d in dims {
@@ -115,8 +108,8 @@ fn every_bundled_suite_allowed_an_empty_folder_scores_zero_repos_clearly() {
 fn an_empty_folder_is_refused_without_allow_empty_and_the_error_says_how() {
     let tmp = tempfile::tempdir().expect("tempdir");
     project(tmp.path(), "trivy", false);
-    let (code, stderr, _) = run_on_empty(tmp.path(), "trivy");
-    assert_eq!(code, 2, "{stderr}");
+    let Ran { code, stderr, .. } = run_on_empty(tmp.path(), "trivy");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("nothing to judge"), "{stderr}");
     assert!(stderr.contains("inputs.allow_empty: true"), "{stderr}");
 }
@@ -127,8 +120,13 @@ fn an_empty_folder_is_refused_without_allow_empty_and_the_error_says_how() {
 fn git_sizer_names_the_empty_folder_relative_to_the_project() {
     let tmp = tempfile::tempdir().expect("tempdir");
     project(tmp.path(), "git-sizer", false);
-    let (code, stderr, result) = run_on_empty(tmp.path(), "git-sizer");
-    assert_eq!(code, 1, "{stderr}");
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = run_on_empty(tmp.path(), "git-sizer");
+    assert_eq!(code, Some(1), "{stderr}");
     let fit = result["dimensions"]
         .as_array()
         .and_then(|d| d.iter().find(|d| d["name"] == "integration_fit"))

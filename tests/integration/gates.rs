@@ -4,10 +4,10 @@
 //! real binary on a copy of the bundled trivy suite or on a small suite written here.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
 use serde_json::Value;
+
+use crate::binary::{Caldera, Ran};
 
 /// Copies the bundled trivy suite, its prompts and sample data into `root`, keeping the
 /// relative layout the suite's paths expect.
@@ -31,27 +31,14 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Runs `caldera run <suite> --heuristic` in `root`; returns (exit code, result, stderr).
-fn run(root: &Path, suite: &str, extra: &[&str]) -> (i32, Value, String) {
-    let out = root.join("result.json");
-    let _ = std::fs::remove_file(&out);
-    let output = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
-        .args(["run", suite, "--heuristic", "--out"])
-        .arg(&out)
+/// Runs `caldera run <suite> --heuristic` in `root`, its result read from `result.json`.
+fn run(root: &Path, suite: &str, extra: &[&str]) -> Ran {
+    Caldera::new()
+        .dir(root)
+        .args(["run", suite, "--heuristic"])
+        .out(root.join("result.json"))
         .args(extra)
-        .output()
-        .expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (
-        output.status.code().expect("exit code"),
-        result,
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 fn set_field(file: &Path, pointer: &str, value: Value) {
@@ -84,12 +71,19 @@ fn trivy_copy() -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn a_broken_field_cannot_raise_the_decision() {
     let (tmp, scan) = trivy_copy();
-    let (code, base, _) = run(tmp.path(), "judges.d/trivy", &[]);
-    assert_eq!(code, 0);
+    let Ran {
+        code, result: base, ..
+    } = run(tmp.path(), "judges.d/trivy", &[]);
+    assert_eq!(code, Some(0));
     assert_eq!(base["decision"], "WEAK_PASS");
 
     set_field(&scan, "/summary/medium_count", Value::from("x"));
-    let (code, result, stderr) = run(tmp.path(), "judges.d/trivy", &[]);
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = run(tmp.path(), "judges.d/trivy", &[]);
     let errored: Vec<&str> = result["dimensions"]
         .as_array()
         .expect("dimensions")
@@ -99,7 +93,7 @@ fn a_broken_field_cannot_raise_the_decision() {
         .collect();
     assert!(!errored.is_empty(), "the broken field errs some judge");
     assert_eq!(result["decision"], "FAIL");
-    assert_eq!(code, 1, "an errored judge fails the run");
+    assert_eq!(code, Some(1), "an errored judge fails the run");
     assert_eq!(result["gate"]["blocked"], true);
     for name in &errored {
         assert!(
@@ -116,7 +110,11 @@ fn a_broken_field_cannot_raise_the_decision() {
     assert!(floor < before, "{floor} vs {before}");
 
     // Errors allowed: two of seven judges unscored is still below the default coverage.
-    let (code, allowed, _) = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
+    let Ran {
+        code,
+        result: allowed,
+        ..
+    } = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
     assert_eq!(allowed["gate"]["errors_allowed"], true);
     assert!(
         allowed["gate"]["reason"]
@@ -125,18 +123,22 @@ fn a_broken_field_cannot_raise_the_decision() {
         "{}",
         allowed["gate"]["reason"]
     );
-    assert_eq!(code, 1);
+    assert_eq!(code, Some(1));
     // With a coverage the run meets, the decision is read from the floored score, each
     // errored judge counted at 1: lower than the baseline's 3.30, so not WEAK_PASS.
     let suite = tmp.path().join("judges.d/trivy/suite.yaml");
     let text = std::fs::read_to_string(&suite).expect("read") + "min_coverage: 0.5\n";
     std::fs::write(&suite, text).expect("write");
-    let (code, allowed, _) = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
+    let Ran {
+        code,
+        result: allowed,
+        ..
+    } = run(tmp.path(), "judges.d/trivy", &["--allow-errors"]);
     assert_eq!(allowed["gate"]["blocked"], false);
     assert!(floor < 3.0, "{floor}");
     assert_eq!(allowed["gate"]["decision_score"].as_f64(), Some(floor));
     assert_eq!(allowed["decision"], "FAIL");
-    assert_eq!(code, 1);
+    assert_eq!(code, Some(1));
 }
 
 /// Every errored judge says its assertions did not run, instead of `true`.
@@ -144,7 +146,7 @@ fn a_broken_field_cannot_raise_the_decision() {
 fn an_errored_judge_does_not_claim_its_assertions_passed() {
     let (tmp, scan) = trivy_copy();
     set_field(&scan, "/summary/medium_count", Value::from("x"));
-    let (_, result, _) = run(tmp.path(), "judges.d/trivy", &[]);
+    let Ran { result, .. } = run(tmp.path(), "judges.d/trivy", &[]);
     let mut seen = 0;
     for d in result["dimensions"].as_array().expect("dimensions") {
         if d["status"] == "error" {
@@ -188,33 +190,27 @@ fn two_judge_suite(root: &Path, weights: (&str, &str), scores: (i64, i64)) {
 fn the_exact_score_decides_not_the_rounded_one() {
     let tmp = tempfile::tempdir().expect("tempdir");
     two_judge_suite(tmp.path(), ("0.996", "0.004"), (3, 2));
-    let (code, result, _) = run(tmp.path(), "judges.d/exact", &[]);
+    let Ran { code, result, .. } = run(tmp.path(), "judges.d/exact", &[]);
     let total = result["total_score"].as_f64().expect("total");
     assert!((total - 2.996).abs() < 1e-12, "{total}");
     assert_eq!(result["decision"], "FAIL");
-    assert_eq!(code, 1);
-    let (code, _, stderr) = run(tmp.path(), "judges.d/exact", &["--fail-under", "3"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, Some(1));
+    let Ran { code, stderr, .. } = run(tmp.path(), "judges.d/exact", &["--fail-under", "3"]);
+    assert_eq!(code, Some(1));
     assert!(stderr.contains("is below --fail-under 3"), "{stderr}");
     // A bar the score does reach passes (the bar stands in for the decision table).
-    let (code, _, _) = run(tmp.path(), "judges.d/exact", &["--fail-under", "2.99"]);
-    assert_eq!(code, 0);
+    let Ran { code, .. } = run(tmp.path(), "judges.d/exact", &["--fail-under", "2.99"]);
+    assert_eq!(code, Some(0));
 }
 
-/// Runs `caldera run <suite> --heuristic` with `extra` in `root`; returns (stdout, stderr).
-fn run_shown(root: &Path, suite: &str, extra: &[&str]) -> (String, String) {
-    let output = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+/// Runs `caldera run <suite> --heuristic` with `extra` in `root`, to be shown.
+fn run_shown(root: &Path, suite: &str, extra: &[&str]) -> Ran {
+    Caldera::new()
+        .dir(root)
         .args(["run", suite, "--heuristic", "--out"])
         .arg(root.join("result.json"))
         .args(extra)
-        .output()
-        .expect("runs");
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 /// A score just below a bar is shown with the digits that keep it below: 2.996 is
@@ -225,16 +221,20 @@ fn run_shown(root: &Path, suite: &str, extra: &[&str]) -> (String, String) {
 fn a_score_next_to_a_bar_is_shown_with_the_digits_that_explain_the_decision() {
     let tmp = tempfile::tempdir().expect("tempdir");
     two_judge_suite(tmp.path(), ("0.996", "0.004"), (3, 2));
-    let (table, _) = run_shown(tmp.path(), "judges.d/exact", &[]);
+    let Ran { stdout: table, .. } = run_shown(tmp.path(), "judges.d/exact", &[]);
     assert!(
         table.contains("weighted score 2.996 / 5  ->  FAIL"),
         "{table}"
     );
-    let (md, _) = run_shown(tmp.path(), "judges.d/exact", &["--format", "md"]);
+    let Ran { stdout: md, .. } = run_shown(tmp.path(), "judges.d/exact", &["--format", "md"]);
     assert!(md.contains("FAIL 2.996 / 5"), "{md}");
 
     two_judge_suite(tmp.path(), ("0.99996", "0.00004"), (3, 2));
-    let (table, stderr) = run_shown(tmp.path(), "judges.d/exact", &[]);
+    let Ran {
+        stdout: table,
+        stderr,
+        ..
+    } = run_shown(tmp.path(), "judges.d/exact", &[]);
     assert!(
         table.contains("weighted score 2.99996 / 5  ->  FAIL"),
         "{table}"
@@ -245,7 +245,7 @@ fn a_score_next_to_a_bar_is_shown_with_the_digits_that_explain_the_decision() {
     );
 
     two_judge_suite(tmp.path(), ("0.5", "0.5"), (4, 3));
-    let (table, _) = run_shown(tmp.path(), "judges.d/exact", &[]);
+    let Ran { stdout: table, .. } = run_shown(tmp.path(), "judges.d/exact", &[]);
     assert!(
         table.contains("weighted score 3.50 / 5  ->  PASS"),
         "{table}"
@@ -258,13 +258,13 @@ fn a_score_next_to_a_bar_is_shown_with_the_digits_that_explain_the_decision() {
 fn a_score_on_the_bar_reaches_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     two_judge_suite(tmp.path(), ("0.5", "0.5"), (4, 3));
-    let (code, result, _) = run(tmp.path(), "judges.d/exact", &[]);
+    let Ran { code, result, .. } = run(tmp.path(), "judges.d/exact", &[]);
     assert_eq!(result["decision"], "PASS");
-    assert_eq!(code, 0, "a passing run exits 0");
-    let (code, _, _) = run(tmp.path(), "judges.d/exact", &["--fail-under", "3.5"]);
-    assert_eq!(code, 0);
-    let (code, _, _) = run(tmp.path(), "judges.d/exact", &["--fail-under", "3.51"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, Some(0), "a passing run exits 0");
+    let Ran { code, .. } = run(tmp.path(), "judges.d/exact", &["--fail-under", "3.5"]);
+    assert_eq!(code, Some(0));
+    let Ran { code, .. } = run(tmp.path(), "judges.d/exact", &["--fail-under", "3.51"]);
+    assert_eq!(code, Some(1));
 }
 
 /// Single verdicts are integers, as the framework's contract says; a per-repo mean stays
@@ -273,7 +273,7 @@ fn a_score_on_the_bar_reaches_it() {
 fn single_scores_are_integers() {
     let tmp = tempfile::tempdir().expect("tempdir");
     two_judge_suite(tmp.path(), ("0.5", "0.5"), (4, 3));
-    let (_, result, _) = run(tmp.path(), "judges.d/exact", &[]);
+    let Ran { result, .. } = run(tmp.path(), "judges.d/exact", &[]);
     let a = &dimension(&result, "a")["score"];
     assert!(a.is_i64(), "{a}");
     assert_eq!(a, 4);
@@ -291,7 +291,12 @@ fn unscored_judges_lower_the_decision_and_coverage_gates_it() {
         .expect("read")
         .replace("- { score: 5 }", "- { min: 10, score: 5 }");
     std::fs::write(&b, text).expect("write");
-    let (code, result, stderr) = run(tmp.path(), "judges.d/exact", &[]);
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = run(tmp.path(), "judges.d/exact", &[]);
     assert_eq!(dimension(&result, "b")["status"], "unscored");
     assert_eq!(result["total_score"], 5.0, "the scored judge alone");
     // (5 x 0.5 + 1 x 0.5) / 1.0 = 3.0
@@ -299,7 +304,7 @@ fn unscored_judges_lower_the_decision_and_coverage_gates_it() {
     assert_eq!(result["gate"]["units"], 2);
     assert_eq!(result["gate"]["scored_units"], 1);
     assert_eq!(result["decision"], "FAIL", "1 of 2 units is below 90%");
-    assert_eq!(code, 1);
+    assert_eq!(code, Some(1));
     assert!(stderr.contains("1 of 2 units scored"), "{stderr}");
 
     // With a coverage the run meets, the floored score decides: 3.0 is WEAK_PASS, not
@@ -307,9 +312,9 @@ fn unscored_judges_lower_the_decision_and_coverage_gates_it() {
     let suite = tmp.path().join("judges.d/exact/suite.yaml");
     let text = std::fs::read_to_string(&suite).expect("read") + "min_coverage: 0.5\n";
     std::fs::write(&suite, text).expect("write");
-    let (code, result, _) = run(tmp.path(), "judges.d/exact", &[]);
+    let Ran { code, result, .. } = run(tmp.path(), "judges.d/exact", &[]);
     assert_eq!(result["decision"], "WEAK_PASS");
-    assert_eq!(code, 0);
+    assert_eq!(code, Some(0));
 }
 
 /// A suite of one judge that scores 3 whatever the data, with an assertion that no HIGH
@@ -346,49 +351,51 @@ fn a_newly_failed_assertion_is_a_regression_even_when_the_score_holds() {
     let root = tmp.path();
     high_findings_suite(root, 0);
     let base = root.join("base.json");
-    let (code, result, stderr) = run(root, "judges.d/high", &[]);
-    assert_eq!(code, 0, "3 is a WEAK_PASS: {stderr}");
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = run(root, "judges.d/high", &[]);
+    assert_eq!(code, Some(0), "3 is a WEAK_PASS: {stderr}");
     assert_eq!(dimension(&result, "detection")["score"], 3);
     std::fs::rename(root.join("result.json"), &base).expect("rename");
     high_findings_suite(root, 1);
-    let (code, result, _) = run(root, "judges.d/high", &[]);
-    assert_eq!(code, 0, "still a WEAK_PASS");
+    let Ran { code, result, .. } = run(root, "judges.d/high", &[]);
+    assert_eq!(code, Some(0), "still a WEAK_PASS");
     let d = dimension(&result, "detection");
     assert_eq!(d["score"], 3, "the cap of 4 does not move a 3");
     assert_eq!(d["assertion_failures"].as_array().map(Vec::len), Some(1));
     let new = root.join("result.json");
 
-    let out = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+    let out = Caldera::new()
+        .dir(root)
         .arg("diff")
         .args([&base, &new])
         .args(["--fail-on", "regression"])
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+        .run();
+    let stderr = out.stderr;
+    assert_eq!(out.code, Some(1), "{stderr}");
     assert!(
         stderr.contains("detection newly failed an assertion: 1 HIGH findings missed"),
         "{stderr}"
     );
     // The same run against itself: nothing newly failed.
-    let out = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
+    let out = Caldera::new()
+        .dir(root)
         .arg("diff")
         .args([&new, &new])
         .args(["--fail-on", "regression"])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0));
+        .run();
+    assert_eq!(out.code, Some(0));
 
     let base_arg = base.to_string_lossy().into_owned();
-    let (code, _, stderr) = run(
+    let Ran { code, stderr, .. } = run(
         root,
         "judges.d/high",
         &["--baseline", &base_arg, "--fail-on", "regression"],
     );
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("newly failed an assertion"), "{stderr}");
 
     // Failing on both sides is not new, though the number in its message moved (1 then
@@ -397,10 +404,10 @@ fn a_newly_failed_assertion_is_a_regression_even_when_the_score_holds() {
     std::fs::copy(&new, &one_missed).expect("copy");
     high_findings_suite(root, 2);
     let new_arg = one_missed.to_string_lossy().into_owned();
-    let (code, _, stderr) = run(
+    let Ran { code, stderr, .. } = run(
         root,
         "judges.d/high",
         &["--baseline", &new_arg, "--fail-on", "regression"],
     );
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
 }

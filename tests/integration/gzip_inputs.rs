@@ -3,7 +3,8 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+
+use crate::binary::{Caldera, Ran};
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -38,15 +39,12 @@ fn suite(dir: &Path) {
     );
 }
 
-fn run_json(dir: &Path) -> (Option<i32>, serde_json::Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_caldera"))
+/// Runs the suite in `dir`, its result printed as JSON on stdout.
+fn run_json(dir: &Path) -> Ran {
+    Caldera::new()
         .args(["run", "--heuristic", "--quiet", "--out", "-"])
         .arg(dir)
-        .output()
-        .expect("caldera runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
-    (out.status.code(), json, stderr)
+        .run()
 }
 
 #[test]
@@ -65,8 +63,9 @@ fn gzip_results_and_truth_are_read_as_the_json_they_hold() {
         &gzip(br#"{"expected": 2}"#),
     );
     write(tmp.path(), "truth/beta.json", br#"{"expected": 0}"#);
-    let (code, json, stderr) = run_json(tmp.path());
-    assert_eq!(code, Some(0), "{stderr}");
+    let ran = run_json(tmp.path());
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let json = ran.json();
     let evidence = &json["dimensions"][0]["evidence"];
     assert_eq!(evidence["seen"], serde_json::json!(["alpha", "beta"]));
     assert_eq!(evidence["stems"], serde_json::json!(["alpha", "beta"]));
@@ -92,7 +91,7 @@ fn a_gzip_bomb_is_an_input_error_naming_the_file_and_the_limit() {
     assert!(bomb.len() < 1 << 20, "the bomb is small on disk");
     write(tmp.path(), "results/bomb.json.gz", &bomb);
     write(tmp.path(), "truth/bomb.json", b"{}");
-    let (code, _, stderr) = run_json(tmp.path());
+    let Ran { code, stderr, .. } = run_json(tmp.path());
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("bomb.json.gz"), "{stderr}");
     assert!(
@@ -106,7 +105,7 @@ fn a_file_that_is_not_gzip_is_an_input_error() {
     let tmp = tempfile::tempdir().expect("tempdir");
     suite(tmp.path());
     write(tmp.path(), "results/alpha.json.gz", br#"{"findings": []}"#);
-    let (code, _, stderr) = run_json(tmp.path());
+    let Ran { code, stderr, .. } = run_json(tmp.path());
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("cannot read gzip file"), "{stderr}");
     assert!(stderr.contains("alpha.json.gz"), "{stderr}");

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::binary::{Caldera, Ran};
 use crate::report_browser::{HOOKS, browser, chromium, console_and_screenshot};
-use crate::reports::{caldera, run_suite, text, trivy_with_one_scan_changed};
+use crate::reports::{run_suite, text, trivy_with_one_scan_changed};
 
 /// Real results of this caldera: trivy as bundled, trivy with one scan changed,
 /// adversarial-iac as bundled.
@@ -29,7 +30,7 @@ fn real(dir: &Path) -> Real {
         dir.join("iac.json"),
     );
     let run = run_suite("judges.d/trivy", &trivy, None);
-    assert!(trivy.is_file(), "{}", text(&run.stderr));
+    assert!(trivy.is_file(), "{}", run.stderr);
     let scans = trivy_with_one_scan_changed(dir);
     run_suite("judges.d/trivy", &changed, Some(&scans));
     run_suite("judges.d/adversarial-iac", &iac, None);
@@ -145,15 +146,13 @@ fn folder(dir: &Path) -> PathBuf {
     results
 }
 
-fn history(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = caldera()
-        .current_dir(dir)
+fn history(dir: &Path, args: &[&str]) -> Ran {
+    Caldera::new()
+        .dir(dir)
         .arg("history")
         .arg("results")
         .args(args)
-        .output()
-        .unwrap();
-    (out.status.code(), text(&out.stdout), text(&out.stderr))
+        .run()
 }
 
 fn settings() -> insta::Settings {
@@ -168,7 +167,12 @@ fn history_groups_orders_compares_and_flags_unstable_judges() {
     let dir = tempfile::tempdir().unwrap();
     let results = folder(dir.path());
 
-    let (code, table, err) = history(dir.path(), &[]);
+    let Ran {
+        code,
+        stdout: table,
+        stderr: err,
+        ..
+    } = history(dir.path(), &[]);
     assert_eq!(code, Some(0), "{err}");
     for secret in ["TOP-SECRET-NOTE", "TOP-SECRET-VALUE"] {
         assert!(
@@ -180,14 +184,16 @@ fn history_groups_orders_compares_and_flags_unstable_judges() {
         err.starts_with("warning: 4 file(s) in results are not results and were skipped"),
         "{err}"
     );
-    let md = history(dir.path(), &["--format", "md"]).1;
+    let md = history(dir.path(), &["--format", "md"]).stdout;
     settings().bind(|| {
         insta::assert_snapshot!("history-table", table);
         insta::assert_snapshot!("history-md", md);
     });
 
     // Grouped by suite, in time order whatever the file names; the skipped files named.
-    let (code, json, _) = history(dir.path(), &["--format", "json"]);
+    let Ran {
+        code, stdout: json, ..
+    } = history(dir.path(), &["--format", "json"]);
     assert_eq!(code, Some(0));
     let h: Value = serde_json::from_str(&json).unwrap();
     let suites: Vec<&str> = h["suites"]
@@ -233,14 +239,13 @@ fn history_groups_orders_compares_and_flags_unstable_judges() {
     assert_eq!(h["skipped"][2]["place"], "line 1, column 90");
 
     // Each step is the comparison `caldera diff` makes of the same two files.
-    let diff = caldera()
+    let diff = Caldera::new()
         .arg("diff")
         .arg(results.join("z-first.json"))
         .arg(results.join("b-scan-changed.json"))
         .args(["--format", "json"])
-        .output()
-        .unwrap();
-    let c: Value = serde_json::from_slice(&diff.stdout).unwrap();
+        .run();
+    let c: Value = serde_json::from_str(&diff.stdout).unwrap();
     let step = &trivy["steps"][0];
     assert_eq!(step["total_delta"], c["total_delta"]);
     assert_eq!(step["regressions"], c["regressions"]);
@@ -278,14 +283,21 @@ fn history_groups_orders_compares_and_flags_unstable_judges() {
 #[test]
 fn a_folder_without_results_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, _, err) = history(dir.path(), &[]);
+    let Ran {
+        code, stderr: err, ..
+    } = history(dir.path(), &[]);
     assert_eq!(code, Some(2));
     assert!(err.contains("there is no such folder"), "{err}");
     assert!(err.contains("results"), "the folder is named: {err}");
 
     std::fs::create_dir(dir.path().join("results")).unwrap();
     std::fs::write(dir.path().join("results/environ"), "TOP-SECRET=1\n").unwrap();
-    let (code, out, err) = history(dir.path(), &[]);
+    let Ran {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = history(dir.path(), &[]);
     assert_eq!(code, Some(2), "{out}");
     assert!(
         err.contains("environ (line 1, column 1): not valid JSON"),
@@ -394,14 +406,13 @@ fn history_page_of_50_trivy_runs_in_headless_chromium() {
         write(&results, &format!("{id}.json"), &doc);
     }
     let page = dir.path().join("history.html");
-    let out = caldera()
+    let out = Caldera::new()
         .arg("history")
         .arg(&results)
         .args(["--format", "html", "--out"])
         .arg(&page)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
     for outside in ["<script", "src=", "url(", "href=\"http", "@import"] {
         assert!(
@@ -461,21 +472,20 @@ fn compressed_results_are_read_like_plain_ones() {
         serde_json::to_string(&second).unwrap().as_bytes(),
     );
     gz("broken.json.gz", b"{\"suite\": ");
-    let (code, json, err) = history(dir.path(), &["--format", "json"]);
-    assert_eq!(code, Some(0), "{err}");
-    let h: Value = serde_json::from_str(&json).unwrap();
+    let ran = history(dir.path(), &["--format", "json"]).expect(0);
+    let json = ran.stdout.clone();
+    let h = ran.json();
     let runs = h["suites"][0]["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 2, "{json}");
     assert!(json.contains("second.json.gz"), "{json}");
     let skipped = h["skipped"].to_string();
     assert!(skipped.contains("broken.json.gz"), "{skipped}");
 
-    let out = caldera()
-        .current_dir(dir.path())
+    let doc = Caldera::new()
+        .dir(dir.path())
         .args(["report", "results/second.json.gz", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .run()
+        .expect(0)
+        .json();
     assert_eq!(doc["run_id"], "20260102T000000Z-000002");
 }

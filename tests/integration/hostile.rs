@@ -4,6 +4,9 @@
 
 use std::path::Path;
 
+#[cfg(unix)]
+use crate::binary::{Caldera, Ran};
+
 use caldera::RunResult;
 use caldera::Status;
 use caldera::load_suite;
@@ -118,24 +121,24 @@ fn bounded_filters_keep_their_meaning() {
 }
 
 /// Runs `caldera run` on `dir` in a child limited to 4 GB of address space (so an
-/// unbounded concatenation fails there, not on the machine); returns its exit status
-/// and the result's problems as text.
+/// unbounded concatenation fails there, not on the machine); its result is `dir/o.json`.
 #[cfg(unix)]
-fn run_capped(dir: &Path) -> (Option<i32>, String) {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 4194304; exec \"$0\" run \"$1\" --heuristic --quiet --out \"$1/o.json\"")
-        .arg(insta_cmd::get_cargo_bin("caldera"))
+fn run_capped(dir: &Path) -> Ran {
+    Caldera::under_shell("ulimit -v 4194304")
+        .arg("run")
         .arg(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    let problems = std::fs::read_to_string(dir.join("o.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .map(|doc| doc["summary"]["problems"].to_string())
-        .unwrap_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned());
-    (out.status.code(), problems)
+        .args(["--heuristic", "--quiet"])
+        .out(dir.join("o.json"))
+        .run()
+}
+
+/// The result's problems as text, or stderr when there is no result.
+#[cfg(unix)]
+fn problems(ran: &Ran) -> String {
+    match &ran.result {
+        serde_json::Value::Null => ran.stderr.clone(),
+        doc => doc["summary"]["problems"].to_string(),
+    }
 }
 
 #[cfg(unix)]
@@ -160,8 +163,9 @@ fn concatenation_that_doubles_text_ends_in_a_judge_error_naming_the_limit() {
     ] {
         let tmp = tempfile::tempdir().unwrap();
         suite_with_evidence(tmp.path(), &evidence);
-        let (code, problems) = run_capped(tmp.path());
-        assert_eq!(code, Some(1), "a judge error, not an abort: {problems}");
+        let ran = run_capped(tmp.path());
+        let problems = problems(&ran);
+        assert_eq!(ran.code, Some(1), "a judge error, not an abort: {problems}");
         assert!(problems.contains("\"dimension\":\"d\""), "{problems}");
         assert!(
             (problems.contains("concatenated text would be")

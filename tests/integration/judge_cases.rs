@@ -4,28 +4,13 @@
 //! writes cassettes against a server the test starts.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use insta_cmd::get_cargo_bin;
-
+use crate::binary::{Caldera, Ran};
 use crate::gates::copy_trivy;
 use crate::llm_server::{MockServer, Seen, anthropic_text};
 
-fn caldera(root: &Path, args: &[&str]) -> Output {
-    Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
+fn caldera(root: &Path, args: &[&str]) -> Ran {
+    Caldera::new().dir(root).args(args).run()
 }
 
 /// The closing line, parsed: (passed, failed).
@@ -70,8 +55,8 @@ fn the_bundled_cases_pass() {
     for dir in &suites {
         let suite = format!("judges.d/{}", dir.file_name().unwrap().to_string_lossy());
         let out = caldera(here(), &["test", &suite]);
-        let text = stdout(&out);
-        assert_eq!(out.status.code(), Some(0), "{suite}:\n{text}");
+        let text = out.stdout.clone();
+        assert_eq!(out.code, Some(0), "{suite}:\n{text}");
         let lines = text.lines().filter(|l| l.starts_with("test ")).count();
         let (passed, failed) = tally(&text);
         assert_eq!((passed, failed), (lines, 0), "{text}");
@@ -84,7 +69,7 @@ fn the_bundled_cases_pass() {
         }
     }
     // Every judge of trivy is checked in both modes somewhere.
-    let text = stdout(&caldera(here(), &["test", "judges.d/trivy"]));
+    let text = caldera(here(), &["test", "judges.d/trivy"]).stdout;
     for judge in [
         "vulnerability_accuracy",
         "severity_accuracy",
@@ -113,8 +98,8 @@ fn a_broken_band_fails_with_the_case_and_judge_named() {
     std::fs::write(&judge, broken).unwrap();
 
     let out = caldera(tmp.path(), &["test", "judges.d/trivy"]);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let text = out.stdout.clone();
+    assert_eq!(out.code, Some(1), "{text}");
     assert!(
         text.contains("test sample-run::iac_quality ... FAILED"),
         "{text}"
@@ -136,8 +121,8 @@ fn a_broken_band_fails_with_the_case_and_judge_named() {
 
     // JUnit names the same failures.
     let out = caldera(tmp.path(), &["test", "judges.d/trivy", "--format", "junit"]);
-    assert_eq!(out.status.code(), Some(1));
-    let xml = stdout(&out);
+    assert_eq!(out.code, Some(1));
+    let xml = out.stdout.clone();
     assert!(xml.starts_with("<?xml"), "{xml}");
     assert!(
         xml.contains(r#"<testcase name="iac_quality (heuristic)" classname="trivy.sample-run">"#),
@@ -147,7 +132,7 @@ fn a_broken_band_fails_with_the_case_and_judge_named() {
 
     // A filter runs only the matching checks.
     let out = caldera(tmp.path(), &["test", "judges.d/trivy", "sample-run::iac"]);
-    let text = stdout(&out);
+    let text = out.stdout.clone();
     assert_eq!(
         text.lines().filter(|l| l.starts_with("test ")).count(),
         1,
@@ -157,7 +142,7 @@ fn a_broken_band_fails_with_the_case_and_judge_named() {
 
     // After a review, --update takes the new score, and the suite passes again.
     let out = caldera(tmp.path(), &["test", "judges.d/trivy", "--update"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(out.code, Some(0), "{}", out.stdout.clone());
     let expect = std::fs::read_to_string(
         tmp.path()
             .join("judges.d/trivy/cases/sample-run/expect.yaml"),
@@ -184,8 +169,8 @@ fn a_bad_expectation_is_a_located_error_or_a_named_failure() {
     // A typo in a key: the file is refused with its location.
     std::fs::write(&expect, text.replace("    evidence:", "    evidense:")).unwrap();
     let out = caldera(tmp.path(), &["test", "judges.d/trivy"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = out.stderr;
+    assert_eq!(out.code, Some(2), "{err}");
     assert!(
         err.contains("expect.yaml") && err.contains("evidense"),
         "{err}"
@@ -197,8 +182,8 @@ fn a_bad_expectation_is_a_located_error_or_a_named_failure() {
         .replace("composite_score: 100.0", "composite_scor: 100.0");
     std::fs::write(&expect, text).unwrap();
     let out = caldera(tmp.path(), &["test", "judges.d/trivy", "clean-service"]);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let text = out.stdout.clone();
+    assert_eq!(out.code, Some(1), "{text}");
     assert!(
         text.contains(
             "the suite has no judge `false_positive_rat`; did you mean `false_positive_rate`?"
@@ -235,14 +220,12 @@ async fn cassettes_replay_offline_go_stale_and_are_recorded() {
     let base = server.base.clone();
     // Every command below may reach the server: none but --record does.
     let with_server = move |args: &[&str]| {
-        Command::new(get_cargo_bin("caldera"))
-            .current_dir(&root)
-            .env("NO_COLOR", "1")
+        Caldera::new()
+            .dir(&root)
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", &base)
             .args(args)
-            .output()
-            .expect("runs")
+            .run()
     };
     let run = |args: Vec<&'static str>| {
         let f = with_server.clone();
@@ -252,7 +235,7 @@ async fn cassettes_replay_offline_go_stale_and_are_recorded() {
     let out = run(vec!["test", "judges.d/trivy", "critical-cves"])
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(out.code, Some(0), "{}", out.stdout.clone());
     assert_eq!(server.hits(), 0, "a replay never calls");
 
     // A changed prompt: the cassette is stale, the judge fails, nothing is sent.
@@ -262,8 +245,8 @@ async fn cassettes_replay_offline_go_stale_and_are_recorded() {
     let out = run(vec!["test", "judges.d/trivy", "critical-cves"])
         .await
         .unwrap();
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let text = out.stdout.clone();
+    assert_eq!(out.code, Some(1), "{text}");
     assert!(
         text.contains("test critical-cves::iac_quality (llm) ... FAILED"),
         "{text}"
@@ -295,12 +278,7 @@ async fn cassettes_replay_offline_go_stale_and_are_recorded() {
     ])
     .await
     .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(server.hits(), 7);
     let cassette = std::fs::read_to_string(
         tmp.path()
@@ -314,7 +292,7 @@ async fn cassettes_replay_offline_go_stale_and_are_recorded() {
     let out = run(vec!["test", "judges.d/trivy", "critical-cves"])
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(out.code, Some(0), "{}", out.stdout.clone());
     assert_eq!(server.hits(), 7);
     let expect = std::fs::read_to_string(
         tmp.path()
@@ -351,8 +329,8 @@ fn a_case_that_checks_nothing_fails() {
     .unwrap();
     let _ = std::fs::remove_dir_all(llm.join("cassettes"));
     let out = caldera(tmp.path(), &["test", "judges.d/trivy", "llm-unrecorded"]);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let text = out.stdout.clone();
+    assert_eq!(out.code, Some(1), "{text}");
     assert_eq!(tally(&text), (1, 1), "{text}");
     assert!(
         text.contains("test llm-unrecorded::(nothing checked) (llm) ... FAILED"),
@@ -372,8 +350,8 @@ fn a_case_that_checks_nothing_fails() {
     .unwrap();
     std::fs::write(llm.join("expect.yaml"), "heuristic: {}\n").unwrap();
     let out = caldera(tmp.path(), &["test", "judges.d/trivy", "llm-unrecorded"]);
-    let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let text = out.stdout.clone();
+    assert_eq!(out.code, Some(1), "{text}");
     assert!(
         text.contains("test llm-unrecorded::(nothing checked) ... FAILED"),
         "{text}"
@@ -389,8 +367,8 @@ fn a_case_that_checks_nothing_fails() {
             "junit",
         ],
     );
-    let xml = stdout(&out);
-    assert_eq!(out.status.code(), Some(1), "{xml}");
+    let xml = out.stdout.clone();
+    assert_eq!(out.code, Some(1), "{xml}");
     assert!(xml.contains("iac_quality checks nothing"), "{xml}");
     assert!(xml.contains("failures=\"1\""), "{xml}");
 }

@@ -3,11 +3,10 @@
 //! scores and recommendations, `llm: never` judges in LLM mode.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
 use serde_json::Value;
 
+use crate::binary::{Caldera, Ran};
 use crate::llm_server::{MockServer, anthropic_text};
 
 pub fn copy_dir(from: &Path, to: &Path) {
@@ -41,33 +40,16 @@ pub fn project(root: &Path, judges: &[(&str, &str)], prompts: &[(&str, &str)]) -
     suite
 }
 
-/// Runs the binary in `root` with `args` plus `--out`; returns (exit code, stderr, result).
-pub fn caldera(root: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, Value) {
-    let out = root.join("result.json");
-    let _ = std::fs::remove_file(&out);
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(root)
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args(args);
-    if args.first() == Some(&"run") {
-        cmd.arg("--out").arg(&out);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let output = cmd.output().expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (
-        output.status.code().expect("exit code"),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        result,
-    )
+/// Runs the binary in `root` with `args` and `env`; a `run` writes its result to
+/// `result.json`, read into the returned result.
+pub fn caldera(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Ran {
+    let cmd = Caldera::new().dir(root).args(args);
+    let cmd = if args.first() == Some(&"run") {
+        cmd.out(root.join("result.json"))
+    } else {
+        cmd
+    };
+    cmd.envs(env).run()
 }
 
 fn dimension<'a>(result: &'a Value, name: &str) -> &'a Value {
@@ -104,7 +86,7 @@ fn when_no_data_computes_its_score_and_gives_recommendations() {
     let suite = project(tmp.path(), &[("counts.yaml", COUNTS)], &[]);
     std::fs::remove_dir_all(suite.join("data/truth/")).expect("rm truth");
     std::fs::create_dir_all(suite.join("data/truth/")).expect("mkdir");
-    let (_, stderr, result) = caldera(
+    let Ran { stderr, result, .. } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
@@ -147,7 +129,12 @@ prompt: ../../prompts/asked.md
     );
     let root = tmp.path().to_path_buf();
     let base = server.base.clone();
-    let (code, stderr, result) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         caldera(
             &root,
             &[
@@ -189,7 +176,7 @@ prompt: ../../prompts/asked.md
     // Weights 1 and 1 (relative): (4 + 2) / 2 = 3.0, WEAK_PASS in the default decision
     // table (3.0 <= x < 3.5), so exit 0.
     assert_eq!(result["decision"], "WEAK_PASS", "{stderr}");
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 /// A suite whose judges all say `llm: never` asks no model, so a run without
@@ -201,12 +188,17 @@ fn a_suite_of_llm_never_judges_runs_without_a_provider_and_says_so() {
     project(tmp.path(), &[("counts.yaml", COUNTS)], &[]);
     let empty = tmp.path().join("no-tools");
     std::fs::create_dir_all(&empty).expect("mkdir");
-    let (code, stderr, result) = caldera(
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--cache", "off"],
         &[("PATH", empty.to_str().expect("utf-8 path"))],
     );
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(
         stderr
             .contains("every judge says `llm: never`: no model is asked, so no provider is needed"),
@@ -265,20 +257,23 @@ heuristic:
         std::fs::write(suite.join("data/results/beta.json"), doc.to_string()).expect("write");
     };
     beta(3);
-    let (code, stderr, result) = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
-    assert_eq!(code, 0, "{stderr}");
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(result["identity_keys"], serde_json::json!(["rule"]));
     std::fs::rename(tmp.path().join("result.json"), tmp.path().join("base.json")).expect("mv");
     beta(5);
-    let (code, stderr, _) = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
-    assert_eq!(code, 0, "{stderr}");
-    let diff = Command::new(get_cargo_bin("caldera"))
-        .current_dir(tmp.path())
-        .env("NO_COLOR", "1")
+    let Ran { code, stderr, .. } = caldera(tmp.path(), &["run", "judges.d/examples"], &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let diff = Caldera::new()
+        .dir(tmp.path())
         .args(["diff", "base.json", "result.json"])
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&diff.stdout);
+        .run();
+    let stdout = diff.stdout;
     assert!(
         stdout.contains("$.evidence.found[?@.rule=='G101'].line: 3 -> 5"),
         "{stdout}"
@@ -323,12 +318,17 @@ heuristic:
         "suite: examples\nweights: relative\ninputs:\n  results: { folder: data/results, run_file: output.json }\n  ground_truth: data/truth\n",
     )
     .expect("write");
-    let (code, stderr, result) = caldera(
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
     );
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
     let d = dimension(&result, "by_file");
     assert_eq!(
         d["evidence"]["files"],
@@ -395,7 +395,7 @@ fn lenient_json_run_folders_and_skipped_files_are_read_and_listed() {
         ),
     )
     .expect("write");
-    let (_, stderr, result) = caldera(
+    let Ran { stderr, result, .. } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
@@ -443,12 +443,12 @@ fn strict_json_refuses_infinity_and_says_how_to_read_it() {
         suite_yaml("{ folder: data/results, run_file: output.json }"),
     )
     .expect("write");
-    let (code, stderr, _) = caldera(
+    let Ran { code, stderr, .. } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
     );
-    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("error[json-syntax]"), "{stderr}");
     assert!(stderr.contains("gamma/output.json:1:"), "{stderr}");
     assert!(stderr.contains("json: lenient"), "{stderr}");
@@ -477,8 +477,8 @@ prompt: ../../prompts/per_repo.md
             "Repo << id >> has << evidence.findings >> findings.\n<< findngs >>\n",
         )],
     );
-    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
-    assert_eq!(code, 2, "{stderr}");
+    let Ran { code, stderr, .. } = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("prompt reads `id`, which is not defined where it renders"),
         "{stderr}"
@@ -511,15 +511,15 @@ heuristic:
 ";
     project(tmp.path(), &[("rules.yaml", rules)], &[]);
     // The run alone looks fine.
-    let (_, _, result) = caldera(
+    let Ran { result, .. } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
     );
     assert_eq!(dimension(&result, "rules")["score"], 3);
     // Validation on the data does not.
-    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
-    assert_eq!(code, 0, "warnings only: {stderr}");
+    let Ran { code, stderr, .. } = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, Some(0), "warnings only: {stderr}");
     assert!(
         stderr.contains(
             "warning[never-matched]: field path `truth.alpha.expectd.rules` never matched anything"
@@ -531,13 +531,13 @@ heuristic:
         stderr.contains("did you mean `truth.alpha.expected`?"),
         "{stderr}"
     );
-    let (code, _, _) = caldera(
+    let Ran { code, .. } = caldera(
         tmp.path(),
         &["validate", "judges.d/examples", "--deny-warnings"],
         &[],
     );
-    assert_eq!(code, 2);
-    let (code, stderr, _) = caldera(
+    assert_eq!(code, Some(2));
+    let Ran { code, stderr, .. } = caldera(
         tmp.path(),
         &[
             "validate",
@@ -547,7 +547,7 @@ heuristic:
         ],
         &[],
     );
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 /// Issue 20: a misspelled path in suite evidence gave scores and a FAIL with nothing
@@ -572,7 +572,7 @@ heuristic:
     let yaml = std::fs::read_to_string(suite.join("suite.yaml")).expect("read")
         + "evidence:\n  expected_rules: << truth.alpha.expectd.rules | default([]) >>\n";
     std::fs::write(suite.join("suite.yaml"), yaml).expect("write");
-    let (_, _, result) = caldera(
+    let Ran { result, .. } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
@@ -597,13 +597,11 @@ heuristic:
         data[0]
     );
     // The terminal summary lists it under what is worth a look.
-    let out = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
-        .current_dir(tmp.path())
-        .env("NO_COLOR", "1")
+    let out = Caldera::new()
+        .dir(tmp.path())
         .args(["run", "judges.d/examples", "--heuristic", "--out", "r.json"])
-        .output()
-        .expect("runs");
-    let table = String::from_utf8_lossy(&out.stdout);
+        .run();
+    let table = out.stdout;
     assert!(table.contains("[data]"), "{table}");
     assert!(table.contains("truth.alpha.expectd.rules"), "{table}");
 }
@@ -634,25 +632,28 @@ prompt: ../../prompts/rules.md
     let yaml = std::fs::read_to_string(suite.join("suite.yaml")).expect("read")
         + "evidence:\n  expected_rules: << truth.alpha.expected.rules >>\n  _rule_count: << expected_rules | length >>\n";
     std::fs::write(suite.join("suite.yaml"), yaml).expect("write");
-    let (code, stderr, result) = caldera(
+    let Ran {
+        code,
+        stderr,
+        result,
+        ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
     );
-    assert!(code == 0 || code == 1, "{stderr}");
+    assert!(code == Some(0) || code == Some(1), "{stderr}");
     assert_eq!(
         result["suite_evidence"],
         serde_json::json!({"expected_rules": ["B101", "B102", "B103"]}),
         "{result}"
     );
-    let out = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
-        .current_dir(tmp.path())
-        .env("NO_COLOR", "1")
+    let out = Caldera::new()
+        .dir(tmp.path())
         .args(["render", "judges.d/examples"])
-        .output()
-        .expect("runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+        .run();
+    let text = out.stdout;
+    assert_eq!(out.code, Some(0), "{text}");
     let at = text.find("===== suite evidence =====").expect(&text);
     let judge = text.find("===== rules =====").expect(&text);
     assert!(at < judge, "suite evidence first:\n{text}");
@@ -682,14 +683,14 @@ heuristic:
   reasoning: << high >>
 ";
     project(tmp.path(), &[("shadow.yaml", shadow)], &[]);
-    let (_, _, result) = caldera(
+    let Ran { result, .. } = caldera(
         tmp.path(),
         &["run", "judges.d/examples", "--heuristic"],
         &[],
     );
     // alpha's ground truth expects 2 HIGH findings; the shadowed lookup finds none.
     assert_eq!(dimension(&result, "shadow")["evidence"]["high"], 0);
-    let (_, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    let Ran { stderr, .. } = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
     assert!(
         stderr.contains("warning[shadowed-name]: items of `evidence.checks` have a key `truth`, which shadows the run context's `truth`"),
         "{stderr}"
@@ -715,8 +716,8 @@ heuristic:
   reasoning: << reported | length >> << failed | length >> << upper | length >> << ok | length >>
 ";
     project(tmp.path(), &[("named.yaml", named)], &[]);
-    let (code, stderr, _) = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
-    assert_eq!(code, 2, "{stderr}");
+    let Ran { code, stderr, .. } = caldera(tmp.path(), &["validate", "judges.d/examples"], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("unknown test `reported` (named in `select`)"),
         "{stderr}"

@@ -2,16 +2,13 @@
 //! an answer, re-asks and unreadable replies, and the tokens of judges left unscored.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use insta_cmd::get_cargo_bin;
-use serde_json::Value;
-
 use caldera::llm::executor::{Executor, Outcome, UnscoredKind};
 
+use crate::binary::{Caldera, Ran};
 use crate::llm_http::{anthropic, job, options};
 use crate::llm_run::{VERDICT, prompt_of, run};
 use crate::llm_server::{MockServer, anthropic_text, error};
@@ -61,9 +58,10 @@ async fn the_run_counts_every_request_and_every_reply() {
     let dir = tempfile::tempdir().unwrap();
     let base = server.base.clone();
     let d = dir.path().to_path_buf();
-    let (_, _, result) = tokio::task::spawn_blocking(move || run(&base, &d, &["--cache", "off"]))
-        .await
-        .unwrap();
+    let Ran { result, .. } =
+        tokio::task::spawn_blocking(move || run(&base, &d, &["--cache", "off"]))
+            .await
+            .unwrap();
     // 7 judges, one re-ask, one retry after the 500.
     assert_eq!(server.hits(), 9);
     let usage = &result["usage"];
@@ -91,40 +89,16 @@ async fn the_run_counts_every_request_and_every_reply() {
     assert!(cost > 0.0, "the unscored judge's replies cost money too");
 }
 
-/// `caldera run judges.d/trivy` against `base` with `extra`: (exit code, stdout, stderr,
-/// result).
-fn run_printing(base: &str, dir: &Path, extra: &[&str]) -> (Option<i32>, String, String, Value) {
-    let out = dir.join("result.json");
-    let output = Command::new(get_cargo_bin("caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
+/// `caldera run judges.d/trivy` against `base` with `extra`, its result in
+/// `dir/result.json`.
+fn run_printing(base: &str, dir: &Path, extra: &[&str]) -> Ran {
+    Caldera::new()
         .env("ANTHROPIC_API_KEY", "test-key-never-logged")
         .env("ANTHROPIC_BASE_URL", base)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args([
-            "run",
-            "judges.d/trivy",
-            "--timeout",
-            "5",
-            "--cache",
-            "off",
-            "--out",
-        ])
-        .arg(&out)
+        .args(["run", "judges.d/trivy", "--timeout", "5", "--cache", "off"])
+        .out(dir.join("result.json"))
         .args(extra)
-        .output()
-        .expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-        result,
-    )
+        .run()
 }
 
 /// A model without a price answers every judge: each call's cost is unknown, so the
@@ -134,7 +108,11 @@ async fn an_unpriced_model_makes_the_run_cost_unknown_not_zero() {
     let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (_, table, _, result) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        stdout: table,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run_printing(&base, &d, &["--model", "house-model-without-a-price"])
     })
     .await
@@ -153,14 +131,13 @@ async fn an_unpriced_model_makes_the_run_cost_unknown_not_zero() {
     assert!(line.ends_with("cost unknown"), "{line}");
     assert!(!table.contains("$0.0000"), "{table}");
     let html = dir.path().join("report.html");
-    let report = Command::new(get_cargo_bin("caldera"))
+    let report = Caldera::new()
         .arg("report")
         .arg(dir.path().join("result.json"))
         .args(["--format", "html", "--out"])
         .arg(&html)
-        .output()
-        .unwrap();
-    assert!(report.status.success(), "{report:?}");
+        .run();
+    assert!(report.code == Some(0), "{report:?}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains("output tokens, cost unknown."),
@@ -177,7 +154,13 @@ async fn max_cost_with_an_unpriced_model_says_how_to_price_it() {
     let server = MockServer::start(|_, _| anthropic_text(VERDICT, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, table, stderr, result) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stdout: table,
+        stderr,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run_printing(
             &base,
             &d,

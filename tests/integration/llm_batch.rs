@@ -14,9 +14,9 @@ use caldera::llm::batch::BatchOptions;
 use caldera::llm::cache::{Cache, CacheMode};
 use caldera::llm::executor::{Executor, ExecutorOptions, ProgressMode};
 use caldera::provider::{AnthropicProvider, Provider, Secret};
-use insta_cmd::get_cargo_bin;
 use serde_json::Value;
 
+use crate::binary::Caldera;
 use crate::llm_http::job;
 use crate::llm_server::{GOOD, MockServer, Step};
 
@@ -88,16 +88,12 @@ impl Drop for Mock {
 }
 
 /// `caldera run judges.d/trivy --batch` against `mock`, caching into `dir/cache`.
-fn caldera(mock: &Mock, dir: &Path, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
+fn caldera(mock: &Mock, dir: &Path, extra: &[&str]) -> Caldera {
+    Caldera::new()
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("ANTHROPIC_BASE_URL", &mock.base)
         // The batch state key is kept outside the checkout, in the user's state folder.
         .env("XDG_STATE_HOME", dir.join("state"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
         .args([
             "run",
             "judges.d/trivy",
@@ -109,8 +105,7 @@ fn caldera(mock: &Mock, dir: &Path, extra: &[&str]) -> Command {
         .arg(dir.join("result.json"))
         .arg("--cache-dir")
         .arg(dir.join("cache"))
-        .args(extra);
-    cmd
+        .args(extra)
 }
 
 /// The decision and exit status the suite's rules give a trivy result, recomputed from
@@ -152,10 +147,10 @@ fn expected_exit(r: &Value) -> (&'static str, i32) {
 }
 
 /// Asserts the run's decision and exit status are the ones recomputed from its result.
-pub(crate) fn assert_exit(status: std::process::ExitStatus, r: &Value, stderr: &str) {
-    let (decision, code) = expected_exit(r);
+pub(crate) fn assert_exit(code: Option<i32>, r: &Value, stderr: &str) {
+    let (decision, expected) = expected_exit(r);
     assert_eq!(r["decision"], decision, "{:#}", r["gate"]);
-    assert_eq!(status.code(), Some(code), "{stderr}");
+    assert_eq!(code, Some(expected), "{stderr}");
 }
 
 fn result(dir: &Path) -> Value {
@@ -179,10 +174,10 @@ fn a_batch_run_costs_half_and_fills_the_cache() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let out = caldera(&mock, dir.path(), &[]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = caldera(&mock, dir.path(), &[]).run();
+    let stderr = out.stderr;
     let r = result(dir.path());
-    assert_exit(out.status, &r, &stderr);
+    assert_exit(out.code, &r, &stderr);
     let usage = &r["usage"];
     assert_eq!(usage["verdicts"], 7, "{usage:#}");
     assert_eq!(usage["batch"]["created"], 1);
@@ -204,14 +199,10 @@ fn a_batch_run_costs_half_and_fills_the_cache() {
     assert!(state_files(dir.path()).is_empty());
     // The results are in the cache: a direct run asks nothing.
     let before = mock.requests().len();
-    let again = caldera(&mock, dir.path(), &[]).output().unwrap();
+    let again = caldera(&mock, dir.path(), &[]).run();
     assert_eq!(mock.requests().len(), before, "a warm cache sends nothing");
     let cached = result(dir.path());
-    assert_exit(
-        again.status,
-        &cached,
-        &String::from_utf8_lossy(&again.stderr),
-    );
+    assert_exit(again.code, &cached, &again.stderr);
     assert_eq!(cached["total_score"], r["total_score"]);
     assert_eq!(result(dir.path())["usage"]["cached"], 7);
 }
@@ -225,6 +216,7 @@ fn a_run_killed_while_waiting_resumes_without_resubmitting() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut first = caldera(&mock, dir.path(), &[])
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -244,10 +236,10 @@ fn a_run_killed_while_waiting_resumes_without_resubmitting() {
     assert_eq!(state["items"].as_array().unwrap().len(), 7);
     assert_eq!(state["endpoint"], mock.base.as_str());
 
-    let out = caldera(&mock, dir.path(), &[]).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = caldera(&mock, dir.path(), &[]).run();
+    let stderr = out.stderr;
     let r = result(dir.path());
-    assert_exit(out.status, &r, &stderr);
+    assert_exit(out.code, &r, &stderr);
     let batch = &r["usage"]["batch"];
     assert_eq!(batch["resumed"], 1, "{batch:#}");
     assert_eq!(batch["resumed_requests"], 7);
@@ -269,6 +261,7 @@ fn an_interrupt_while_waiting_names_the_running_batch() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut child = caldera(&mock, dir.path(), &[])
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -312,12 +305,10 @@ fn errored_and_unreadable_requests_go_again_in_follow_up_batches() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let out = caldera(&mock, dir.path(), &["--models", "sonnet,haiku,opus"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = caldera(&mock, dir.path(), &["--models", "sonnet,haiku,opus"]).run();
+    let stderr = out.stderr;
     let r = result(dir.path());
-    assert_exit(out.status, &r, &stderr);
+    assert_exit(out.code, &r, &stderr);
     let batch = &r["usage"]["batch"];
     assert!(batch["created"].as_u64().unwrap() >= 2, "{batch:#}");
     assert!(batch["resubmitted"].as_u64().unwrap() >= 1, "{batch:#}");
@@ -421,24 +412,17 @@ fn batch_needs_a_batch_api_and_a_writable_cache() {
     path.push(":");
     path.push(std::env::var_os("PATH").unwrap_or_default());
     let run = |env: &[(&str, &str)], extra: &[&str]| {
-        let mut cmd = Command::new(get_cargo_bin("caldera"));
-        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("NO_COLOR", "1")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
+        Caldera::new()
             .args(["run", "judges.d/trivy", "--batch", "--out"])
             .arg(dir.path().join("r.json"))
-            .args(extra);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.output().unwrap()
+            .args(extra)
+            .envs(env)
+            .run()
     };
     let path = path.to_str().unwrap();
     let cli = run(&[("PATH", path)], &["--provider", "claude-cli"]);
-    assert_eq!(cli.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert_eq!(cli.code, Some(2));
+    let stderr = cli.stderr;
     assert!(
         stderr.contains("--batch sends prompts through a batch API (Anthropic's Message Batches or the OpenAI Batch API), but the provider here is claude-cli"),
         "{stderr}"
@@ -447,21 +431,13 @@ fn batch_needs_a_batch_api_and_a_writable_cache() {
         &[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")],
         &["--cache", "off"],
     );
-    assert_eq!(
-        openai.status.code(),
-        Some(2),
-        "the OpenAI batch needs the cache too"
-    );
-    assert!(String::from_utf8_lossy(&openai.stderr).contains("--cache on"));
+    assert_eq!(openai.code, Some(2), "the OpenAI batch needs the cache too");
+    assert!(openai.stderr.contains("--cache on"));
     let off = run(&[("ANTHROPIC_API_KEY", "k")], &["--cache", "off"]);
-    assert_eq!(off.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&off.stderr).contains("--cache on"));
+    assert_eq!(off.code, Some(2));
+    assert!(off.stderr.contains("--cache on"));
     let replay = run(&[("ANTHROPIC_API_KEY", "k")], &["--replay"]);
-    assert_eq!(
-        replay.status.code(),
-        Some(2),
-        "--batch and --replay conflict"
-    );
+    assert_eq!(replay.code, Some(2), "--batch and --replay conflict");
 }
 
 /// A loopback Message Batches API, no `../shared` needed: every batch it creates is
@@ -741,25 +717,17 @@ async fn an_unused_batch_state_is_named_in_the_run_summary() {
     std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
     std::fs::write(&planted, r#"{"version": 2, "items": []}"#).unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(get_cargo_bin("caldera"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("NO_COLOR", "1")
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("ANTHROPIC_BASE_URL", base)
-            .env("XDG_STATE_HOME", d.join("state"))
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .args(["run", "judges.d/trivy", "--batch", "--out"])
-            .arg(d.join("result.json"))
-            .arg("--cache-dir")
-            .arg(d.join("cache"))
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let out = Caldera::new()
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", base)
+        .env("XDG_STATE_HOME", d.join("state"))
+        .args(["run", "judges.d/trivy", "--batch", "--out"])
+        .arg(d.join("result.json"))
+        .arg("--cache-dir")
+        .arg(d.join("cache"))
+        .run_async()
+        .await;
+    let stdout = out.stdout;
     let line = format!(
         "[cache] run: the batch state {} is not used: it is not a batch state",
         planted.display()

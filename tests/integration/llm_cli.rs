@@ -275,16 +275,12 @@ async fn an_interrupted_run_ends_the_cli_and_what_it_started() {
     let mut path = std::ffi::OsString::from(dir.path());
     path.push(":");
     path.push(std::env::var_os("PATH").unwrap_or_default());
-    let mut run = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let mut run = crate::binary::Caldera::new()
         .env("PATH", path)
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
         .args(["run", "judges.d/trivy", "--provider", "claude-cli"])
         .args(["--timeout", "600", "--cache", "off", "--out"])
         .arg(dir.path().join("result.json"))
+        .command()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,9 +18,9 @@ use caldera::llm::executor::{
 };
 use caldera::provider::{OpenAiProvider, Provider, Secret};
 use caldera::spec::verdict_format::VerdictFormat;
-use insta_cmd::get_cargo_bin;
 use serde_json::{Value, json};
 
+use crate::binary::Caldera;
 use crate::llm_http::fast_retry;
 use crate::llm_server::{GOOD, MockServer, Seen, Step, multipart_parts, openai_text};
 
@@ -354,27 +354,16 @@ fn reason(outcome: &Outcome) -> String {
 }
 
 /// `caldera run judges.d/trivy --batch` on the OpenAI provider at `base`, in `dir`.
-fn caldera(base: &str, dir: &Path, models: &str) -> Command {
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
+fn caldera(base: &str, dir: &Path, models: &str) -> Caldera {
+    Caldera::new()
         .env("OPENAI_API_KEY", KEY)
         .env("OPENAI_BASE_URL", base)
         .env("XDG_STATE_HOME", dir.join("state"))
-        .env_remove("ANTHROPIC_API_KEY")
         .args(["run", "judges.d/trivy", "--batch", "--provider", "openai"])
         .args(["--models", models, "--timeout", "10", "--out"])
         .arg(dir.join("result.json"))
         .arg("--cache-dir")
-        .arg(dir.join("cache"));
-    cmd
-}
-
-/// Runs `cmd` off the runtime that serves the loopback API.
-async fn output(mut cmd: Command) -> std::process::Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
+        .arg(dir.join("cache"))
 }
 
 fn result(dir: &Path) -> Value {
@@ -397,10 +386,12 @@ fn state_files(dir: &Path) -> Vec<PathBuf> {
 async fn an_openai_batch_run_scores_every_judge_at_half_price_and_fills_the_cache() {
     let api = Loopback::answering().await;
     let dir = tempfile::tempdir().unwrap();
-    let out = output(caldera(&api.base(), dir.path(), "gpt-4.1,gpt-4.1-mini")).await;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = caldera(&api.base(), dir.path(), "gpt-4.1,gpt-4.1-mini")
+        .run_async()
+        .await;
+    let stderr = out.stderr.clone();
     let r = result(dir.path());
-    crate::llm_batch::assert_exit(out.status, &r, &stderr);
+    crate::llm_batch::assert_exit(out.code, &r, &stderr);
     let usage = &r["usage"];
     assert_eq!(usage["verdicts"], 14, "{usage:#}");
     assert_eq!(usage["batch"]["created"], 2, "{usage:#}");
@@ -437,14 +428,12 @@ async fn an_openai_batch_run_scores_every_judge_at_half_price_and_fills_the_cach
     assert!((cost - list / 2.0).abs() < 1e-9, "{cost} vs {}", list / 2.0);
     assert!(state_files(dir.path()).is_empty());
     let before = api.server.hits();
-    let again = output(caldera(&api.base(), dir.path(), "gpt-4.1,gpt-4.1-mini")).await;
+    let again = caldera(&api.base(), dir.path(), "gpt-4.1,gpt-4.1-mini")
+        .run_async()
+        .await;
     assert_eq!(api.server.hits(), before, "a warm cache sends nothing");
     let cached = result(dir.path());
-    crate::llm_batch::assert_exit(
-        again.status,
-        &cached,
-        &String::from_utf8_lossy(&again.stderr),
-    );
+    crate::llm_batch::assert_exit(again.code, &cached, &again.stderr);
     assert_eq!(cached["usage"]["cached"], 14);
     assert_eq!(cached["total_score"], r["total_score"]);
 }
@@ -594,7 +583,7 @@ async fn an_interrupted_openai_batch_run_resumes_with_zero_resubmitted_requests(
     let api = Loopback::answering().await;
     api.hold.store(true, Ordering::SeqCst);
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = caldera(&api.base(), dir.path(), "gpt-4.1");
+    let mut cmd = caldera(&api.base(), dir.path(), "gpt-4.1").command();
     cmd.stdout(Stdio::null()).stderr(Stdio::null());
     let d = dir.path().to_path_buf();
     let created = {
@@ -624,10 +613,12 @@ async fn an_interrupted_openai_batch_run_resumes_with_zero_resubmitted_requests(
     assert!(!text.contains("messages") && !text.contains(KEY), "{text}");
 
     api.hold.store(false, Ordering::SeqCst);
-    let out = output(caldera(&api.base(), dir.path(), "gpt-4.1")).await;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let out = caldera(&api.base(), dir.path(), "gpt-4.1")
+        .run_async()
+        .await;
+    let stderr = out.stderr.clone();
     let r = result(dir.path());
-    crate::llm_batch::assert_exit(out.status, &r, &stderr);
+    crate::llm_batch::assert_exit(out.code, &r, &stderr);
     let batch = &r["usage"]["batch"];
     assert_eq!(
         (

@@ -2,6 +2,7 @@
 //! summary names the model and the unit, coverage counts the missing verdict, and the
 //! table does not read as complete.
 
+use crate::binary::{Caldera, Ran};
 use crate::llm_run::{VERDICT, prompt_of, run};
 use crate::llm_server::{MockServer, anthropic_text, error};
 
@@ -19,7 +20,12 @@ async fn a_member_without_a_verdict_is_a_problem_naming_model_and_unit() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, stdout, result) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(&base, &d, &["--models", "m1,m2,m3", "--cache", "off"])
     })
     .await
@@ -80,7 +86,12 @@ async fn a_silent_member_fails_the_run_on_coverage() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, stdout, result) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(&base, &d, &["--models", "m1,m2,m3", "--cache", "off"])
     })
     .await
@@ -122,10 +133,13 @@ async fn a_large_panel_is_summarised_unless_matrices_are_asked_for() {
         dir.path().to_path_buf(),
         models.clone(),
     );
-    let (_, stdout, summary) =
-        tokio::task::spawn_blocking(move || run(&base, &d, &["--models", &m]))
-            .await
-            .unwrap();
+    let Ran {
+        stdout,
+        result: summary,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &["--models", &m]))
+        .await
+        .unwrap();
     let panel = &summary["panel"];
     assert_eq!(panel["pairs"], "summary");
     assert!(
@@ -154,7 +168,7 @@ async fn a_large_panel_is_summarised_unless_matrices_are_asked_for() {
 
     // The same run with --panel-matrices (answered from the cache): every pair.
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (_, _, full) = tokio::task::spawn_blocking(move || {
+    let Ran { result: full, .. } = tokio::task::spawn_blocking(move || {
         run(&base, &d, &["--models", &models, "--panel-matrices"])
     })
     .await
@@ -196,25 +210,16 @@ async fn a_majority_panel_reports_the_consensus_its_scores_used() {
     let suite = root.path().join("judges.d/trivy/suite.yaml");
     let text = std::fs::read_to_string(&suite).unwrap();
     std::fs::write(&suite, format!("{text}\nconsensus: majority\n")).unwrap();
-    let (base, r) = (server.base.clone(), root.path().to_path_buf());
-    let result = tokio::task::spawn_blocking(move || {
-        let out = r.join("result.json");
-        std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
-            .current_dir(&r)
-            .env("NO_COLOR", "1")
-            .env("ANTHROPIC_API_KEY", "test-key-never-logged")
-            .env("ANTHROPIC_BASE_URL", base)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .args(["run", "judges.d/trivy", "--timeout", "5", "--cache", "off"])
-            .args(["--models", "m1,m2,m3", "--out"])
-            .arg(&out)
-            .output()
-            .expect("runs");
-        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&out).unwrap()).unwrap()
-    })
-    .await
-    .unwrap();
+    let result = Caldera::new()
+        .dir(root.path())
+        .env("ANTHROPIC_API_KEY", "test-key-never-logged")
+        .env("ANTHROPIC_BASE_URL", &server.base)
+        .args(["run", "judges.d/trivy", "--timeout", "5", "--cache", "off"])
+        .args(["--models", "m1,m2,m3"])
+        .out(root.path().join("result.json"))
+        .run_async()
+        .await
+        .result;
     let dims = result["dimensions"].as_array().unwrap();
     assert_eq!(dims.len(), 7);
     for d in dims {

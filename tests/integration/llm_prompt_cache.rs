@@ -4,14 +4,13 @@
 //! marked under `prompt_cache: auto`.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use insta_cmd::get_cargo_bin;
 use serde_json::{Value, json};
 
 use super::llm_server::{MockServer, Seen, Step, content_text};
+use crate::binary::{Caldera, Ran};
 use crate::llm_run::VERDICT;
 
 /// An Anthropic reply whose usage reports a cache write (first sight of a prompt) or a
@@ -41,32 +40,15 @@ fn project(lines: &str) -> tempfile::TempDir {
     dir
 }
 
-fn run(root: &Path, base: &str, extra: &[&str]) -> Value {
-    let out = root.join("result.json");
-    let output = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+fn run(root: &Path, base: &str, extra: &[&str]) -> Ran {
+    Caldera::new()
+        .dir(root)
         .env("ANTHROPIC_API_KEY", "k")
         .env("ANTHROPIC_BASE_URL", base)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args([
-            "run",
-            "judges.d/trivy",
-            "--timeout",
-            "10",
-            "--cache",
-            "off",
-            "--out",
-        ])
-        .arg(&out)
+        .args(["run", "judges.d/trivy", "--timeout", "10", "--cache", "off"])
+        .out(root.join("result.json"))
         .args(extra)
-        .output()
-        .expect("runs");
-    std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&output.stderr).into()))
+        .run()
 }
 
 fn prompt(seen: &Seen) -> String {
@@ -102,11 +84,16 @@ async fn repeats_are_marked_cacheable_and_wait_for_the_first_answer() {
     let (server, arrivals) = slow_first(hold).await;
     let dir = project("");
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let result = tokio::task::spawn_blocking(move || run(&root, &base, &["--repeat", "3"]))
-        .await
-        .unwrap();
+    let Ran { result, stderr, .. } =
+        tokio::task::spawn_blocking(move || run(&root, &base, &["--repeat", "3"]))
+            .await
+            .unwrap();
     let seen = server.seen();
-    assert_eq!(seen.len(), 21, "seven judges, three asks each: {result}");
+    assert_eq!(
+        seen.len(),
+        21,
+        "seven judges, three asks each: {result} {stderr}"
+    );
     for s in &seen {
         let blocks = &s.body["messages"][0]["content"];
         assert_eq!(
@@ -138,13 +125,11 @@ async fn repeats_are_marked_cacheable_and_wait_for_the_first_answer() {
     let cost = usage["cost_usd"].as_f64().unwrap();
     assert!((cost - expected).abs() < 1e-9, "{cost} vs {expected}");
     // The terminal report says what the cache did.
-    let shown = Command::new(get_cargo_bin("caldera"))
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
+    let shown = Caldera::new()
+        .dir(dir.path())
         .args(["report", "result.json"])
-        .output()
-        .expect("runs");
-    let shown = String::from_utf8_lossy(&shown.stdout);
+        .run()
+        .stdout;
     assert!(
         shown.contains("prompt cache 7000 written + 14000 read"),
         "{shown}"
@@ -201,29 +186,22 @@ async fn openai_cached_tokens_are_priced_at_the_models_read_factor() {
     .await;
     let dir = project("");
     let (root, base) = (dir.path().to_path_buf(), format!("{}/v1", server.base));
-    let result = tokio::task::spawn_blocking(move || {
-        let out = root.join("result.json");
-        Command::new(get_cargo_bin("caldera"))
-            .current_dir(&root)
-            .env("NO_COLOR", "1")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env("OPENAI_BASE_URL", &base)
-            .args([
-                "run",
-                "judges.d/trivy",
-                "--cache",
-                "off",
-                "--provider",
-                "openai",
-            ])
-            .args(["--model", "gpt-4.1", "--repeat", "2", "--out"])
-            .arg(&out)
-            .output()
-            .expect("runs");
-        serde_json::from_str::<Value>(&std::fs::read_to_string(out).unwrap()).unwrap()
-    })
-    .await
-    .unwrap();
+    let result = Caldera::new()
+        .dir(&root)
+        .env("OPENAI_BASE_URL", &base)
+        .args([
+            "run",
+            "judges.d/trivy",
+            "--cache",
+            "off",
+            "--provider",
+            "openai",
+        ])
+        .args(["--model", "gpt-4.1", "--repeat", "2"])
+        .out(root.join("result.json"))
+        .run_async()
+        .await
+        .result;
     let seen = server.seen();
     let key = seen[0].body["prompt_cache_key"]
         .as_str()
@@ -253,14 +231,13 @@ async fn openai_cached_tokens_are_priced_at_the_models_read_factor() {
 fn plan_predicts_cache_writes_and_reads_and_prices_them_in_its_range() {
     let dir = project("");
     let plan = |extra: &[&str]| -> Value {
-        let out = Command::new(get_cargo_bin("caldera"))
-            .current_dir(dir.path())
+        Caldera::new()
+            .dir(dir.path())
             .env("ANTHROPIC_API_KEY", "k")
             .args(["plan", "judges.d/trivy", "--no-cache", "--format", "json"])
             .args(extra)
-            .output()
-            .expect("runs");
-        serde_json::from_slice(&out.stdout).expect("JSON plan")
+            .run()
+            .json()
     };
     let once = plan(&[]);
     assert!(
@@ -353,20 +330,15 @@ async fn a_per_repo_judge_caches_the_part_before_cache_break_across_repos() {
     .await;
     let dir = per_repo_project();
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let result = tokio::task::spawn_blocking(move || {
-        let out = root.join("result.json");
-        Command::new(get_cargo_bin("caldera"))
-            .current_dir(&root)
-            .env("ANTHROPIC_API_KEY", "k")
-            .env("ANTHROPIC_BASE_URL", &base)
-            .args(["run", "judges.d/per-repo", "--cache", "off", "--out"])
-            .arg(&out)
-            .output()
-            .expect("runs");
-        serde_json::from_str::<Value>(&std::fs::read_to_string(out).unwrap()).unwrap()
-    })
-    .await
-    .unwrap();
+    let result = Caldera::new()
+        .dir(&root)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &base)
+        .args(["run", "judges.d/per-repo", "--cache", "off"])
+        .out(root.join("result.json"))
+        .run_async()
+        .await
+        .result;
     let seen = server.seen();
     assert!(seen.len() >= 5, "one call per repo: {}", seen.len());
     let shared = &seen[0].body["messages"][0]["content"][0];
@@ -404,12 +376,11 @@ async fn a_per_repo_judge_caches_the_part_before_cache_break_across_repos() {
     );
 
     // `render` shows where the cached part ends.
-    let shown = Command::new(get_cargo_bin("caldera"))
-        .current_dir(dir.path())
+    let shown = Caldera::new()
+        .dir(dir.path())
         .args(["render", "judges.d/per-repo"])
-        .output()
-        .expect("runs");
-    let shown = String::from_utf8_lossy(&shown.stdout);
+        .run()
+        .stdout;
     assert!(
         shown.contains("----- cache break: the part above is cached across units -----"),
         "{shown}"

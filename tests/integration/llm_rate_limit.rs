@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use caldera::llm::executor::{Executor, Job};
 
+use crate::binary::Ran;
 use crate::llm_http::{anthropic, job, options};
 use crate::llm_run::{VERDICT, run};
 use crate::llm_server::{GOOD, MockServer, Step, anthropic_text, error};
@@ -111,7 +112,12 @@ async fn a_rate_limited_run_completes_and_says_so() {
     let (server, answers) = limited_server(1, Duration::from_millis(10), 50, VERDICT).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, stdout, result) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(
             &base,
             &d,
@@ -152,7 +158,12 @@ async fn a_partial_run_fails_on_coverage() {
     let (server, answers) = limited_server(1, Duration::from_millis(300), 3_600_000, VERDICT).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, stdout, result) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(&base, &d, &["--concurrency", "32", "--cache", "off"])
     })
     .await

@@ -3,12 +3,11 @@
 //! thinking in the interaction log and out of the verdict, and counts reasoning tokens.
 
 use std::path::Path;
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
 use serde_json::{Value, json};
 
 use super::llm_server::{MockServer, Step};
+use crate::binary::{Caldera, Ran};
 use crate::llm_run::VERDICT;
 
 const THOUGHT: &str = "PRIVATE-THOUGHT: weighing the missed CVEs against the false positives";
@@ -56,45 +55,27 @@ fn project(line: &str) -> tempfile::TempDir {
     dir
 }
 
-/// `caldera run` in LLM mode in `root`; (exit, result, interaction log lines).
-fn run(root: &Path, env: &[(&str, &str)], extra: &[&str]) -> (Option<i32>, Value, Vec<Value>) {
-    let out = root.join("result.json");
-    let log = root.join("calls.jsonl");
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(root)
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let output = cmd
-        .args([
-            "run",
-            "judges.d/trivy",
-            "--timeout",
-            "5",
-            "--cache",
-            "off",
-            "--out",
-        ])
-        .arg(&out)
+/// `caldera run` in LLM mode in `root`, its result in `result.json` and its interaction
+/// log in `calls.jsonl`.
+fn run(root: &Path, env: &[(&str, &str)], extra: &[&str]) -> Ran {
+    Caldera::new()
+        .dir(root)
+        .envs(env)
+        .args(["run", "judges.d/trivy", "--timeout", "5", "--cache", "off"])
+        .out(root.join("result.json"))
         .arg("--log")
-        .arg(&log)
+        .arg(root.join("calls.jsonl"))
         .args(extra)
-        .output()
-        .expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&output.stderr).into()));
-    let lines = std::fs::read_to_string(&log)
+        .run()
+}
+
+/// The lines of the interaction log that [`run`] wrote in `root`.
+fn log_lines(root: &Path) -> Vec<Value> {
+    std::fs::read_to_string(root.join("calls.jsonl"))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    (output.status.code(), result, lines)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,7 +83,12 @@ async fn anthropic_thinks_adaptively_and_the_thinking_stays_in_the_log() {
     let server = MockServer::start(|_, _| anthropic_thinking()).await;
     let dir = project("reasoning: {effort: high}");
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let (code, result, log) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(
             &root,
             &[("ANTHROPIC_API_KEY", "k"), ("ANTHROPIC_BASE_URL", &base)],
@@ -111,7 +97,8 @@ async fn anthropic_thinks_adaptively_and_the_thinking_stays_in_the_log() {
     })
     .await
     .unwrap();
-    assert!(matches!(code, Some(0 | 1)), "{code:?} {result}");
+    let log = log_lines(dir.path());
+    assert!(matches!(code, Some(0 | 1)), "{code:?} {result} {stderr}");
     for seen in server.seen() {
         let body = &seen.body;
         assert_eq!(body["thinking"], json!({"type": "adaptive"}), "{body}");
@@ -137,7 +124,12 @@ async fn a_thinking_budget_is_sent_as_manual_extended_thinking() {
     let server = MockServer::start(|_, _| anthropic_thinking()).await;
     let dir = project("reasoning: {budget_tokens: 4096, max_tokens: 8192}");
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let (code, result, _) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(
             &root,
             &[("ANTHROPIC_API_KEY", "k"), ("ANTHROPIC_BASE_URL", &base)],
@@ -146,7 +138,7 @@ async fn a_thinking_budget_is_sent_as_manual_extended_thinking() {
     })
     .await
     .unwrap();
-    assert!(matches!(code, Some(0 | 1)), "{code:?} {result}");
+    assert!(matches!(code, Some(0 | 1)), "{code:?} {result} {stderr}");
     let body = &server.seen()[0].body;
     assert_eq!(
         body["thinking"],
@@ -160,7 +152,12 @@ async fn an_openai_reasoning_model_gets_an_effort_and_its_reasoning_tokens_are_c
     let server = MockServer::start(|_, _| openai_reasoning()).await;
     let dir = project("reasoning: {effort: low}");
     let (root, base) = (dir.path().to_path_buf(), format!("{}/v1", server.base));
-    let (code, result, _) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(
             &root,
             &[("OPENAI_BASE_URL", &base)],
@@ -169,7 +166,7 @@ async fn an_openai_reasoning_model_gets_an_effort_and_its_reasoning_tokens_are_c
     })
     .await
     .unwrap();
-    assert!(matches!(code, Some(0 | 1)), "{code:?} {result}");
+    assert!(matches!(code, Some(0 | 1)), "{code:?} {result} {stderr}");
     let body = &server.seen()[0].body;
     assert_eq!(body["reasoning_effort"], "low", "{body}");
     assert_eq!(body["max_completion_tokens"], 16000);
@@ -196,7 +193,12 @@ async fn a_model_that_does_not_reason_is_sent_no_reasoning_effort() {
     let server = MockServer::start(|_, _| openai_reasoning()).await;
     let dir = project("reasoning: {effort: low}");
     let (root, base) = (dir.path().to_path_buf(), format!("{}/v1", server.base));
-    let (code, result, _) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run(
             &root,
             &[("OPENAI_BASE_URL", &base)],
@@ -205,7 +207,7 @@ async fn a_model_that_does_not_reason_is_sent_no_reasoning_effort() {
     })
     .await
     .unwrap();
-    assert!(matches!(code, Some(0 | 1)), "{code:?} {result}");
+    assert!(matches!(code, Some(0 | 1)), "{code:?} {result} {stderr}");
     let body = &server.seen()[0].body;
     assert!(body.get("reasoning_effort").is_none(), "{body}");
     assert_eq!(body["temperature"], 0.0);
@@ -236,15 +238,12 @@ fn budgets_the_api_refuses_are_refused_at_load() {
         ),
     ] {
         let dir = project(line);
-        let out = Command::new(get_cargo_bin("caldera"))
-            .current_dir(dir.path())
-            .env("NO_COLOR", "1")
+        let out = Caldera::new()
+            .dir(dir.path())
             .args(["validate", "judges.d/trivy"])
-            .output()
-            .expect("runs");
-        let all = String::from_utf8_lossy(&out.stderr).into_owned()
-            + &String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(2), "{line}: {all}");
+            .run();
+        let all = format!("{}{}", out.stderr, out.stdout);
+        assert_eq!(out.code, Some(2), "{line}: {all}");
         assert!(
             all.contains(says) && all.contains("reasoning.budget_tokens"),
             "{line}: {all}"

@@ -2,11 +2,9 @@
 //! entry; the spread is reported and a judge whose repeats disagree is flagged unstable.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use insta_cmd::get_cargo_bin;
-
+use crate::binary::{Caldera, Ran};
 use crate::llm_server::{MockServer, Seen, anthropic_text};
 
 fn verdict(score: u8) -> String {
@@ -19,11 +17,14 @@ fn is_freshness(seen: &Seen) -> bool {
     crate::llm_server::content_text(&seen.body["messages"][0]["content"]).contains("freshness")
 }
 
-fn run(base: &str, dir: &Path, repeat: &str) -> serde_json::Value {
-    let out = dir.join("result.json");
-    let status = Command::new(get_cargo_bin("caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
+/// `caldera run judges.d/trivy --repeat <repeat>` against `base`, its result in
+/// `dir/result.json`.
+fn run(base: &str, dir: &Path, repeat: &str) -> Ran {
+    // Every judge but freshness scores 4, false_positive_rate capped to 2 by its failed
+    // assertions; freshness's median is 2 or 3. Weighted: (0.35 + 0.20 + 0.15 + 0.25 +
+    // 0.25) * 4 + 0.15 * 2 + 0.15 * (2 or 3) = 4.8 + 0.3 + (0.3 or 0.45) = 5.4 or 5.55,
+    // over 1.5: 3.6 or 3.7, PASS either way (3.5 <= x < 4.0): exit 0.
+    Caldera::new()
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("ANTHROPIC_BASE_URL", base)
         .args([
@@ -34,19 +35,11 @@ fn run(base: &str, dir: &Path, repeat: &str) -> serde_json::Value {
             "--repeat",
             repeat,
         ])
-        .arg("--out")
-        .arg(&out)
+        .out(dir.join("result.json"))
         .arg("--cache-dir")
         .arg(dir.join("cache"))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("runs");
-    // Every judge but freshness scores 4, false_positive_rate capped to 2 by its failed
-    // assertions; freshness's median is 2 or 3. Weighted: (0.35 + 0.20 + 0.15 + 0.25 +
-    // 0.25) * 4 + 0.15 * 2 + 0.15 * (2 or 3) = 4.8 + 0.3 + (0.3 or 0.45) = 5.4 or 5.55,
-    // over 1.5: 3.6 or 3.7, PASS either way (3.5 <= x < 4.0): exit 0.
-    assert_eq!(status.code(), Some(0), "{status:?}");
-    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+        .run()
+        .expect(0)
 }
 
 fn dimension<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -77,7 +70,7 @@ async fn repeats_are_cached_apart_and_disagreement_is_flagged() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let first = tokio::task::spawn_blocking(move || run(&base, &d, "3"))
+    let first = tokio::task::spawn_blocking(move || run(&base, &d, "3").result)
         .await
         .unwrap();
     assert_eq!(server.hits(), 7 * 3, "seven judges, three asks each");
@@ -118,7 +111,7 @@ async fn repeats_are_cached_apart_and_disagreement_is_flagged() {
     // Every repeat has its own cache entry: a second run makes no call and reads the
     // same scores back.
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let second = tokio::task::spawn_blocking(move || run(&base, &d, "3"))
+    let second = tokio::task::spawn_blocking(move || run(&base, &d, "3").result)
         .await
         .unwrap();
     assert_eq!(server.hits(), 21);
@@ -128,7 +121,7 @@ async fn repeats_are_cached_apart_and_disagreement_is_flagged() {
     );
     // The first repeat is the entry a run without repeats uses.
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let single = tokio::task::spawn_blocking(move || run(&base, &d, "1"))
+    let single = tokio::task::spawn_blocking(move || run(&base, &d, "1").result)
         .await
         .unwrap();
     assert_eq!(server.hits(), 21);
@@ -156,24 +149,16 @@ async fn settled_repeats_stop_once_the_first_asks_agree_and_say_what_they_saved(
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let result = tokio::task::spawn_blocking(move || {
-        let out = d.join("result.json");
-        let status = Command::new(get_cargo_bin("caldera"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("NO_COLOR", "1")
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("ANTHROPIC_BASE_URL", &base)
-            .args(["run", "judges.d/trivy", "--timeout", "5", "--repeat", "5"])
-            .args(["--settle", "3", "--cache", "off", "--out"])
-            .arg(&out)
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("runs");
-        assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
-        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(out).unwrap()).unwrap()
-    })
-    .await
-    .unwrap();
+    let ran = Caldera::new()
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", &base)
+        .args(["run", "judges.d/trivy", "--timeout", "5", "--repeat", "5"])
+        .args(["--settle", "3", "--cache", "off"])
+        .out(d.join("result.json"))
+        .run_async()
+        .await;
+    assert!(matches!(ran.code, Some(0 | 1)), "{ran:?}");
+    let result = ran.result;
     assert_eq!(
         server.hits(),
         6 * 3 + 5,
@@ -205,13 +190,11 @@ async fn settled_repeats_stop_once_the_first_asks_agree_and_say_what_they_saved(
 
 #[test]
 fn settle_needs_more_repeats_than_it_waits_for() {
-    let out = Command::new(get_cargo_bin("caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let out = Caldera::new()
         .env("ANTHROPIC_API_KEY", "test-key")
         .args(["run", "judges.d/trivy", "--repeat", "3", "--settle", "3"])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+        .run();
+    assert_eq!(out.code, Some(2));
+    let err = &out.stderr;
     assert!(err.contains("--settle 3 needs more repeats"), "{err}");
 }

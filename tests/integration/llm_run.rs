@@ -5,8 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
-
+use crate::binary::{Caldera, Ran};
 use crate::llm_server::{MockServer, anthropic_text, error};
 
 pub const VERDICT: &str = r#"{"score": 4, "confidence": 0.9, "reasoning": "solid", "evidence_cited": ["x"], "recommendations": [], "sub_scores": {}}"#;
@@ -21,31 +20,18 @@ pub fn prompt_of(seen: &crate::llm_server::Seen) -> String {
         .join("\n")
 }
 
-/// Runs the binary in LLM mode against `base`; returns (exit code, stdout, result JSON).
-pub fn run(base: &str, dir: &Path, extra: &[&str]) -> (Option<i32>, String, serde_json::Value) {
-    let out = dir.join("result.json");
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
+/// Runs the binary in LLM mode against `base`, its result in `dir/result.json` and its
+/// cache in `dir/cache`.
+pub fn run(base: &str, dir: &Path, extra: &[&str]) -> Ran {
+    Caldera::new()
         .env("ANTHROPIC_API_KEY", "test-key-never-logged")
         .env("ANTHROPIC_BASE_URL", base)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args(["run", "judges.d/trivy", "--timeout", "5", "--out"])
-        .arg(&out)
+        .args(["run", "judges.d/trivy", "--timeout", "5"])
+        .out(dir.join("result.json"))
         .arg("--cache-dir")
         .arg(dir.join("cache"))
-        .args(extra);
-    let output = cmd.output().expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        result,
-    )
+        .args(extra)
+        .run()
 }
 
 fn statuses(result: &serde_json::Value) -> Vec<(String, String)> {
@@ -75,7 +61,12 @@ async fn unreadable_replies_leave_one_judge_unscored_and_the_rest_scored() {
     let dir = tempfile::tempdir().unwrap();
     let base = server.base.clone();
     let dir_path = dir.path().to_path_buf();
-    let (code, stdout, result) = tokio::task::spawn_blocking(move || run(&base, &dir_path, &[]))
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &dir_path, &[]))
         .await
         .unwrap();
     let st = statuses(&result);
@@ -127,7 +118,7 @@ async fn a_failing_provider_gives_unscored_judges_and_a_written_result() {
     let dir = tempfile::tempdir().unwrap();
     let base = server.base.clone();
     let dir_path = dir.path().to_path_buf();
-    let (code, _, result) = tokio::task::spawn_blocking(move || run(&base, &dir_path, &[]))
+    let Ran { code, result, .. } = tokio::task::spawn_blocking(move || run(&base, &dir_path, &[]))
         .await
         .unwrap();
     assert_eq!(code, Some(1), "no score is below any threshold");
@@ -142,14 +133,14 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     let dir = tempfile::tempdir().unwrap();
     let base = server.base.clone();
     let d = dir.path().to_path_buf();
-    let (_, _, first) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran { result: first, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     let calls = server.hits();
     assert_eq!(calls, 7);
     let base = server.base.clone();
     let d = dir.path().to_path_buf();
-    let (_, _, second) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran { result: second, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     assert_eq!(server.hits(), calls, "a warm cache makes zero calls");
@@ -158,7 +149,9 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     // Replay makes no call: it reads the verdicts of the server the command names.
     let base = server.base.clone();
     let d = dir.path().to_path_buf();
-    let (_, _, replayed) = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
+    let Ran {
+        result: replayed, ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
         .await
         .unwrap();
     assert_eq!(server.hits(), calls, "replay makes zero calls");
@@ -166,10 +159,11 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     // Entries are keyed by endpoint: pointed at another server, nothing is served from
     // the first one's verdicts, live or replayed.
     let d = dir.path().to_path_buf();
-    let (_, _, elsewhere) =
-        tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
-            .await
-            .unwrap();
+    let Ran {
+        result: elsewhere, ..
+    } = tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
+        .await
+        .unwrap();
     assert!(elsewhere["total_score"].is_null(), "{elsewhere:#}");
     let reason = elsewhere["dimensions"][0]["unscored_reason"]
         .as_str()
@@ -179,7 +173,9 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     let other = MockServer::start(|_, _| error(400, vec![])).await;
     let base = other.base.clone();
     let d = dir.path().to_path_buf();
-    let (code, _, live) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran {
+        code, result: live, ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     assert_eq!(code, Some(1));
@@ -189,7 +185,7 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
     // Replay with an empty cache: every judge unscored with the reason.
     let empty = tempfile::tempdir().unwrap();
     let d = empty.path().to_path_buf();
-    let (_, _, missed) =
+    let Ran { result: missed, .. } =
         tokio::task::spawn_blocking(move || run("http://127.0.0.1:9", &d, &["--replay"]))
             .await
             .unwrap();
@@ -203,12 +199,7 @@ async fn a_warm_cache_makes_no_call_and_replay_works_offline() {
 
 #[test]
 fn without_any_provider_the_run_says_so_and_suggests_heuristic_mode() {
-    let out = Command::new(get_cargo_bin("caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+    let out = Caldera::new()
         .env("PATH", "")
         .args([
             "run",
@@ -216,10 +207,9 @@ fn without_any_provider_the_run_says_so_and_suggests_heuristic_mode() {
             "--out",
             "target/test-out/noprov.json",
         ])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+        .run();
+    assert_eq!(out.code, Some(2));
+    let err = &out.stderr;
     assert!(err.contains("--heuristic"), "{err}");
 }
 
@@ -247,7 +237,11 @@ async fn an_edited_cache_entry_is_refused_and_reported() {
     std::fs::write(&entry, doc.to_string()).unwrap();
 
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, _, replayed) = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
+    let Ran {
+        code,
+        result: replayed,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &["--replay"]))
         .await
         .unwrap();
     assert_eq!(
@@ -277,7 +271,12 @@ async fn an_edited_cache_entry_is_refused_and_reported() {
 
     let hits = server.hits();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, stdout, live) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran {
+        code,
+        stdout,
+        result: live,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     assert_eq!(
@@ -319,15 +318,14 @@ async fn an_interrupted_run_keeps_what_it_received() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("result.interactions.jsonl");
-    let child = Command::new(get_cargo_bin("caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
+    let child = Caldera::new()
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("ANTHROPIC_BASE_URL", &server.base)
         .args(["run", "judges.d/trivy", "--timeout", "30", "--out"])
         .arg(dir.path().join("result.json"))
         .arg("--cache-dir")
         .arg(dir.path().join("cache"))
+        .command()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -372,7 +370,7 @@ async fn an_interrupted_run_keeps_what_it_received() {
     hang.store(false, Ordering::SeqCst);
     let before = server.hits();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, _, result) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran { code, result, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     assert_eq!(code, Some(0));
@@ -389,7 +387,7 @@ async fn divergence_and_a_low_panel_agreement_reach_the_summary() {
     let server = MockServer::start(move |_, _| anthropic_text(one, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (_, _, result) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran { result, .. } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     let problems = result["summary"]["problems"].as_array().unwrap();
@@ -428,7 +426,7 @@ async fn divergence_and_a_low_panel_agreement_reach_the_summary() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (_, _, result) =
+    let Ran { result, .. } =
         tokio::task::spawn_blocking(move || run(&base, &d, &["--models", "sonnet,opus"]))
             .await
             .unwrap();
@@ -461,7 +459,12 @@ async fn a_score_above_the_cap_of_a_failed_assertion_is_capped() {
     let server = MockServer::start(move |_, _| anthropic_text(five, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, d) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, stdout, result) = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
+    let Ran {
+        code,
+        stdout,
+        result,
+        ..
+    } = tokio::task::spawn_blocking(move || run(&base, &d, &[]))
         .await
         .unwrap();
     let dims = result["dimensions"].as_array().expect("dimensions");

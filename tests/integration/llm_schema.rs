@@ -3,14 +3,14 @@
 //! the violation named and is never scored, and text judges are asked as before.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use caldera::llm::executor::{Executor, Job, LlmRequest, Outcome, UnscoredKind};
 use caldera::provider::{OpenAiProvider, Provider};
 use caldera::spec::verdict_format::{Transport, VerdictFormat};
-use insta_cmd::get_cargo_bin;
 use serde_json::{Value, json};
+
+use crate::binary::{Caldera, Ran};
 
 use super::llm_http::{anthropic, options};
 use super::llm_server::{MockServer, anthropic_text, openai_text};
@@ -143,7 +143,7 @@ async fn openai_gets_a_strict_json_schema_response_format() {
 }
 
 /// A copy of the trivy suite with `verdict_transport: schema`, run in LLM mode.
-fn run_schema_suite(root: &Path, base: &str) -> (Option<i32>, Value) {
+fn run_schema_suite(root: &Path, base: &str) -> Ran {
     crate::gates::copy_trivy(root);
     let suite = root.join("judges.d/trivy/suite.yaml");
     let text = std::fs::read_to_string(&suite).unwrap();
@@ -155,31 +155,13 @@ fn run_schema_suite(root: &Path, base: &str) -> (Option<i32>, Value) {
         ),
     )
     .unwrap();
-    let out = root.join("result.json");
-    let status = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+    Caldera::new()
+        .dir(root)
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("ANTHROPIC_BASE_URL", base)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args([
-            "run",
-            "judges.d/trivy",
-            "--timeout",
-            "5",
-            "--cache",
-            "off",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (status.status.code(), result)
+        .args(["run", "judges.d/trivy", "--timeout", "5", "--cache", "off"])
+        .out(root.join("result.json"))
+        .run()
 }
 
 /// The bound verdict for a request's schema: the default object, with every declared
@@ -203,9 +185,10 @@ async fn a_suite_asks_every_default_judge_for_a_bound_verdict() {
     let server = MockServer::start(|_, seen| anthropic_text(&answer_to(seen), "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let (code, result) = tokio::task::spawn_blocking(move || run_schema_suite(&root, &base))
-        .await
-        .unwrap();
+    let Ran { code, result, .. } =
+        tokio::task::spawn_blocking(move || run_schema_suite(&root, &base))
+            .await
+            .unwrap();
     assert!(matches!(code, Some(0 | 1)), "{code:?} {result}");
     let seen = server.seen();
     assert!(
@@ -239,15 +222,12 @@ fn a_regex_verdict_that_asks_for_schema_transport_is_refused_at_load() {
         ),
     )
     .unwrap();
-    let out = Command::new(get_cargo_bin("caldera"))
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
+    let out = Caldera::new()
+        .dir(dir.path())
         .args(["validate", "judges.d/trivy"])
-        .output()
-        .expect("runs");
-    let all =
-        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{all}");
+        .run();
+    let all = format!("{}{}", out.stderr, out.stdout);
+    assert_eq!(out.code, Some(2), "{all}");
     assert!(
         all.contains("`transport: schema` needs the default JSON verdict"),
         "{all}"
@@ -259,14 +239,12 @@ fn plan_says_how_verdicts_are_asked_for() {
     let dir = tempfile::tempdir().unwrap();
     crate::gates::copy_trivy(dir.path());
     let plan = |root: &Path| {
-        let out = Command::new(get_cargo_bin("caldera"))
-            .current_dir(root)
-            .env("NO_COLOR", "1")
+        Caldera::new()
+            .dir(root)
             .env("ANTHROPIC_API_KEY", "test-key")
             .args(["plan", "judges.d/trivy", "--no-cache"])
-            .output()
-            .expect("runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+            .run()
+            .stdout
     };
     assert!(plan(dir.path()).contains("verdicts: free text"));
     let suite = dir.path().join("judges.d/trivy/suite.yaml");

@@ -3,34 +3,26 @@
 //! interaction log or the cache can see it. Real binary, loopback servers.
 
 use std::path::Path;
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
+use crate::binary::{Caldera, Ran};
 
 use crate::llm_server::{MockServer, Step, anthropic_text, openai_text};
 
 const KEY: &str = "sk-test-secret-0123456789";
 
-/// Runs the trivy suite against `base` with `provider`; returns (exit code, result).
-fn run(provider: &str, base: &str, dir: &Path) -> (Option<i32>, serde_json::Value) {
-    let (code, result, _) = run_with(provider, base, dir, &[]);
-    (code, result)
+/// Runs the trivy suite against `base` with `provider`, its result in `dir/result.json`.
+fn run(provider: &str, base: &str, dir: &Path) -> Ran {
+    run_with(provider, base, dir, &[])
 }
 
-/// [`run`] with `extra` arguments; also returns what it printed (stdout, then stderr).
-fn run_with(
-    provider: &str,
-    base: &str,
-    dir: &Path,
-    extra: &[&str],
-) -> (Option<i32>, serde_json::Value, String) {
-    let out = dir.join("result.json");
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+/// [`run`] with `extra` arguments.
+fn run_with(provider: &str, base: &str, dir: &Path, extra: &[&str]) -> Ran {
+    let (key, url) = if provider == "anthropic" {
+        ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+    } else {
+        ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+    };
+    Caldera::new()
         .args([
             "run",
             "judges.d/trivy",
@@ -39,28 +31,13 @@ fn run_with(
             "--provider",
             provider,
         ])
-        .arg("--out")
-        .arg(&out)
+        .out(dir.join("result.json"))
         .arg("--cache-dir")
         .arg(dir.join("cache"))
-        .args(extra);
-    if provider == "anthropic" {
-        cmd.env("ANTHROPIC_API_KEY", KEY)
-            .env("ANTHROPIC_BASE_URL", base);
-    } else {
-        cmd.env("OPENAI_API_KEY", KEY).env("OPENAI_BASE_URL", base);
-    }
-    let output = cmd.output().expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.code(), result, printed)
+        .args(extra)
+        .env(key, KEY)
+        .env(url, base)
+        .run()
 }
 
 /// Every file under `dir`, as text.
@@ -94,9 +71,10 @@ async fn a_redirect_to_another_origin_is_not_followed() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, result) = tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
-        .await
-        .unwrap();
+    let Ran { code, result, .. } =
+        tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
+            .await
+            .unwrap();
     assert_eq!(elsewhere.hits(), 0, "no request reached the other origin");
     assert!(server.hits() > 0);
     let dims = result["dimensions"].as_array().expect("dimensions");
@@ -126,7 +104,7 @@ async fn echo_case(provider: &'static str) {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let (_, result) = tokio::task::spawn_blocking(move || run(provider, &base, &path))
+    let Ran { result, .. } = tokio::task::spawn_blocking(move || run(provider, &base, &path))
         .await
         .unwrap();
     assert_eq!(result["dimensions"][0]["status"], "scored", "{result:#}");
@@ -168,9 +146,10 @@ async fn an_oversized_reply_is_not_read() {
     let server = MockServer::start(move |_, _| anthropic_text(&huge, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let (code, result) = tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
-        .await
-        .unwrap();
+    let Ran { code, result, .. } =
+        tokio::task::spawn_blocking(move || run("anthropic", &base, &path))
+            .await
+            .unwrap();
     let dims = result["dimensions"].as_array().expect("dimensions");
     assert!(dims.iter().all(|d| d["status"] == "unscored"), "{result:#}");
     assert!(
@@ -210,11 +189,13 @@ async fn a_key_in_a_redirect_location_is_written_nowhere() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let (_, result, printed) = tokio::task::spawn_blocking(move || {
+    let ran = tokio::task::spawn_blocking(move || {
         run_with("anthropic", &base, &path, &["--format", "md"])
     })
     .await
     .unwrap();
+    let printed = ran.text();
+    let result = ran.result;
     let reason = result["dimensions"][0]["unscored_reason"]
         .as_str()
         .unwrap_or_default();
@@ -225,23 +206,13 @@ async fn a_key_in_a_redirect_location_is_written_nowhere() {
     assert_no_key_part(&printed, "the run's output");
     assert_no_key_part(&all_text(dir.path()), "the files written");
     let base = server.base.clone();
-    let plan = tokio::task::spawn_blocking(move || {
-        Command::new(get_cargo_bin("caldera"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("NO_COLOR", "1")
-            .env("ANTHROPIC_API_KEY", KEY)
-            .env("ANTHROPIC_BASE_URL", base)
-            .args(["plan", "judges.d/trivy", "--count-tokens"])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&plan.stdout),
-        String::from_utf8_lossy(&plan.stderr)
-    );
+    let printed = Caldera::new()
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", base)
+        .args(["plan", "judges.d/trivy", "--count-tokens"])
+        .run_async()
+        .await
+        .text();
     assert!(printed.contains("[redacted]"), "{printed}");
     assert_no_key_part(&printed, "plan --count-tokens");
 }
@@ -260,11 +231,13 @@ async fn a_key_escaped_inside_the_verdict_is_written_nowhere() {
     let server = MockServer::start(move |_, _| anthropic_text(&reply, "end_turn")).await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let (_, result, printed) = tokio::task::spawn_blocking(move || {
+    let ran = tokio::task::spawn_blocking(move || {
         run_with("anthropic", &base, &path, &["--format", "md"])
     })
     .await
     .unwrap();
+    let printed = ran.text();
+    let result = ran.result;
     assert_eq!(result["dimensions"][0]["status"], "scored", "{result:#}");
     let written = all_text(dir.path());
     assert!(written.contains("[redacted]"), "the echo is kept, redacted");
@@ -285,10 +258,11 @@ async fn an_error_body_cut_inside_the_key_keeps_no_part_of_it() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (base, path) = (server.base.clone(), dir.path().to_path_buf());
-    let (_, result, printed) =
-        tokio::task::spawn_blocking(move || run_with("anthropic", &base, &path, &[]))
-            .await
-            .unwrap();
+    let ran = tokio::task::spawn_blocking(move || run_with("anthropic", &base, &path, &[]))
+        .await
+        .unwrap();
+    let printed = ran.text();
+    let result = ran.result;
     let reason = result["dimensions"][0]["unscored_reason"]
         .as_str()
         .unwrap_or_default();

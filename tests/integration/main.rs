@@ -12,6 +12,7 @@
 mod action;
 mod adversarial_reproduction;
 mod architecture;
+mod binary;
 mod calibrate;
 mod cli;
 mod cli_output;

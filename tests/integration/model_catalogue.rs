@@ -3,47 +3,25 @@
 //! retires models without a rebuild (and is checked at load like any other file).
 
 use std::path::Path;
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
 use serde_json::Value;
 
+use crate::binary::{Caldera, Ran};
 use crate::gates::copy_trivy;
 use crate::llm_run::VERDICT;
 use crate::llm_server::{MockServer, anthropic_text};
 
-/// `caldera run judges.d/trivy` in LLM mode in `root` against `base`; (exit, result, stderr).
-fn run_llm(root: &Path, base: &str, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let out = root.join("result.json");
-    let output = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+/// `caldera run judges.d/trivy` in LLM mode in `root` against `base`, its result in
+/// `result.json`.
+fn run_llm(root: &Path, base: &str, extra: &[&str]) -> Ran {
+    Caldera::new()
+        .dir(root)
         .env("ANTHROPIC_API_KEY", "test-key-never-logged")
         .env("ANTHROPIC_BASE_URL", base)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args([
-            "run",
-            "judges.d/trivy",
-            "--timeout",
-            "5",
-            "--cache",
-            "off",
-            "--out",
-        ])
-        .arg(&out)
+        .args(["run", "judges.d/trivy", "--timeout", "5", "--cache", "off"])
+        .out(root.join("result.json"))
         .args(extra)
-        .output()
-        .expect("runs");
-    let result = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    (
-        output.status.code(),
-        result,
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+        .run()
 }
 
 fn model_problems(result: &Value) -> Vec<String> {
@@ -72,7 +50,12 @@ async fn a_run_on_a_retiring_model_says_when_it_ends_and_what_to_move_to() {
     let dir = tempfile::tempdir().unwrap();
     copy_trivy(dir.path());
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let (code, result, stderr) = tokio::task::spawn_blocking(move || {
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || {
         run_llm(&root, &base, &["--model", "claude-sonnet-4-5-20250929"])
     })
     .await
@@ -102,7 +85,12 @@ async fn the_default_model_is_served_and_raises_no_lifecycle_warning() {
     let dir = tempfile::tempdir().unwrap();
     copy_trivy(dir.path());
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let (code, result, stderr) = tokio::task::spawn_blocking(move || run_llm(&root, &base, &[]))
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || run_llm(&root, &base, &[]))
         .await
         .unwrap();
     assert!(matches!(code, Some(0 | 1)), "{code:?} {stderr}");
@@ -128,7 +116,12 @@ async fn a_suite_catalogue_prices_aliases_and_retires_its_own_model() {
     .unwrap();
     set_suite_key(dir.path(), "model_catalogue: ../models.yaml");
     let (root, base) = (dir.path().to_path_buf(), server.base.clone());
-    let (code, result, stderr) = tokio::task::spawn_blocking(move || run_llm(&root, &base, &[]))
+    let Ran {
+        code,
+        result,
+        stderr,
+        ..
+    } = tokio::task::spawn_blocking(move || run_llm(&root, &base, &[]))
         .await
         .unwrap();
     assert!(matches!(code, Some(0 | 1)), "{code:?} {stderr}");
@@ -154,19 +147,12 @@ async fn a_suite_catalogue_prices_aliases_and_retires_its_own_model() {
     );
 }
 
-/// `caldera validate` on the copied suite; (exit, stderr).
-fn validate(root: &Path) -> (Option<i32>, String) {
-    let output = Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+/// `caldera validate` on the copied suite.
+fn validate(root: &Path) -> Ran {
+    Caldera::new()
+        .dir(root)
         .args(["validate", "judges.d/trivy"])
-        .output()
-        .expect("runs");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned()
-            + &String::from_utf8_lossy(&output.stdout),
-    )
+        .run()
 }
 
 #[test]
@@ -182,8 +168,9 @@ fn a_suite_catalogue_outside_the_project_or_with_a_bad_date_is_refused_at_load()
             outside.path().join("models.yaml").display()
         ),
     );
-    let (code, out) = validate(dir.path());
-    assert_eq!(code, Some(2), "{out}");
+    let ran = validate(dir.path());
+    let out = ran.text();
+    assert_eq!(ran.code, Some(2), "{out}");
     assert!(
         out.contains("input-outside-project") && out.contains("model_catalogue"),
         "{out}"
@@ -197,8 +184,9 @@ fn a_suite_catalogue_outside_the_project_or_with_a_bad_date_is_refused_at_load()
     )
     .unwrap();
     set_suite_key(dir.path(), "model_catalogue: models.yaml");
-    let (code, out) = validate(dir.path());
-    assert_eq!(code, Some(2), "{out}");
+    let ran = validate(dir.path());
+    let out = ran.text();
+    assert_eq!(ran.code, Some(2), "{out}");
     assert!(out.contains("`2026-02-30` is not a date"), "{out}");
     assert!(out.contains("models.m.end_of_life"), "{out}");
     assert!(out.contains("models.yaml:3"), "{out}");
@@ -208,8 +196,9 @@ fn a_suite_catalogue_outside_the_project_or_with_a_bad_date_is_refused_at_load()
         "models:\n  m:\n    input_per_mtk: 1\n",
     )
     .unwrap();
-    let (code, out) = validate(dir.path());
-    assert_eq!(code, Some(2), "{out}");
+    let ran = validate(dir.path());
+    let out = ran.text();
+    assert_eq!(ran.code, Some(2), "{out}");
     assert!(
         out.contains("input_per_mtok"),
         "did-you-mean expected: {out}"

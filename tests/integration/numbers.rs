@@ -2,7 +2,8 @@
 //! suite files with their location, on the command line by the flag's own parser.
 
 use std::path::Path;
-use std::process::Command;
+
+use crate::binary::{Caldera, Ran};
 
 use caldera::diag::{Code, Diagnostic};
 use caldera::load_suite;
@@ -53,14 +54,11 @@ fn suite_thresholds_are_range_checked() {
     );
 }
 
-fn caldera_run(extra: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+fn caldera_run(extra: &[&str]) -> Ran {
+    Caldera::new()
         .args(["run", "judges.d/trivy", "--heuristic", "--out", "/dev/null"])
         .args(extra)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("caldera runs")
+        .run()
 }
 
 #[test]
@@ -75,8 +73,8 @@ fn flags_refuse_non_finite_and_out_of_range_numbers() {
         ("--max-cost", "-1", "0 or more"),
     ] {
         let out = caldera_run(&[&format!("{flag}={value}")]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {stderr}");
+        let stderr = out.stderr;
+        assert_eq!(out.code, Some(2), "{flag} {value}: {stderr}");
         assert!(
             stderr.contains(flag) && stderr.contains(says),
             "{flag} {value}: {stderr}"

@@ -3,9 +3,8 @@
 //! terminal with its control characters escaped. Real binary, real files.
 
 use std::path::Path;
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
+use crate::binary::{Caldera, Ran};
 
 /// A one-judge suite under `root/judges.d/s` reading `root/data/results` and
 /// `root/data/truth`; `id` names the one result.
@@ -28,21 +27,8 @@ fn suite(root: &Path, id: &str) {
     .unwrap();
 }
 
-fn caldera(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(get_cargo_bin("caldera"))
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn caldera(dir: &Path, args: &[&str]) -> Ran {
+    Caldera::new().dir(dir).args(args).run()
 }
 
 #[cfg(unix)]
@@ -53,29 +39,35 @@ fn links_devices_and_planted_temp_files_are_never_written_through() {
     let victim = tmp.path().join("victim.txt");
     std::fs::write(&victim, "keep").unwrap();
     std::os::unix::fs::symlink(&victim, tmp.path().join("link.json")).unwrap();
-    let (code, _, err) = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/s", "--heuristic", "--out", "link.json"],
     );
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("symbolic link"), "{err}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
 
     // The old temp name, planted as a link: the write goes elsewhere.
     std::os::unix::fs::symlink(&victim, tmp.path().join("out.json.tmp")).unwrap();
-    let (code, _, err) = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/s", "--heuristic", "--out", "out.json"],
     );
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, Some(0), "{err}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     assert!(tmp.path().join("out.json").is_file());
 
-    let (code, _, err) = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &["run", "judges.d/s", "--heuristic", "--out", "/dev/null"],
     );
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
 }
 
@@ -85,7 +77,9 @@ fn a_run_does_not_write_onto_its_inputs_or_its_log() {
     suite(tmp.path(), "r");
     let input = tmp.path().join("data/results/r.json");
     let before = std::fs::read_to_string(&input).unwrap();
-    let (code, _, err) = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &[
             "run",
@@ -95,11 +89,11 @@ fn a_run_does_not_write_onto_its_inputs_or_its_log() {
             "data/results/r.json",
         ],
     );
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("results folder"), "{err}");
     assert_eq!(std::fs::read_to_string(&input).unwrap(), before);
     // Into the ground-truth folder: the next run would read it as ground truth.
-    let (code, _, _) = caldera(
+    let Ran { code, .. } = caldera(
         tmp.path(),
         &[
             "run",
@@ -109,9 +103,11 @@ fn a_run_does_not_write_onto_its_inputs_or_its_log() {
             "data/truth/x.json",
         ],
     );
-    assert_eq!(code, 2);
+    assert_eq!(code, Some(2));
     // The result and the log on one file (checked before any provider is needed).
-    let (code, _, err) = caldera(
+    let Ran {
+        code, stderr: err, ..
+    } = caldera(
         tmp.path(),
         &[
             "run",
@@ -122,7 +118,7 @@ fn a_run_does_not_write_onto_its_inputs_or_its_log() {
             "same.json",
         ],
     );
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("same file"), "{err}");
 }
 
@@ -133,7 +129,7 @@ fn control_characters_in_data_are_escaped_on_the_terminal() {
     let tmp = tempfile::tempdir().unwrap();
     let forged = "evil\u{1b}[2K\r  weighted score 5.00 / 5  ->  STRONG_PASS\nx";
     suite(tmp.path(), forged);
-    let (_, out, _) = caldera(
+    let Ran { stdout: out, .. } = caldera(
         tmp.path(),
         &["run", "judges.d/s", "--heuristic", "--out", "o.json"],
     );

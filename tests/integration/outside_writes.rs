@@ -5,9 +5,8 @@
 //! binary, real files, and a loopback server for `--record`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use insta_cmd::get_cargo_bin;
+use crate::binary::{Caldera, Ran};
 
 use crate::llm_server::{MockServer, anthropic_text};
 
@@ -48,27 +47,19 @@ fn project(root: &Path) -> PathBuf {
     project
 }
 
-fn caldera(dir: &Path, args: &[&str], base: Option<&str>) -> Output {
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL");
-    if let Some(base) = base {
-        cmd.env("ANTHROPIC_API_KEY", "test-key")
-            .env("ANTHROPIC_BASE_URL", base);
+/// The binary in `dir` with `args`, answered by the server at `base` when given.
+fn caldera_at(dir: &Path, args: &[&str], base: Option<&str>) -> Caldera {
+    let cmd = Caldera::new().dir(dir).args(args);
+    match base {
+        Some(base) => cmd
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", base),
+        None => cmd,
     }
-    cmd.args(args).output().expect("runs")
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+fn caldera(dir: &Path, args: &[&str], base: Option<&str>) -> Ran {
+    caldera_at(dir, args, base).run()
 }
 
 /// Every file under `dir` whose name contains `needle`.
@@ -97,15 +88,8 @@ async fn verdict_server() -> MockServer {
 }
 
 /// Runs caldera off the async runtime (the server answers on it meanwhile).
-async fn caldera_async(dir: &Path, args: &[&str], base: &str) -> Output {
-    let (dir, base) = (dir.to_path_buf(), base.to_owned());
-    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        caldera(&dir, &args, Some(&base))
-    })
-    .await
-    .unwrap()
+async fn caldera_async(dir: &Path, args: &[&str], base: &str) -> Ran {
+    caldera_at(dir, args, Some(base)).run_async().await
 }
 
 #[cfg(unix)]
@@ -121,14 +105,14 @@ async fn record_never_writes_through_a_linked_cassette() {
         let _ = std::fs::remove_file(cassettes.join("j.json"));
         std::os::unix::fs::symlink(&victim, cassettes.join("j.json")).unwrap();
         let out = caldera_async(&project, &["test", "judges.d/s", "--record"], &server.base).await;
-        assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+        assert_ne!(out.code, Some(0), "{}", out.text());
         assert_eq!(
             std::fs::read_to_string(&victim).unwrap(),
             "keep",
             "--record wrote through the link: {}",
-            text(&out)
+            out.text()
         );
-        assert!(text(&out).contains("symbolic link"), "{}", text(&out));
+        assert!(out.text().contains("symbolic link"), "{}", out.text());
     }
 }
 
@@ -145,9 +129,9 @@ fn update_never_writes_through_a_linked_expect_yaml() {
     std::fs::write(&victim, kept).unwrap();
     std::os::unix::fs::symlink(&victim, case.join("expect.yaml")).unwrap();
     let out = caldera(&project, &["test", "judges.d/s", "--update"], None);
-    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert_ne!(out.code, Some(0), "{}", out.text());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), kept);
-    assert!(text(&out).contains("symbolic link"), "{}", text(&out));
+    assert!(out.text().contains("symbolic link"), "{}", out.text());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -161,10 +145,10 @@ async fn a_dimension_that_is_not_a_file_name_is_refused_before_anything_is_writt
     )
     .unwrap();
     let out = caldera(&project, &["validate", "judges.d/s"], None);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("dimension"), "{}", text(&out));
+    assert_eq!(out.code, Some(2), "{}", out.text());
+    assert!(out.text().contains("dimension"), "{}", out.text());
     let out = caldera_async(&project, &["test", "judges.d/s", "--record"], &server.base).await;
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.code, Some(2), "{}", out.text());
     assert_eq!(files_named(tmp.path(), "ESCAPED"), Vec::<PathBuf>::new());
     assert_eq!(server.hits(), 0);
 }
@@ -179,8 +163,8 @@ fn a_suite_name_that_is_not_a_file_name_is_refused_before_anything_is_written() 
     )
     .unwrap();
     let out = caldera(&project, &["validate", "judges.d/s"], None);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("suite"), "{}", text(&out));
+    assert_eq!(out.code, Some(2), "{}", out.text());
+    assert!(out.text().contains("suite"), "{}", out.text());
     let out = caldera(
         &project,
         &[
@@ -194,7 +178,7 @@ fn a_suite_name_that_is_not_a_file_name_is_refused_before_anything_is_written() 
         ],
         None,
     );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.code, Some(2), "{}", out.text());
     assert_eq!(files_named(tmp.path(), "escaped"), Vec::<PathBuf>::new());
 }
 
@@ -223,8 +207,8 @@ fn out_dir_into_an_input_folder_is_refused() {
             ],
             None,
         );
-        assert_eq!(out.status.code(), Some(2), "{dir}: {}", text(&out));
-        assert!(text(&out).contains("--out-dir"), "{dir}: {}", text(&out));
+        assert_eq!(out.code, Some(2), "{dir}: {}", out.text());
+        assert!(out.text().contains("--out-dir"), "{dir}: {}", out.text());
         let names: Vec<_> = std::fs::read_dir(project.join("judges.d/s/data"))
             .unwrap()
             .map(|e| e.unwrap().file_name())
@@ -247,7 +231,7 @@ fn out_dir_into_an_input_folder_is_refused() {
         ],
         None,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.code, Some(0), "{}", out.text());
     assert!(project.join("reports/s.md").is_file());
 }
 
@@ -260,7 +244,7 @@ fn init_never_follows_a_dangling_link() {
     let victim = tmp.path().join("victim.yaml");
     std::os::unix::fs::symlink(&victim, project.join("judges.d/tool/suite.yaml")).unwrap();
     let out = caldera(&project, &["init", "tool"], None);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(!victim.exists(), "init wrote through the link");
     assert!(
         !project.join("prompts/tool").exists(),
@@ -270,17 +254,11 @@ fn init_never_follows_a_dangling_link() {
 
 /// Runs caldera under a shell that sets `umask` first.
 #[cfg(unix)]
-fn caldera_with_umask(dir: &Path, umask: &str, args: &str) -> Output {
-    Command::new("sh")
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .arg("-c")
-        .arg(format!(
-            "umask {umask} && exec '{}' {args}",
-            get_cargo_bin("caldera").display()
-        ))
-        .output()
-        .expect("runs")
+fn caldera_with_umask(dir: &Path, umask: &str, args: &str) -> Ran {
+    Caldera::under_shell(&format!("umask {umask}"))
+        .dir(dir)
+        .args(args.split_whitespace())
+        .run()
 }
 
 #[cfg(unix)]
@@ -298,7 +276,7 @@ fn results_and_reports_are_written_with_the_umask_mode() {
                 "run judges.d/s --heuristic -f md,junit --out-dir r{umask} --out r{umask}.json"
             ),
         );
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(out.code, Some(0), "{}", out.text());
         for file in [
             format!("r{umask}.json"),
             format!("r{umask}/s.md"),
@@ -319,7 +297,7 @@ fn results_and_reports_are_written_with_the_umask_mode() {
         "022",
         "run judges.d/s --heuristic --out r022.json",
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.code, Some(0), "{}", out.text());
     assert_eq!(mode(&project.join("r022.json")), 0o644);
 }
 
@@ -336,11 +314,11 @@ fn the_default_result_folder_inside_an_input_folder_is_refused() {
     )
     .unwrap();
     let out = caldera(&project, &["run", "judges.d/s", "--heuristic"], None);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.code, Some(2), "{}", out.text());
     assert!(
-        text(&out).contains("the default result folder"),
+        out.text().contains("the default result folder"),
         "{}",
-        text(&out)
+        out.text()
     );
     let names: Vec<_> = std::fs::read_dir(project.join("results/s"))
         .unwrap()
@@ -359,5 +337,5 @@ fn the_default_result_folder_inside_an_input_folder_is_refused() {
         ],
         None,
     );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    assert!(matches!(out.code, Some(0 | 1)), "{}", out.text());
 }

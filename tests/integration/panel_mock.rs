@@ -8,7 +8,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use insta_cmd::get_cargo_bin;
+use crate::binary::Caldera;
 
 fn mock() -> Option<std::path::PathBuf> {
     let path = crate::shared::shared_path("bench/mock_llm.py", "the panel test")?;
@@ -61,10 +61,7 @@ fn a_panel_reports_agreement_and_consensus() {
         .unwrap()
         .trim()
         .to_owned();
-    let out = dir.path().join("panel.json");
-    let status = Command::new(get_cargo_bin("caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
+    let ran = Caldera::new()
         .env("ANTHROPIC_API_KEY", "test")
         .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
         .args([
@@ -75,15 +72,12 @@ fn a_panel_reports_agreement_and_consensus() {
             "--cache",
             "off",
         ])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .status()
-        .expect("runs");
+        .out(dir.path().join("panel.json"))
+        .run();
     let _ = server.kill();
     let _ = server.wait();
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let result = &ran.result;
+    assert!(!result.is_null(), "no result written: {}", ran.stderr);
     let panel = &result["panel"];
     let models = ["sonnet", "opus", "haiku"];
     assert_eq!(panel["items"], 7);
@@ -197,9 +191,5 @@ fn a_panel_reports_agreement_and_consensus() {
         _ => "FAIL",
     };
     assert_eq!(result["decision"], decision);
-    assert_eq!(
-        status.code(),
-        Some(i32::from(decision == "FAIL")),
-        "{status:?}"
-    );
+    assert_eq!(ran.code, Some(i32::from(decision == "FAIL")), "{ran:?}");
 }

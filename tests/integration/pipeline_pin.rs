@@ -8,11 +8,10 @@
 //! per-repo means and the decision then act on.
 
 use std::path::Path;
-use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
 use serde_json::Value;
 
+use crate::binary::{Caldera, Ran};
 use crate::llm_server::{MockServer, Seen, Step, anthropic_text};
 
 /// Keys whose values change from run to run (clocks, ids, measured latencies).
@@ -55,45 +54,39 @@ fn reply_for(seen: &Seen) -> Step {
     anthropic_text(&text, "end_turn")
 }
 
-/// Runs `caldera run <suite>` with `args`; returns the exit code and the normalised
-/// result document.
-fn run(suite: &str, dir: &Path, base: Option<&str>) -> (Option<i32>, Value) {
-    let out = dir.join("result.json");
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .args(["run", &format!("judges.d/{suite}"), "--out"])
-        .arg(&out);
-    match base {
-        Some(base) => {
-            cmd.env("ANTHROPIC_API_KEY", "test-key")
-                .env("ANTHROPIC_BASE_URL", base)
-                .args(["--concurrency", "1", "--timeout", "5", "--cache-dir"])
-                .arg(dir.join("cache"));
-        }
-        None => {
-            cmd.arg("--heuristic");
-        }
-    }
-    let output = cmd.output().expect("runs");
-    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| {
-        panic!(
-            "no result written ({e}); stderr:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    let mut result: Value = serde_json::from_str(&text).expect("result is JSON");
+/// Runs `caldera run <suite>` in heuristic mode, or in LLM mode against `base`, its
+/// result in `dir/result.json`.
+fn run(suite: &str, dir: &Path, base: Option<&str>) -> Ran {
+    let cmd = Caldera::new()
+        .args(["run", &format!("judges.d/{suite}")])
+        .out(dir.join("result.json"));
+    let cmd = match base {
+        Some(base) => cmd
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", base)
+            .args(["--concurrency", "1", "--timeout", "5", "--cache-dir"])
+            .arg(dir.join("cache")),
+        None => cmd.arg("--heuristic"),
+    };
+    cmd.run()
+}
+
+/// The run's result document, normalised for a snapshot.
+fn normalised(ran: &Ran, dir: &Path) -> Value {
+    assert!(
+        !ran.result.is_null(),
+        "no result written; stderr:\n{}",
+        ran.stderr
+    );
+    let mut result = ran.result.clone();
     normalise(&mut result, &dir.display().to_string());
-    (output.status.code(), result)
+    result
 }
 
 fn pin_heuristic(suite: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let (code, result) = run(suite, dir.path(), None);
+    let ran = run(suite, dir.path(), None);
+    let (code, result) = (ran.code, normalised(&ran, dir.path()));
     insta::assert_json_snapshot!(format!("{suite}_heuristic"), (code, result));
 }
 
@@ -103,10 +96,11 @@ async fn pin_llm(suite: &str) {
     let base = server.base.clone();
     let path = dir.path().to_path_buf();
     let suite_name = suite.to_owned();
-    let (code, result) = tokio::task::spawn_blocking(move || run(&suite_name, &path, Some(&base)))
+    let ran = tokio::task::spawn_blocking(move || run(&suite_name, &path, Some(&base)))
         .await
         .unwrap();
     assert!(server.hits() > 0, "the model was asked");
+    let (code, result) = (ran.code, normalised(&ran, dir.path()));
     insta::assert_json_snapshot!(format!("{suite}_llm"), (code, result));
 }
 

@@ -5,38 +5,21 @@
 //! counts every request).
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use insta_cmd::get_cargo_bin;
-use serde_json::Value;
-
+use crate::binary::{Caldera, Ran};
 use crate::gates::copy_trivy;
 use crate::llm_server::{MockServer, Step, anthropic_text};
 
 const VERDICT: &str = r#"{"score": 4, "confidence": 0.9, "reasoning": "ok", "evidence_cited": [], "recommendations": [], "sub_scores": {}}"#;
 
 /// Runs caldera in `root` with the Anthropic key and base URL set to `base`.
-fn caldera(root: &Path, base: &str, args: &[&str]) -> Output {
-    Command::new(get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+fn caldera(root: &Path, base: &str, args: &[&str]) -> Ran {
+    Caldera::new()
+        .dir(root)
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("ANTHROPIC_BASE_URL", base)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
         .args(args)
-        .output()
-        .expect("runs")
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+        .run()
 }
 
 fn answers(_: usize, seen: &crate::llm_server::Seen) -> Step {
@@ -93,7 +76,7 @@ async fn a_warm_cache_plans_nothing_to_spend_and_a_cold_one_every_call() {
         );
         // Both models score every judge 4 (median 4), false_positive_rate capped to 2 by
         // its failed assertions: (1.35 * 4 + 0.15 * 2) / 1.5 = 5.7 / 1.5 = 3.8, PASS: exit 0.
-        assert_eq!(run.status.code(), Some(0), "{run:?}");
+        assert_eq!(run.code, Some(0), "{run:?}");
         (cold, plan(&c))
     })
     .await
@@ -102,8 +85,8 @@ async fn a_warm_cache_plans_nothing_to_spend_and_a_cold_one_every_call() {
     // Only the run called the server: 7 judges x 2 models.
     assert_eq!(server.hits(), 14);
 
-    assert_eq!(cold.status.code(), Some(0));
-    let cold = json(&cold);
+    assert_eq!(cold.code, Some(0));
+    let cold = cold.json();
     assert_eq!(cold["tokens"], "estimated");
     assert_eq!(cold["total"]["prompts"], 14);
     assert_eq!(cold["total"]["calls"], 14);
@@ -121,7 +104,7 @@ async fn a_warm_cache_plans_nothing_to_spend_and_a_cold_one_every_call() {
     assert!(by_model[1]["cost"]["high"].as_f64() > by_model[0]["cost"]["high"].as_f64());
     assert_eq!(cold["rows"].as_array().unwrap().len(), 14);
 
-    let warm = json(&warm);
+    let warm = warm.json();
     assert_eq!(warm["total"]["calls"], 0);
     assert_eq!(warm["total"]["cached"], 14);
     assert_eq!(
@@ -131,10 +114,8 @@ async fn a_warm_cache_plans_nothing_to_spend_and_a_cold_one_every_call() {
 
     // The table says the same without a key. Cache entries are keyed by endpoint, so the
     // plan names the one the run used; it sends nothing there (the hit count is unchanged).
-    let table = Command::new(get_cargo_bin("caldera"))
-        .current_dir(&here)
-        .env("NO_COLOR", "1")
-        .env_remove("ANTHROPIC_API_KEY")
+    let table = Caldera::new()
+        .dir(&here)
         .env("ANTHROPIC_BASE_URL", &server.base)
         .args([
             "plan",
@@ -145,9 +126,8 @@ async fn a_warm_cache_plans_nothing_to_spend_and_a_cold_one_every_call() {
             "anthropic",
         ])
         .args(["--cache-dir", &cache_arg])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&table.stdout);
+        .run();
+    let text = &table.stdout;
     let total = text
         .lines()
         .find(|l| l.trim_start().starts_with("total"))
@@ -182,7 +162,7 @@ async fn tokens_are_counted_only_when_asked() {
                 &cache,
             ];
             args.extend_from_slice(extra);
-            json(&caldera(here, &base, &args))
+            caldera(here, &base, &args).json()
         };
         (
             plan(&[]),
@@ -227,12 +207,12 @@ fn an_unknown_price_is_unknown_and_the_budget_is_enforced() {
         caldera(root, "http://127.0.0.1:9", &all)
     };
     let out = plan(&["--model", "my-local-model", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0));
-    let unknown = json(&out);
+    assert_eq!(out.code, Some(0));
+    let unknown = out.json();
     assert!(unknown["total"]["cost"].is_null(), "{unknown:#}");
     assert_eq!(unknown["unpriced"], serde_json::json!(["my-local-model"]));
     let out = plan(&["--model", "my-local-model"]);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = out.stdout;
     assert!(text.contains("unknown") && !text.contains("$0"), "{text}");
     assert!(
         text.contains("no price is known for `my-local-model`"),
@@ -240,7 +220,7 @@ fn an_unknown_price_is_unknown_and_the_budget_is_enforced() {
     );
     let out = plan(&["--model", "my-local-model", "--max-cost", "100"]);
     assert_eq!(
-        out.status.code(),
+        out.code,
         Some(1),
         "an unknown cost cannot be within a budget"
     );
@@ -259,7 +239,7 @@ fn an_unknown_price_is_unknown_and_the_budget_is_enforced() {
         "--format",
         "json",
     ]);
-    let priced = json(&out);
+    let priced = out.json();
     let tokens = &priced["total"]["input_tokens"];
     let low = tokens["low"].as_f64().unwrap() / 1e6;
     let high = tokens["high"].as_f64().unwrap() / 1e6 + 2.0 * 7.0 * 2048.0 / 1e6;
@@ -274,17 +254,15 @@ fn an_unknown_price_is_unknown_and_the_budget_is_enforced() {
         ),
     )
     .unwrap();
-    let from_suite = json(&plan(&["--model", "my-local-model", "--format", "json"]));
+    let from_suite = plan(&["--model", "my-local-model", "--format", "json"]).json();
     assert_eq!(from_suite["total"]["cost"], priced["total"]["cost"]);
     assert_eq!(
-        plan(&["--model", "my-local-model", "--max-cost", "100"])
-            .status
-            .code(),
+        plan(&["--model", "my-local-model", "--max-cost", "100"]).code,
         Some(0)
     );
     let over = plan(&["--model", "my-local-model", "--max-cost", "0.001"]);
-    assert_eq!(over.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&over.stderr).contains("over budget"));
+    assert_eq!(over.code, Some(1));
+    assert!(over.stderr.contains("over budget"));
     // A bad price file is a located error.
     std::fs::write(
         root.join("bad.yaml"),
@@ -292,8 +270,8 @@ fn an_unknown_price_is_unknown_and_the_budget_is_enforced() {
     )
     .unwrap();
     let bad = plan(&["--prices", "bad.yaml"]);
-    assert_eq!(bad.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.code, Some(2));
+    let err = bad.stderr;
     assert!(
         err.contains("bad.yaml") && err.contains("output_per_mtok"),
         "{err}"

@@ -8,8 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use insta_cmd::get_cargo_bin;
 use serde_json::Value;
+
+use crate::binary::Caldera;
 
 const RECIPE: &str = "docs/recipes/xargs.sh";
 
@@ -37,7 +38,7 @@ fn trivy_project() -> tempfile::TempDir {
 
 /// PATH with the debug binary's folder first, as after `cargo install`.
 fn path_with_caldera() -> String {
-    let bin: PathBuf = get_cargo_bin("caldera");
+    let bin: PathBuf = Caldera::path();
     let dir = bin.parent().expect("the binary's folder").to_owned();
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest)))
@@ -107,7 +108,7 @@ fn the_xargs_recipe_merges_to_the_single_run_of_the_trivy_suite() {
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
-    let single = Command::new("caldera")
+    let single = Caldera::new()
         .args([
             "run",
             "judges.d/trivy",
@@ -115,11 +116,9 @@ fn the_xargs_recipe_merges_to_the_single_run_of_the_trivy_suite() {
             "--out",
             "single.json",
         ])
-        .current_dir(root)
+        .dir(root)
         .env("PATH", &path)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+        .run();
 
     // Three partial results, one per shard, then the merge.
     for k in 1..=3 {
@@ -133,10 +132,9 @@ fn the_xargs_recipe_merges_to_the_single_run_of_the_trivy_suite() {
     }
     assert_eq!(
         recipe.status.code(),
-        single.status.code(),
-        "the merge exits as the single run does\nrecipe: {}\nsingle: {}",
+        single.code,
+        "the merge exits as the single run does\nrecipe: {}\nsingle: {single:?}",
         described(&recipe),
-        described(&single)
     );
     let merged = read_json(&root.join("merged.json"));
     let single = read_json(&root.join("single.json"));

@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::binary::Caldera;
 use crate::llm_server::{MockServer, anthropic_text};
-use crate::reports::{caldera, run_suite, text};
+use crate::reports::{run_suite, text};
 
 /// The browser, if this machine has one.
 pub fn chromium() -> Option<PathBuf> {
@@ -147,14 +148,13 @@ pub fn console_and_screenshot(
 fn check_page(chromium: &Path, result: &Path, name: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let html_path = dir.path().join(format!("{name}.html"));
-    let out = caldera()
+    let out = Caldera::new()
         .arg("report")
         .arg(result)
         .args(["--format", "html", "--out"])
         .arg(&html_path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let html = std::fs::read_to_string(&html_path).unwrap();
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(result).unwrap()).unwrap();
@@ -242,7 +242,7 @@ async fn panel_run(dir: &Path) -> PathBuf {
     let base = server.base.clone();
     let (o, cache) = (out.clone(), dir.join("cache"));
     let status = tokio::task::spawn_blocking(move || {
-        caldera()
+        Caldera::new()
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", base)
             .args([
@@ -256,12 +256,11 @@ async fn panel_run(dir: &Path) -> PathBuf {
             .arg(&o)
             .arg("--cache-dir")
             .arg(&cache)
-            .output()
-            .unwrap()
+            .run()
     })
     .await
     .unwrap();
-    assert!(out.is_file(), "{}", text(&status.stderr));
+    assert!(out.is_file(), "{}", status.stderr);
     out
 }
 
@@ -290,7 +289,7 @@ fn per_repo_run(dir: &Path) -> PathBuf {
     .unwrap();
     let out = dir.join("per-repo.json");
     let run = run_suite(suite.to_str().unwrap(), &out, None);
-    assert!(out.is_file(), "{}", text(&run.stderr));
+    assert!(out.is_file(), "{}", run.stderr);
     out
 }
 

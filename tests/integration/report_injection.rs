@@ -11,7 +11,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::reports::{caldera, run_suite, text};
+use crate::binary::Caldera;
+use crate::reports::{run_suite, text};
 
 /// Everything a hostile tool output or model reply could say, in one string.
 const HOSTILE: &str = "![p](https://t.example/p.png) [click](https://evil.example/login) \
@@ -24,7 +25,7 @@ const HOSTILE: &str = "![p](https://t.example/p.png) [click](https://evil.exampl
 fn hostile_result(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("trivy.json");
     let out = run_suite("judges.d/trivy", &path, None);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     for key in ["run_id", "mode", "decision", "model", "suite"] {
         doc[key] = json!(format!("{key} {HOSTILE}"));
@@ -122,14 +123,9 @@ fn outside_code_spans(line: &str) -> String {
 }
 
 fn report(result: &Path, args: &[&str]) -> String {
-    let out = caldera()
-        .arg("report")
-        .arg(result)
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    text(&out.stdout)
+    let out = Caldera::new().arg("report").arg(result).args(args).run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    out.stdout
 }
 
 #[test]
@@ -189,14 +185,13 @@ fn junit_of_a_result_with_xml_noncharacters_is_well_formed() {
     let dir = tempfile::tempdir().unwrap();
     let result = hostile_result(dir.path());
     let xml_path = dir.path().join("r.junit.xml");
-    let out = caldera()
+    let out = Caldera::new()
         .arg("report")
         .arg(&result)
         .args(["--format", "junit", "--out"])
         .arg(&xml_path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let xml = std::fs::read_to_string(&xml_path).unwrap();
     for c in ['\u{ffff}', '\u{fffe}'] {
         assert!(!xml.contains(c), "XML 1.0 cannot carry {c:?}:\n{xml}");
@@ -231,16 +226,14 @@ fn calibrate_shows_hostile_rater_names_escaped_on_a_terminal_and_inert_in_markdo
     let path = dir.path().join("labels.csv");
     std::fs::write(&path, labels).unwrap();
     let run = |format: &str| {
-        let out = Command::new(insta_cmd::get_cargo_bin("caldera"))
-            .current_dir(root)
-            .env("NO_COLOR", "1")
+        let out = Caldera::new()
+            .dir(root)
             .args(["calibrate", "judges.d/trivy", "--labels"])
             .arg(&path)
             .args(["--format", format])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        text(&out.stdout)
+            .run();
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        out.stdout
     };
     let table = run("table");
     for c in ['\u{1b}', '\u{9b}', '\u{202e}'] {
@@ -274,15 +267,14 @@ fn regression_gate_line_shows_hostile_names_escaped() {
         path
     };
     let (base, new) = (write(5.0, "base.json"), write(1.0, "new.json"));
-    let out = caldera()
+    let out = Caldera::new()
         .arg("diff")
         .arg(&base)
         .arg(&new)
         .args(["--fail-on", "regression", "--color", "always"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let gate = text(&out.stderr);
+        .run();
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let gate = &out.stderr;
     assert!(gate.starts_with("regression against"), "{gate}");
     for c in RAW {
         assert!(!gate.contains(c), "raw {c:?} in the gate line: {gate}");
@@ -305,13 +297,12 @@ fn judge_test_output_shows_hostile_case_names_escaped() {
         yaml.replace("- { min: 75, score: 4 }", "- { min: 75, score: 5 }"),
     )
     .unwrap();
-    let out = Command::new(insta_cmd::get_cargo_bin("caldera"))
-        .current_dir(tmp.path())
+    let out = Caldera::new()
+        .dir(tmp.path())
         .args(["--color", "always", "test", "judges.d/trivy"])
-        .output()
-        .unwrap();
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+        .run();
+    let stdout = &out.stdout;
+    assert_eq!(out.code, Some(1), "{stdout}");
     for c in ['\u{9b}', '\u{202e}'] {
         assert!(!stdout.contains(c), "raw {c:?} in\n{stdout}");
     }

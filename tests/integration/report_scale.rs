@@ -5,18 +5,19 @@
 //! before and after are measured by `benches/report_scale.sh`, not here.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::reports::{caldera, run_suite, text};
+use crate::binary::Caldera;
+use crate::reports::run_suite;
 
 /// A heuristic trivy result, as a JSON value to edit.
 fn trivy_result(dir: &Path) -> Value {
     let path = dir.join("trivy.json");
     let out = run_suite("judges.d/trivy", &path, None);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
@@ -38,14 +39,13 @@ fn html_heatmap_of_a_large_panel_draws_a_bounded_number_of_cells_with_a_note() {
     });
     let result = write(dir.path(), "panel.json", &doc);
     let html_path = dir.path().join("panel.html");
-    let out = caldera()
+    let out = Caldera::new()
         .arg("report")
         .arg(&result)
         .args(["--format", "html", "--out"])
         .arg(&html_path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let html = std::fs::read_to_string(&html_path).unwrap();
     let heatmap = html
         .split("<svg class=\"chart heatmap\"")
@@ -102,12 +102,13 @@ fn diff_of_100k_per_repo_verdicts_pairs_repos_by_hash_not_by_scan() {
     // Pairing by scan is 10^10 comparisons here (minutes, even optimised); by hash, a
     // few seconds in a debug build. The bound only tells the two apart.
     let limit = Duration::from_secs(90);
-    let mut child = caldera()
+    let mut child = Caldera::new()
         .arg("diff")
         .arg(&a)
         .arg(&b)
         .args(["--format", "json", "--out"])
         .arg(&out_path)
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -154,25 +155,18 @@ fn report_reads_a_large_result_in_less_than_eleven_times_its_size() {
     doc["dimensions"][0]["repos"] = (0..(40 << 20) / per_repo).map(repo).collect();
     let result = write(dir.path(), "large.json", &doc);
     let size_kb = std::fs::metadata(&result).unwrap().len() / 1024;
-    let bin = insta_cmd::get_cargo_bin("caldera");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {}; exec \"$0\" report \"$1\" --format table --out \"$2\"",
-            size_kb * 11
-        ))
-        .arg(&bin)
+    let out = Caldera::under_shell(&format!("ulimit -v {}", size_kb * 11))
+        .arg("report")
         .arg(&result)
+        .args(["--format", "table", "--out"])
         .arg(dir.path().join("large.txt"))
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(
-        out.status.code(),
+        out.code,
         Some(0),
         "report of a {size_kb} KB result within {} KB: {}",
         size_kb * 11,
-        text(&out.stderr)
+        out.stderr
     );
 }
 
@@ -198,16 +192,14 @@ fn calibrate_with_hundreds_of_raters_bounds_the_ceiling_pairs_and_says_so() {
     }
     let labels = dir.path().join("labels.csv");
     std::fs::write(&labels, csv).unwrap();
-    let out = Command::new(insta_cmd::get_cargo_bin("caldera"))
-        .current_dir(root)
-        .env("NO_COLOR", "1")
+    let out = Caldera::new()
+        .dir(root)
         .args(["calibrate", "judges.d/trivy", "--labels"])
         .arg(&labels)
         .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let c: Value = serde_json::from_str(&out.stdout).unwrap();
     let d = &c["dimensions"][0];
     assert_eq!(
         d["raters"].as_array().unwrap().len(),

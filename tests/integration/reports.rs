@@ -4,34 +4,24 @@
 //! compared.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
-
-pub fn caldera() -> Command {
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env_remove("CLICOLOR_FORCE")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL");
-    cmd
-}
+use crate::binary::{Caldera, Ran};
 
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Runs a bundled suite heuristically into `out`; `results` overrides its results folder.
-pub fn run_suite(suite: &str, out: &Path, results: Option<&Path>) -> Output {
-    let mut cmd = caldera();
-    cmd.args(["run", suite, "--heuristic", "--quiet", "--out"])
+pub fn run_suite(suite: &str, out: &Path, results: Option<&Path>) -> Ran {
+    let cmd = Caldera::new()
+        .args(["run", suite, "--heuristic", "--quiet", "--out"])
         .arg(out);
-    if let Some(r) = results {
-        cmd.arg("--results").arg(r);
+    match results {
+        Some(r) => cmd.arg("--results").arg(r),
+        None => cmd,
     }
-    cmd.output().expect("caldera runs")
+    .run()
 }
 
 /// The trivy sample outputs with `critical-cves` reporting only its first finding.
@@ -93,19 +83,15 @@ pub fn html_text(html: &str) -> String {
 fn markdown_junit_and_html_of_a_trivy_run() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("trivy.json");
-    assert_eq!(
-        run_suite("judges.d/trivy", &result, None).status.code(),
-        Some(0)
-    );
+    assert_eq!(run_suite("judges.d/trivy", &result, None).code, Some(0));
     let out_dir = dir.path().join("reports");
-    let out = caldera()
+    let out = Caldera::new()
         .arg("report")
         .arg(&result)
         .args(["--format", "md,junit,html,table,json", "--out-dir"])
         .arg(&out_dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let read = |ext: &str| std::fs::read_to_string(out_dir.join(format!("trivy.{ext}"))).unwrap();
     let md = read("md");
     assert!(
@@ -134,19 +120,15 @@ fn markdown_junit_and_html_of_a_trivy_run() {
 fn junit_reads_as_ci_systems_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("trivy.json");
-    assert_eq!(
-        run_suite("judges.d/trivy", &result, None).status.code(),
-        Some(0)
-    );
+    assert_eq!(run_suite("judges.d/trivy", &result, None).code, Some(0));
     let xml_path = dir.path().join("trivy.xml");
-    let out = caldera()
+    let out = Caldera::new()
         .arg("report")
         .arg(&result)
         .args(["--format", "junit", "--out"])
         .arg(&xml_path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let xml = std::fs::read_to_string(&xml_path).unwrap();
     let parsed = quick_junit::Report::deserialize_from_str(&xml).expect("well-formed JUnit");
     assert_eq!(parsed.test_suites.len(), 1);
@@ -199,21 +181,17 @@ fn diff_of_two_trivy_runs_with_one_scan_changed() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("base.json");
     let new = dir.path().join("new.json");
-    assert_eq!(
-        run_suite("judges.d/trivy", &base, None).status.code(),
-        Some(0)
-    );
+    assert_eq!(run_suite("judges.d/trivy", &base, None).code, Some(0));
     let changed = trivy_with_one_scan_changed(dir.path());
     run_suite("judges.d/trivy", &new, Some(&changed));
 
-    let out = caldera()
+    let out = Caldera::new()
         .arg("diff")
         .args([&base, &new])
         .args(["--fail-on", "regression"])
-        .output()
-        .unwrap();
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+        .run();
+    let stdout = &out.stdout;
+    assert_eq!(out.code, Some(1), "{stdout}{}", out.stderr);
     for line in [
         "vulnerability_accuracy",
         "$.evidence.cve_detection_rate: 90.0 -> 75.0",
@@ -221,7 +199,7 @@ fn diff_of_two_trivy_runs_with_one_scan_changed() {
     ] {
         assert!(stdout.contains(line), "{line} missing from\n{stdout}");
     }
-    let stderr = text(&out.stderr);
+    let stderr = &out.stderr;
     assert!(stderr.starts_with("regression against "), "{stderr}");
     assert!(
         stderr.contains("vulnerability_accuracy 4 -> 3 (-1)"),
@@ -229,18 +207,13 @@ fn diff_of_two_trivy_runs_with_one_scan_changed() {
     );
 
     // The JSON comparison names the same.
-    let out = caldera()
+    let out = Caldera::new()
         .arg("diff")
         .args([&base, &new])
         .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "without --fail-on the diff only reports"
-    );
-    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        .run();
+    assert_eq!(out.code, Some(0), "without --fail-on the diff only reports");
+    let c: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let regressed: Vec<&str> = c["dimensions"]
         .as_array()
         .unwrap()
@@ -260,24 +233,22 @@ fn diff_of_two_trivy_runs_with_one_scan_changed() {
 
     // A tolerance of one point lets the one-point drops through; a run against itself
     // has no regression.
-    let out = caldera()
+    let out = Caldera::new()
         .arg("diff")
         .args([&base, &new])
         .args(["--fail-on", "regression", "--tolerance", "1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    let out = caldera()
+        .run();
+    assert_eq!(out.code, Some(0), "{}", out.stdout);
+    let out = Caldera::new()
         .arg("diff")
         .args([&base, &base])
         .args(["--fail-on", "regression"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(text(&out.stdout).contains("no regression (tolerance 0)"));
+        .run();
+    assert_eq!(out.code, Some(0));
+    assert!(out.stdout.contains("no regression (tolerance 0)"));
 
     // `run --baseline` gates the same way, and Markdown carries the deltas.
-    let out = caldera()
+    let out = Caldera::new()
         .args([
             "run",
             "judges.d/trivy",
@@ -292,10 +263,9 @@ fn diff_of_two_trivy_runs_with_one_scan_changed() {
         .arg("--baseline")
         .arg(&base)
         .args(["--fail-on", "regression"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let md = text(&out.stdout);
+        .run();
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let md = &out.stdout;
     assert!(
         md.contains("| vulnerability\\_accuracy | 4 | 3 | -1 |"),
         "{md}"
@@ -310,12 +280,13 @@ fn results_that_cannot_be_compared_are_refused() {
     let iac = dir.path().join("iac.json");
     run_suite("judges.d/trivy", &trivy, None);
     run_suite("judges.d/adversarial-iac", &iac, None);
-    let out = caldera().arg("diff").args([&trivy, &iac]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = Caldera::new().arg("diff").args([&trivy, &iac]).run();
+    assert_eq!(out.code, Some(2));
     assert!(
-        text(&out.stderr).contains("different suites: `trivy` (base) and `adversarial-iac` (new)"),
+        out.stderr
+            .contains("different suites: `trivy` (base) and `adversarial-iac` (new)"),
         "{}",
-        text(&out.stderr)
+        out.stderr
     );
 
     let mut doc: serde_json::Value =
@@ -323,13 +294,12 @@ fn results_that_cannot_be_compared_are_refused() {
     doc["result_format"] = 99.into();
     let future = dir.path().join("future.json");
     std::fs::write(&future, doc.to_string()).unwrap();
-    let out = caldera()
-        .arg("diff")
-        .args([&trivy, &future])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("result format 99 is not one this caldera reads"));
+    let out = Caldera::new().arg("diff").args([&trivy, &future]).run();
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr
+            .contains("result format 99 is not one this caldera reads")
+    );
 
     let foreign = dir.path().join("foreign.json");
     std::fs::write(
@@ -337,9 +307,9 @@ fn results_that_cannot_be_compared_are_refused() {
         "{\"suite\": \"trivy\",\n \"dimensions\": 3, \"decision\": \"PASS\"}",
     )
     .unwrap();
-    let out = caldera().arg("report").arg(&foreign).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
+    let out = Caldera::new().arg("report").arg(&foreign).run();
+    assert_eq!(out.code, Some(2));
+    let err = &out.stderr;
     assert!(
         err.contains("not a caldera result: `dimensions`: invalid type"),
         "{err}"
@@ -347,13 +317,9 @@ fn results_that_cannot_be_compared_are_refused() {
 
     let broken = dir.path().join("broken.json");
     std::fs::write(&broken, "{\n  \"suite\": \"trivy\",\n  oops\n}").unwrap();
-    let out = caldera().arg("report").arg(&broken).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains(":3:"),
-        "located: {}",
-        text(&out.stderr)
-    );
+    let out = Caldera::new().arg("report").arg(&broken).run();
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains(":3:"), "located: {}", out.stderr);
 }
 
 /// Two results of a `scope: repo` judge: repo deltas that go both ways are noise (the

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use caldera::{SchemaFile as Which, schema_text};
 
+use crate::binary::Caldera;
+
 const REGENERATE: &str = "cargo run -- schema --write schemas";
 
 fn yaml_files(dir: &Path) -> Vec<PathBuf> {
@@ -604,17 +606,16 @@ fn the_result_schema_accepts_the_pinned_results_and_every_bundled_suite_run() {
     {
         let dir = suite.parent().unwrap();
         let file = out.path().join("result.json");
-        let run = crate::reports::caldera()
+        let run = Caldera::new()
             .args(["run", "--heuristic", "--quiet", "--out"])
             .arg(&file)
             .arg(dir)
-            .output()
-            .unwrap();
+            .run();
         assert!(
-            matches!(run.status.code(), Some(0 | 1)),
+            matches!(run.code, Some(0 | 1)),
             "{}: {}",
             dir.display(),
-            String::from_utf8_lossy(&run.stderr)
+            run.stderr
         );
         let result: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();

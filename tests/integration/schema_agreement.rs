@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::binary::Caldera;
+
 const CORPUS: &str = "tests/fixtures/schema-agreement";
 
 const BASE_JUDGE: &str = "dimension: d\nweight: 1\nevidence: { n: 1 }\n\
@@ -142,17 +144,9 @@ fn validate_output(suite: &str, judge: &str) -> String {
     std::fs::write(dir.join("data/r.json"), r#"{"id": "r"}"#).unwrap();
     std::fs::write(dir.join("suite.yaml"), suite).unwrap();
     std::fs::write(dir.join("judge.yaml"), judge).unwrap();
-    let out = crate::reports::caldera()
-        .arg("validate")
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "refused as an input error");
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    let out = Caldera::new().arg("validate").arg(dir).run();
+    assert_eq!(out.code, Some(2), "refused as an input error");
+    format!("{}{}", out.stdout, out.stderr)
 }
 
 #[test]

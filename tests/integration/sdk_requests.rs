@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use insta_cmd::get_cargo_bin;
 use serde_json::{Value, json};
+
+use crate::binary::{Caldera, Ran};
 
 use super::llm_server::{MockServer, Seen, Step, anthropic_text, multipart_parts, openai_text};
 
@@ -69,24 +70,21 @@ fn project(lines: &str) -> tempfile::TempDir {
     dir
 }
 
-fn caldera(root: &Path, base: &str, openai: bool, args: &[&str]) {
-    let mut cmd = Command::new(get_cargo_bin("caldera"));
-    cmd.current_dir(root)
-        .env("NO_COLOR", "1")
+/// Runs caldera in `root` against `base`, on the OpenAI API or Anthropic's. Exit statuses
+/// vary by mode (a batch that is refused leaves judges unscored); the requests are what
+/// is checked.
+fn caldera(root: &Path, base: &str, openai: bool, args: &[&str]) -> Ran {
+    let cmd = Caldera::new()
+        .dir(root)
         // Batch states are sealed with a key kept under the state folder: the test's own.
-        .env("XDG_STATE_HOME", root.join(".state"))
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL");
-    if openai {
-        cmd.env("OPENAI_BASE_URL", format!("{base}/v1"));
+        .env("XDG_STATE_HOME", root.join(".state"));
+    let cmd = if openai {
+        cmd.env("OPENAI_BASE_URL", format!("{base}/v1"))
     } else {
         cmd.env("ANTHROPIC_API_KEY", "k")
-            .env("ANTHROPIC_BASE_URL", base);
-    }
-    // Exit statuses vary by mode (a batch that is refused leaves judges unscored); the
-    // requests are what is checked.
-    let _ = cmd.args(args).output().expect("runs");
+            .env("ANTHROPIC_BASE_URL", base)
+    };
+    cmd.args(args).run()
 }
 
 /// The captured requests as the checker reads them.

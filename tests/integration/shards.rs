@@ -6,10 +6,10 @@
 //! the suite as the user did.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use serde_json::Value;
 
+use crate::binary::{Caldera, Ran};
 use crate::same_result::assert_same_result;
 
 /// The fields of a result that legitimately differ between a merge and a single run:
@@ -24,13 +24,8 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn caldera(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_caldera"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("CALDERA_PROFILE")
-        .output()
-        .expect("caldera runs")
+fn caldera(args: &[&str]) -> Ran {
+    Caldera::new().args(args).dir(root()).run()
 }
 
 fn text(p: &Path) -> &str {
@@ -60,12 +55,7 @@ fn assert_merge_equals_single(suite: &str, n: u32, dir: &Path, extra: &[&str]) {
         ];
         args.extend_from_slice(extra);
         let run = caldera(&args);
-        assert_eq!(
-            run.status.code(),
-            Some(0),
-            "{suite} shard {shard}: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        assert_eq!(run.code, Some(0), "{suite} shard {shard}: {}", run.stderr);
         partials.push(out);
     }
     let merged = dir.join(format!("{}-merged-{n}.json", suite.replace('/', "_")));
@@ -73,10 +63,9 @@ fn assert_merge_equals_single(suite: &str, n: u32, dir: &Path, extra: &[&str]) {
     args.extend(partials.iter().map(|p| text(p)));
     let merge = caldera(&args);
     assert_eq!(
-        merge.status.code(),
-        whole.status.code(),
+        merge.code, whole.code,
         "{suite} N={n}: merge exits as the single run does: {}",
-        String::from_utf8_lossy(&merge.stderr)
+        merge.stderr
     );
     assert_same_result(
         &format!("{suite} N={n}"),
@@ -211,7 +200,7 @@ fn per_repo_judges_and_private_record_fields_merge_to_the_single_run() {
     let tmp = tempfile::tempdir().unwrap();
     let suite = per_repo_suite(tmp.path());
     let parts = caldera(&["validate", "--no-data", "--parts", text(&suite)]);
-    let listed = String::from_utf8_lossy(&parts.stdout);
+    let listed = parts.stdout;
     assert!(
         listed.contains("judge known_cves_per_repo: per-repo"),
         "{listed}"
@@ -239,38 +228,31 @@ fn trivy_shards(dir: &Path, n: u32) -> Vec<PathBuf> {
                 "--out",
                 text(&out),
             ]);
-            assert_eq!(
-                run.status.code(),
-                Some(0),
-                "{}",
-                String::from_utf8_lossy(&run.stderr)
-            );
+            assert_eq!(run.code, Some(0), "{}", run.stderr);
             out
         })
         .collect()
 }
 
-fn merge(partials: &[&Path], dir: &Path) -> (Option<i32>, String) {
+fn merge(partials: &[&Path], dir: &Path) -> Ran {
     merge_with(partials, dir, &[])
 }
 
-fn merge_with(partials: &[&Path], dir: &Path, extra: &[&str]) -> (Option<i32>, String) {
+fn merge_with(partials: &[&Path], dir: &Path, extra: &[&str]) -> Ran {
     let out = dir.join("merged.json");
     let mut args = vec!["merge", "--out", text(&out)];
     args.extend_from_slice(extra);
     args.extend(partials.iter().map(|p| text(p)));
-    let run = caldera(&args);
-    (
-        run.status.code(),
-        String::from_utf8_lossy(&run.stderr).into_owned(),
-    )
+    caldera(&args)
 }
 
 #[test]
 fn merge_refuses_a_missing_shard_naming_it() {
     let tmp = tempfile::tempdir().unwrap();
     let p = trivy_shards(tmp.path(), 3);
-    let (code, err) = merge(&[&p[0], &p[2]], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&p[0], &p[2]], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("shard 2/3 is missing"), "{err}");
     assert!(!tmp.path().join("merged.json").exists());
@@ -282,7 +264,9 @@ fn merge_refuses_a_shard_given_twice_naming_both_files() {
     let p = trivy_shards(tmp.path(), 2);
     let copy = tmp.path().join("copy-of-1.json");
     std::fs::copy(&p[0], &copy).unwrap();
-    let (code, err) = merge(&[&p[0], &p[1], &copy], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&p[0], &p[1], &copy], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("shard 1/2 is given more than once"), "{err}");
     assert!(err.contains("copy-of-1.json"), "{err}");
@@ -293,7 +277,9 @@ fn merge_refuses_shards_of_different_n_or_different_suites() {
     let tmp = tempfile::tempdir().unwrap();
     let two = trivy_shards(tmp.path(), 2);
     let three = trivy_shards(tmp.path(), 3);
-    let (code, err) = merge(&[&two[0], &three[1], &three[2]], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&two[0], &three[1], &three[2]], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("same N"), "{err}");
 
@@ -307,13 +293,10 @@ fn merge_refuses_shards_of_different_n_or_different_suites() {
         "--out",
         text(&scc),
     ]);
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let (code, err) = merge(&[&two[0], &scc], tmp.path());
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&two[0], &scc], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("is not of the same run"), "{err}");
     assert!(err.contains("suite"), "{err}");
@@ -332,7 +315,9 @@ fn merge_refuses_a_partial_edited_after_it_was_written() {
     let (_, first) = records.iter_mut().next().expect("a repo");
     first[0]["total"] = Value::from(first[0]["total"].as_i64().unwrap_or(0) + 1);
     std::fs::write(&p[1], serde_json::to_string(&doc).unwrap()).unwrap();
-    let (code, err) = merge(&[&p[0], &p[1]], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&p[0], &p[1]], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("changed after it was written"), "{err}");
     assert!(err.contains("trivy-2-of-2.json"), "{err}");
@@ -351,8 +336,8 @@ fn shard_refuses_a_whole_judge_without_defer_whole_and_says_why() {
         "--out",
         text(&out),
     ]);
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{err}");
+    let err = run.stderr;
+    assert_eq!(run.code, Some(2), "{err}");
     assert!(
         err.contains("judge `accuracy` needs every document at once"),
         "{err}"
@@ -387,24 +372,25 @@ fn merge_with_deferred_whole_parts_reads_only_inside_the_project_unless_told_and
                 "--out",
                 text(&out),
             ]);
-            assert_eq!(
-                run.status.code(),
-                Some(0),
-                "{}",
-                String::from_utf8_lossy(&run.stderr)
-            );
+            assert_eq!(run.code, Some(0), "{}", run.stderr);
             out
         })
         .collect();
     // The folder the partials name is outside the project: read only when told.
-    let (code, err) = merge(&[&p[0], &p[1]], tmp.path());
+    let Ran {
+        code, stderr: err, ..
+    } = merge(&[&p[0], &p[1]], tmp.path());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("outside"), "{err}");
-    let (code, err) = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
+    let Ran {
+        code, stderr: err, ..
+    } = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
     assert_eq!(code, Some(0), "{err}");
 
     std::fs::remove_dir_all(&outputs).unwrap();
-    let (code, err) = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
+    let Ran {
+        code, stderr: err, ..
+    } = merge_with(&[&p[0], &p[1]], tmp.path(), &["--allow-outside-root"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("need the inputs the shards read"), "{err}");
 }
@@ -418,11 +404,11 @@ fn validate_and_plan_say_per_judge_which_part_it_is() {
         "judges.d/trivy",
         "judges.d/dotcover",
     ]);
-    assert_eq!(validate.status.code(), Some(0));
-    let listed = String::from_utf8_lossy(&validate.stdout).into_owned();
+    assert_eq!(validate.code, Some(0));
+    let listed = validate.stdout;
     insta::assert_snapshot!("validate_parts_trivy_dotcover", listed);
     let plan = caldera(&["plan", "--parts", "judges.d/trivy", "--no-cache"]);
-    let planned = String::from_utf8_lossy(&plan.stdout);
+    let planned = plan.stdout;
     assert!(
         planned.starts_with(&listed[..listed.find("parts of suite `dotcover`").unwrap()]),
         "plan --parts prints the same parts: {planned}"

@@ -5,10 +5,10 @@
 //! Real processes of the built binary; `CALDERA_PROFILE` tells which path a run took.
 
 use std::path::Path;
-use std::process::Output;
 
 use serde_json::Value;
 
+use crate::binary::{Caldera, Ran};
 use crate::same_result::assert_same_result;
 
 /// What legitimately differs between two runs of the same inputs.
@@ -19,24 +19,23 @@ fn root() -> &'static Path {
 }
 
 /// Runs `caldera run SUITE --heuristic --out OUT EXTRA...`, streaming or not.
-fn run(suite: &str, out: &Path, extra: &[&str], stream: bool) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_caldera"));
-    cmd.args(["run", suite, "--heuristic", "--out"])
+fn run(suite: &str, out: &Path, extra: &[&str], stream: bool) -> Ran {
+    let cmd = Caldera::new()
+        .args(["run", suite, "--heuristic", "--out"])
         .arg(out)
         .args(extra)
-        .current_dir(root())
+        .dir(root())
         .env("CALDERA_PROFILE", "1");
     if stream {
-        cmd.env_remove("CALDERA_NO_STREAM");
+        cmd.env_remove("CALDERA_NO_STREAM")
     } else {
-        cmd.env("CALDERA_NO_STREAM", "1");
+        cmd.env("CALDERA_NO_STREAM", "1")
     }
-    cmd.output().expect("caldera runs")
+    .run()
 }
-
 /// Whether the run's profile shows the streaming path's phases.
-fn streamed(output: &Output) -> bool {
-    String::from_utf8_lossy(&output.stderr).contains("inputs and per-repo")
+fn streamed(output: &Ran) -> bool {
+    output.stderr.contains("inputs and per-repo")
 }
 
 /// Runs `suite` both ways and asserts equal results and exit codes; returns whether the
@@ -54,11 +53,9 @@ fn assert_streamed_equals_in_memory(suite: &str, dir: &Path, extra: &[&str]) -> 
         "{suite}: CALDERA_NO_STREAM=1 reads in memory"
     );
     assert_eq!(
-        streaming.status.code(),
-        memory.status.code(),
+        streaming.code, memory.code,
         "{suite}: same exit code\nstreaming: {}\nmemory: {}",
-        String::from_utf8_lossy(&streaming.stderr),
-        String::from_utf8_lossy(&memory.stderr)
+        streaming.stderr, memory.stderr
     );
     assert_same_result(suite, ("in-memory", &b), ("streamed", &a), &MAY_DIFFER);
     streamed(&streaming)
@@ -158,11 +155,10 @@ fn streamed_run_reports_the_in_memory_runs_input_errors() {
     ];
     let a = run("judges.d/trivy", &dir.path().join("a.json"), &extra, true);
     let b = run("judges.d/trivy", &dir.path().join("b.json"), &extra, false);
-    assert_eq!(a.status.code(), Some(2), "bad input exits 2");
-    assert_eq!(a.status.code(), b.status.code());
+    assert_eq!(a.code, Some(2), "bad input exits 2");
+    assert_eq!(a.code, b.code);
     assert_eq!(
-        String::from_utf8_lossy(&a.stderr),
-        String::from_utf8_lossy(&b.stderr),
+        a.stderr, b.stderr,
         "the same diagnostics, in the same order"
     );
 }

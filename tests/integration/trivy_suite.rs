@@ -195,9 +195,7 @@ fn key_figures_match_the_hand_computed_ones() {
 #[test]
 fn terminal_table_snapshot() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(insta_cmd::get_cargo_bin("caldera"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
+    let printed = crate::binary::Caldera::new()
         .args([
             "run",
             "judges.d/trivy",
@@ -207,10 +205,9 @@ fn terminal_table_snapshot() {
             "--out",
         ])
         .arg(tmp.path().join("result.json"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let printed = String::from_utf8_lossy(&out.stdout);
+        .run()
+        .expect(0)
+        .stdout;
     let table = printed
         .split("\n\n  result written to")
         .next()
