@@ -44,6 +44,10 @@ pub struct MergeArgs {
     /// Per-repo scores of `scope: repo` judges in the table.
     #[arg(short, long)]
     pub verbose: bool,
+    /// The LLM mode flags of the shards' run: the merge asks the suite judges' models
+    /// with them (LLM shards only).
+    #[command(flatten)]
+    pub llm: crate::cli::llm_args::LlmArgs,
     /// Project root and confinement.
     #[command(flatten)]
     pub root: crate::cli::RootArgs,
@@ -130,20 +134,7 @@ fn as_run_args(args: MergeArgs, suite: PathBuf) -> RunArgs {
         fail_under: args.fail_under,
         allow_errors: args.allow_errors,
         json: args.json,
-        provider: None,
-        model: None,
-        models: Vec::new(),
-        panel_matrices: false,
-        concurrency: 8,
-        cache: Default::default(),
-        cache_dir: PathBuf::from(".caldera/cache"),
-        replay: false,
-        repeat: 1,
-        settle: None,
-        batch: false,
-        max_cost: None,
-        timeout: 120,
-        log: None,
+        llm: args.llm,
         verbose: args.verbose,
         root: args.root,
         shard: None,

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod doctor;
 pub mod history;
 pub mod init;
+pub mod llm_args;
 pub mod log;
 pub mod merge;
 pub mod output;

@@ -81,7 +81,7 @@ pub struct RunArgs {
     #[arg(long = "repo", value_name = "ID")]
     pub repos: Vec<String>,
     /// Score with each judge's heuristic only: no model, no network.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repeat")]
     pub heuristic: bool,
     /// Analysis results folder (overrides suite.yaml's inputs.results).
     #[arg(long, value_name = "DIR")]
@@ -117,84 +117,9 @@ pub struct RunArgs {
     /// Print the JSON result on stdout instead of the table (as `--format json`).
     #[arg(long)]
     pub json: bool,
-    /// LLM provider [default: ANTHROPIC_API_KEY set -> anthropic, else OPENAI_API_KEY or
-    /// OPENAI_BASE_URL -> openai, else `claude` on PATH].
-    #[arg(long, value_enum, help_heading = "LLM mode")]
-    pub provider: Option<ProviderArg>,
-    /// Model alias (sonnet, opus, haiku, ...) or full id [default: the suite's `model`].
-    #[arg(long, help_heading = "LLM mode", conflicts_with = "models")]
-    pub model: Option<String>,
-    /// A panel of models, comma-separated: each judge is scored by every model, the
-    /// consensus is the median, and agreement (kappa, alpha) is reported.
-    #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
-    pub models: Vec<String>,
-    /// Write every pairwise kappa table in full. Past 8 models they are summarised
-    /// (each model's mean kappa, the pairs that agree least and most), so the result
-    /// stays the size of what a person reads.
-    #[arg(long, help_heading = "LLM mode")]
-    pub panel_matrices: bool,
-    /// Most model requests in flight at once; rate-limit answers (429) lower the limit
-    /// and successes raise it back.
-    #[arg(long, default_value_t = 8, value_name = "N", help_heading = "LLM mode")]
-    pub concurrency: usize,
-    /// How the verdict cache is used.
-    #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
-    pub cache: CacheArg,
-    /// The verdict cache folder.
-    #[arg(
-        long,
-        default_value = ".caldera/cache",
-        value_name = "DIR",
-        help_heading = "LLM mode"
-    )]
-    pub cache_dir: PathBuf,
-    /// Answer only from the cache; a miss leaves the judge unscored (offline CI).
-    #[arg(long, help_heading = "LLM mode")]
-    pub replay: bool,
-    /// Ask every model N times per unit (epochs): the unit's score is the median of the
-    /// repeats, their spread is reported, and a judge whose repeats disagree is flagged
-    /// as unstable. Each repeat has its own cache entry.
-    #[arg(
-        long,
-        default_value_t = 1,
-        value_name = "N",
-        value_parser = clap::value_parser!(u32).range(1..=100),
-        conflicts_with = "heuristic",
-        help_heading = "LLM mode"
-    )]
-    pub repeat: u32,
-    /// With `--repeat N`: ask a unit's first K repeats, and the rest only when those K
-    /// do not all give the same score (a settled unit saves N - K calls; the result
-    /// says how many were saved). Not with `--batch`, which sends every ask at once.
-    #[arg(
-        long,
-        value_name = "K",
-        value_parser = clap::value_parser!(u32).range(2..=99),
-        requires = "repeat",
-        conflicts_with = "batch",
-        help_heading = "LLM mode"
-    )]
-    pub settle: Option<u32>,
-    /// Send every uncached prompt through a batch API, Anthropic's Message Batches or
-    /// the OpenAI Batch API (half price, answers within hours): the run waits for the
-    /// batches, and an interrupted run resumes by polling the same batches.
-    #[arg(long, help_heading = "LLM mode", conflicts_with = "replay")]
-    pub batch: bool,
-    /// Stop before a call that could take the run's cost above this (USD).
-    #[arg(long, value_name = "USD", help_heading = "LLM mode", value_parser = parse_cost)]
-    pub max_cost: Option<f64>,
-    /// Per-request timeout in seconds.
-    #[arg(
-        long,
-        default_value_t = 120,
-        value_name = "SECS",
-        help_heading = "LLM mode"
-    )]
-    pub timeout: u64,
-    /// JSONL log of every model interaction [default: next to the result,
-    /// `<result>.interactions.jsonl`].
-    #[arg(long, value_name = "FILE", help_heading = "LLM mode")]
-    pub log: Option<PathBuf>,
+    /// The LLM mode flags, shared with `caldera merge`.
+    #[command(flatten)]
+    pub llm: crate::cli::llm_args::LlmArgs,
     /// Per-repo scores of `scope: repo` judges in the table; in LLM mode, explain cache
     /// misses too.
     #[arg(short, long)]
@@ -254,11 +179,11 @@ pub fn execute(args: RunArgs) -> Exit {
         eprintln!("error: {e}");
         return Exit::Error;
     }
-    if let Some(k) = args.settle.filter(|k| *k >= args.repeat) {
+    if let Some(k) = args.llm.settle.filter(|k| *k >= args.llm.repeat) {
         eprintln!(
             "error: --settle {k} needs more repeats than that: with --repeat {} every ask \
              is among the first {k}; use --repeat above {k}",
-            args.repeat
+            args.llm.repeat
         );
         return Exit::Error;
     }
@@ -443,6 +368,7 @@ fn print_shard_summary(p: &Partial, out: &std::path::Path) {
 
 fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions> {
     let log = args
+        .llm
         .log
         .clone()
         .unwrap_or_else(|| out.with_extension("interactions.jsonl"));
@@ -452,29 +378,29 @@ fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions
         eprintln!("error: cannot create {}: {e}", dir.display());
         return None;
     }
-    let mut models = args.models.clone();
-    if let Some(m) = &args.model {
+    let mut models = args.llm.models.clone();
+    if let Some(m) = &args.llm.model {
         models = vec![m.clone()];
     }
     Some(LlmOptions {
         overrides: run.overrides,
-        provider: args.provider.map(Into::into),
+        provider: args.llm.provider.map(Into::into),
         models,
-        concurrency: args.concurrency,
-        cache: args.cache.into(),
-        cache_dir: args.cache_dir.clone(),
-        replay: args.replay,
-        max_cost: args.max_cost,
+        concurrency: args.llm.concurrency,
+        cache: args.llm.cache.into(),
+        cache_dir: args.llm.cache_dir.clone(),
+        replay: args.llm.replay,
+        max_cost: args.llm.max_cost,
         log: Some(log),
-        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
+        timeout: std::time::Duration::from_secs(args.llm.timeout.max(1)),
         progress: !(args.json || output::quiet()),
         verbose: args.verbose,
         run_id: run.run_id,
         allow_errors: run.allow_errors,
-        repeat: args.repeat,
-        batch: args.batch,
-        panel_matrices: args.panel_matrices,
-        settle: args.settle,
+        repeat: args.llm.repeat,
+        batch: args.llm.batch,
+        panel_matrices: args.llm.panel_matrices,
+        settle: args.llm.settle,
     })
 }
 
@@ -527,7 +453,7 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
         outputs.push(("the default result folder", &default_out));
     }
     if !args.heuristic {
-        outputs.extend(args.log.as_ref().map(|l| ("--log", l)));
+        outputs.extend(args.llm.log.as_ref().map(|l| ("--log", l)));
     }
     for (flag, out) in &outputs {
         // The default result folder is a folder: only where it lies is checked.
@@ -545,7 +471,7 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
         }
     }
     check_out_dir(args, suite, &inputs)?;
-    if let (Some(out), Some(log)) = (&args.out, &args.log)
+    if let (Some(out), Some(log)) = (&args.out, &args.llm.log)
         && !args.heuristic
         && crate::outfile::same_or_inside(out, log)
     {
