@@ -126,7 +126,8 @@ pub struct RunArgs {
     pub verbose: bool,
     /// Run shard K of N (1 <= K <= N): only the repos whose id hashes to K, per-repo
     /// work only, written as a partial result (default
-    /// results/<suite>/<run id>.shard-K-of-N.json) for `caldera merge`. Heuristic only.
+    /// results/<suite>/<run id>.shard-K-of-N.json) for `caldera merge`. In LLM mode the
+    /// shard asks its repos' `scope: repo` judges; the merge asks the others.
     #[arg(long, value_name = "K/N", help_heading = "Shards")]
     pub shard: Option<crate::run::shard::ShardSpec>,
     /// With --shard: leave judges and evidence that need every document at once to
@@ -256,8 +257,9 @@ pub fn execute(args: RunArgs) -> Exit {
 /// The options of an LLM run: the interaction log goes beside the result unless `--log`
 /// says where (its folder is created). `None` when that folder cannot be made.
 /// `caldera run --shard K/N`: the per-repo phase of the shard's repos, written as a
-/// partial result. Heuristic only; `--judge` and `--repo` would make the shards of one
-/// run disagree, so they are refused with it.
+/// partial result: in LLM mode with the verdicts of its repos' `scope: repo` judges.
+/// `--judge` and `--repo` would make the shards of one run disagree, so they are
+/// refused with it.
 pub fn run_shard(
     args: &RunArgs,
     spec: ShardSpec,
@@ -265,9 +267,7 @@ pub fn run_shard(
     suite: &Suite,
     overrides: Overrides,
 ) -> Exit {
-    let refused = if !args.heuristic {
-        Some("--shard runs heuristic scoring only: add --heuristic")
-    } else if !args.judges.is_empty() || !args.repos.is_empty() {
+    let refused = if !args.judges.is_empty() || !args.repos.is_empty() {
         Some(
             "--shard splits the whole suite over every repo: --judge and --repo cannot be used with it",
         )
@@ -292,16 +292,41 @@ pub fn run_shard(
             .join(&suite.spec.suite)
             .join(format!("{run_id}.shard-{}-of-{}.json", spec.k, spec.n))
     });
+    let llm = if args.heuristic {
+        None
+    } else {
+        // The interaction log goes beside the partial (`--out -`: where it would be).
+        let beside = PathBuf::from("results")
+            .join(&suite.spec.suite)
+            .join(format!("{run_id}.shard-{}-of-{}.json", spec.k, spec.n));
+        let named = Some(&out)
+            .filter(|o| o.as_os_str() != "-")
+            .unwrap_or(&beside);
+        let run = RunOptions {
+            overrides: overrides.clone(),
+            allow_errors: args.allow_errors,
+            run_id: Some(run_id.clone()),
+        };
+        let Some(llm) = llm_options(args, named, run) else {
+            return Exit::Error;
+        };
+        Some(llm)
+    };
     let options = ShardOptions {
         spec,
         defer_whole: args.defer_whole,
         overrides,
         suite_path: args.suite.clone(),
         run_id,
+        llm,
     };
     let partial = match shard::run_shard(env, suite, &options) {
         Ok(p) => p,
-        Err(diags) => {
+        Err(RunError::Interrupted(message)) => {
+            eprintln!("{message}");
+            return Exit::Interrupted;
+        }
+        Err(RunError::Invalid(diags)) => {
             eprint!("{}", render_text(&diags, stderr_color()));
             eprintln!("error: shard {}/{} was not run", spec.k, spec.n);
             return Exit::Error;
@@ -350,6 +375,17 @@ fn print_shard_summary(p: &Partial, out: &std::path::Path) {
         p.records.len(),
         p.units.len()
     );
+    if let Some(llm) = &p.llm {
+        let unscored = llm
+            .outcomes
+            .iter()
+            .filter(|o| o.outcome.scored().is_none())
+            .count();
+        text.push_str(&format!(
+            "  {} per-repo model call(s), {unscored} without a verdict; the suite judges' calls are left to the merge\n",
+            llm.outcomes.len()
+        ));
+    }
     let errors = shard::unit_errors(p);
     if errors > 0 {
         text.push_str(&format!(
@@ -366,7 +402,7 @@ fn print_shard_summary(p: &Partial, out: &std::path::Path) {
     output::print(&text);
 }
 
-fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions> {
+pub(crate) fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions> {
     let log = args
         .llm
         .log

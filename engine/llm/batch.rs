@@ -83,7 +83,7 @@ impl Default for BatchOptions {
 }
 
 /// What the batch path did.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct BatchReport {
     /// Batches this run created.
     pub created: usize,

@@ -11,6 +11,7 @@ pub mod partial;
 pub mod probe;
 pub mod result;
 pub mod shard;
+pub mod shard_llm;
 pub mod stream;
 pub mod units;
 

@@ -26,7 +26,7 @@ use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::types::AssertionFailure;
 
 /// The `format` of a partial result.
-pub const PARTIAL_FORMAT: &str = "caldera-partial/1";
+pub const PARTIAL_FORMAT: &str = "caldera-partial/2";
 
 /// Wraps a record (an object whose `_fields` are private).
 const RECORD: &str = "\u{0}record";
@@ -76,6 +76,9 @@ pub struct Partial {
     pub records: IndexMap<String, IndexMap<String, Vec<Faithful>>>,
     /// Per-repo judges: dimension -> one unit per repo of the shard, in run order.
     pub units: IndexMap<String, Vec<PartialUnit>>,
+    /// LLM mode: the settings and the outcome of every per-repo call of the shard
+    /// (`None`: heuristic scoring).
+    pub llm: Option<crate::run::shard_llm::PartialLlm>,
 }
 
 /// Folder and file overrides of the command line, as written.
@@ -113,7 +116,7 @@ pub fn to_text(partial: &Partial) -> Result<String, String> {
 }
 
 /// How every partial result starts, up to its digest.
-const HEAD: &str = "{\"format\":\"caldera-partial/1\",\"digest\":\"";
+const HEAD: &str = "{\"format\":\"caldera-partial/2\",\"digest\":\"";
 
 /// Reads a partial result, refusing another format or a body that does not match its
 /// digest (a partial changed after it was written, even only reformatted). The error
@@ -149,6 +152,11 @@ fn not_partial(shown: &str, text: &str) -> String {
     let format = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| v.get("format").and_then(Value::as_str).map(str::to_owned));
+    if format.as_deref() == Some("caldera-partial/1") {
+        return format!(
+            "{shown}: a partial result of an older format (`caldera-partial/1`, before shards recorded their LLM calls), expected `{PARTIAL_FORMAT}`: run the shard again with this caldera"
+        );
+    }
     format!(
         "{shown}: not a partial result: `format` is {}, expected `{PARTIAL_FORMAT}` (written by `caldera run --shard K/N`)",
         format.map_or("missing".to_owned(), |f| format!("`{f}`"))

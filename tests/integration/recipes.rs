@@ -126,7 +126,7 @@ fn the_xargs_recipe_merges_to_the_single_run_of_the_trivy_suite() {
         let part = read_json(&root.join(format!("parts/{k}.json")));
         assert_eq!(
             part["format"],
-            "caldera-partial/1",
+            "caldera-partial/2",
             "{}",
             described(&recipe)
         );
