@@ -100,7 +100,7 @@ pub struct BatchReport {
     pub batch_ids: Vec<String>,
     /// State files not used (not sealed here, unreadable, not a regular file), and
     /// why; or why no state could be kept. The run summary lists them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub state_problems: Vec<String>,
 }
 

@@ -402,3 +402,73 @@ fn a_partial_of_the_old_format_is_refused_with_a_clear_message() {
         stderr(&o)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_in_a_shard_sends_its_per_repo_calls_as_batches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    suite_copy(root, "trivy", true);
+    let api = crate::llm_openai_batch::Loopback::answering().await;
+    let openai = |args: Vec<String>| {
+        let (root, base) = (root.to_path_buf(), api.base());
+        tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_caldera"))
+                .args(&args)
+                .args(["--provider", "openai", "--model", "gpt-4.1", "--batch"])
+                .args(["--timeout", "10", "--cache-dir", "cache"])
+                .current_dir(&root)
+                .env("NO_COLOR", "1")
+                .env("OPENAI_API_KEY", "sk-shard-batch-test-0123456789")
+                .env("OPENAI_BASE_URL", base)
+                .env("XDG_STATE_HOME", root.join("state"))
+                .env_remove("ANTHROPIC_API_KEY")
+                .output()
+                .unwrap()
+        })
+    };
+    let part = root.join("parts/1.json");
+    let args = [
+        "run",
+        "judges.d/trivy",
+        "--shard",
+        "1/1",
+        "--out",
+        part.to_str().unwrap(),
+    ];
+    let shard = openai(args.iter().map(|a| (*a).to_owned()).collect())
+        .await
+        .unwrap();
+    assert_eq!(shard.status.code(), Some(0), "{}", stderr(&shard));
+    let created = api.created();
+    assert!(!created.is_empty(), "the shard sent a batch");
+    assert_eq!(api.direct_calls(), 0, "no direct call");
+    let lines: Vec<&Value> = created.iter().flat_map(|(_, l)| l).collect();
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.to_string().contains("# Repo review")),
+        "the shard's batches hold its per-repo calls only"
+    );
+    let partial = read_json(&part);
+    let batch = &partial["body"]["llm"]["batch"];
+    assert_eq!(batch["created"], created.len(), "{batch}");
+    assert_eq!(batch["submitted"], lines.len(), "{batch}");
+    let merged = root.join("merged.json");
+    let args = [
+        "merge",
+        "--out",
+        merged.to_str().unwrap(),
+        part.to_str().unwrap(),
+    ];
+    let m = openai(args.iter().map(|a| (*a).to_owned()).collect())
+        .await
+        .unwrap();
+    assert!(matches!(m.status.code(), Some(0 | 1)), "{}", stderr(&m));
+    assert_eq!(api.direct_calls(), 0, "the merge batches too");
+    let usage = &read_json(&merged)["usage"];
+    assert_eq!(
+        usage["batch"]["created"],
+        api.created().len(),
+        "the merged usage counts the shard's batches and the merge's: {usage}"
+    );
+}
