@@ -70,12 +70,12 @@ pub fn difference(
     a: Option<&PartialLlm>,
     b: Option<&PartialLlm>,
 ) -> Option<(&'static str, String, String)> {
-    let (sa, sb) = (settings(a), settings(b));
-    sa.iter()
-        .zip(&sb)
+    // Both lists start with the mode, so a heuristic and an LLM shard differ there.
+    settings(a)
+        .into_iter()
+        .zip(settings(b))
         .find(|(x, y)| x.1 != y.1)
-        .map(|(x, y)| (x.0, x.1.clone(), y.1.clone()))
-        .or_else(|| (sa.len() != sb.len()).then(|| ("mode", sa[0].1.clone(), sb[0].1.clone())))
+        .map(|(x, y)| (x.0, x.1, y.1))
 }
 
 /// Asks the per-repo judges' calls of a shard's units (already in `partial`) and
@@ -184,6 +184,10 @@ pub fn score_merged(
         check_merge_settings(first, &asked_here(None), first_path)?;
         return Ok(models::without_models(suite, units));
     }
+    // Models, repeats and settle are checked before the provider is opened (and the
+    // interaction log created); the provider once it is known.
+    let recorded = first.llm.as_ref().and_then(|l| l.provider.clone());
+    check_merge_settings(first, &asked_here(recorded), first_path)?;
     let source = ModelSource::open(suite, opts, &run_id)?;
     let (kind, models, repeats) = source.asking();
     check_merge_settings(first, &asked_here(Some(kind.name().to_owned())), first_path)?;

@@ -339,6 +339,10 @@ async fn a_merge_asking_another_model_than_the_shards_is_refused_naming_it() {
     );
     assert_eq!(server.seen().len(), asked, "a refused merge asks nothing");
     assert!(!out.exists(), "a refused merge writes no result");
+    assert!(
+        !root.join("merged.interactions.jsonl").exists(),
+        "nor an interaction log"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
