@@ -13,7 +13,7 @@ pub struct LlmArgs {
     /// LLM provider [default: ANTHROPIC_API_KEY set -> anthropic, else OPENAI_API_KEY or
     /// OPENAI_BASE_URL -> openai, else `claude` on PATH].
     #[arg(long, value_enum, help_heading = "LLM mode")]
-    pub provider: Option<crate::cli::run::ProviderArg>,
+    pub provider: Option<ProviderArg>,
     /// Model alias (sonnet, opus, haiku, ...) or full id [default: the suite's `model`].
     #[arg(long, help_heading = "LLM mode", conflicts_with = "models")]
     pub model: Option<String>,
@@ -32,7 +32,7 @@ pub struct LlmArgs {
     pub concurrency: usize,
     /// How the verdict cache is used.
     #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
-    pub cache: crate::cli::run::CacheArg,
+    pub cache: CacheArg,
     /// The verdict cache folder.
     #[arg(
         long,
@@ -73,7 +73,7 @@ pub struct LlmArgs {
     #[arg(long, help_heading = "LLM mode", conflicts_with = "replay")]
     pub batch: bool,
     /// Stop before a call that could take the run's cost above this (USD).
-    #[arg(long, value_name = "USD", help_heading = "LLM mode", value_parser = crate::cli::run::parse_cost)]
+    #[arg(long, value_name = "USD", help_heading = "LLM mode", value_parser = parse_cost)]
     pub max_cost: Option<f64>,
     /// Per-request timeout in seconds.
     #[arg(
@@ -87,4 +87,61 @@ pub struct LlmArgs {
     /// `<result>.interactions.jsonl`].
     #[arg(long, value_name = "FILE", help_heading = "LLM mode")]
     pub log: Option<PathBuf>,
+}
+
+/// `--provider` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ProviderArg {
+    /// Anthropic Messages API (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
+    Anthropic,
+    /// An OpenAI-compatible server (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
+    Openai,
+    /// The `claude` command-line tool on PATH.
+    ClaudeCli,
+}
+
+impl From<ProviderArg> for crate::provider::ProviderKind {
+    fn from(p: ProviderArg) -> Self {
+        match p {
+            ProviderArg::Anthropic => crate::provider::ProviderKind::Anthropic,
+            ProviderArg::Openai => crate::provider::ProviderKind::Openai,
+            ProviderArg::ClaudeCli => crate::provider::ProviderKind::ClaudeCli,
+        }
+    }
+}
+
+/// `--cache` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum, Default)]
+pub enum CacheArg {
+    /// Read hits and write new verdicts.
+    #[default]
+    On,
+    /// Neither read nor write.
+    Off,
+    /// Read hits, never write.
+    ReadOnly,
+    /// Call again and overwrite existing entries.
+    Refresh,
+}
+
+impl From<CacheArg> for crate::llm::cache::CacheMode {
+    fn from(c: CacheArg) -> Self {
+        match c {
+            CacheArg::On => crate::llm::cache::CacheMode::On,
+            CacheArg::Off => crate::llm::cache::CacheMode::Off,
+            CacheArg::ReadOnly => crate::llm::cache::CacheMode::ReadOnly,
+            CacheArg::Refresh => crate::llm::cache::CacheMode::Refresh,
+        }
+    }
+}
+
+/// `--max-cost`: a finite amount of US dollars, 0 or more.
+pub fn parse_cost(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(x) => Err(format!(
+            "the cost must be a finite number of dollars, 0 or more, got {x}"
+        )),
+        Err(_) => Err(format!("expected an amount in US dollars, got `{text}`")),
+    }
 }

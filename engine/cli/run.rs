@@ -21,51 +21,7 @@ use crate::run::result::{Decision, FAIL, Gate, NO_SCORE, RunResult};
 use crate::run::shard::{self, ShardOptions, ShardSpec};
 use crate::run::{Run, RunError, RunOptions, ScoreSource};
 
-/// `--provider` values.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ProviderArg {
-    /// Anthropic Messages API (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
-    Anthropic,
-    /// An OpenAI-compatible server (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
-    Openai,
-    /// The `claude` command-line tool on PATH.
-    ClaudeCli,
-}
-
-impl From<ProviderArg> for crate::provider::ProviderKind {
-    fn from(p: ProviderArg) -> Self {
-        match p {
-            ProviderArg::Anthropic => crate::provider::ProviderKind::Anthropic,
-            ProviderArg::Openai => crate::provider::ProviderKind::Openai,
-            ProviderArg::ClaudeCli => crate::provider::ProviderKind::ClaudeCli,
-        }
-    }
-}
-
-/// `--cache` values.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, Default)]
-pub enum CacheArg {
-    /// Read hits and write new verdicts.
-    #[default]
-    On,
-    /// Neither read nor write.
-    Off,
-    /// Read hits, never write.
-    ReadOnly,
-    /// Call again and overwrite existing entries.
-    Refresh,
-}
-
-impl From<CacheArg> for crate::llm::cache::CacheMode {
-    fn from(c: CacheArg) -> Self {
-        match c {
-            CacheArg::On => crate::llm::cache::CacheMode::On,
-            CacheArg::Off => crate::llm::cache::CacheMode::Off,
-            CacheArg::ReadOnly => crate::llm::cache::CacheMode::ReadOnly,
-            CacheArg::Refresh => crate::llm::cache::CacheMode::Refresh,
-        }
-    }
-}
+pub use crate::cli::llm_args::{CacheArg, ProviderArg, parse_cost};
 
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
@@ -146,17 +102,6 @@ pub fn parse_score(text: &str) -> Result<f64, String> {
         Ok(x) if (1.0..=5.0).contains(&x) => Ok(x),
         Ok(x) => Err(format!("the score must be between 1 and 5, got {x}")),
         Err(_) => Err(format!("expected a number between 1 and 5, got `{text}`")),
-    }
-}
-
-/// `--max-cost`: a finite amount of US dollars, 0 or more.
-pub fn parse_cost(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        Ok(x) => Err(format!(
-            "the cost must be a finite number of dollars, 0 or more, got {x}"
-        )),
-        Err(_) => Err(format!("expected an amount in US dollars, got `{text}`")),
     }
 }
 

@@ -21,7 +21,11 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::doc::Doc;
-use crate::run::result::{InputSummary, Problem};
+use crate::evidence::eval::Context;
+use crate::llm::batch::BatchReport;
+use crate::llm::executor::JobOutcome;
+use crate::run::result::{Concurrency, InputSummary, Problem};
+use crate::verdict::combine::Unit;
 use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::types::AssertionFailure;
 
@@ -78,7 +82,28 @@ pub struct Partial {
     pub units: IndexMap<String, Vec<PartialUnit>>,
     /// LLM mode: the settings and the outcome of every per-repo call of the shard
     /// (`None`: heuristic scoring).
-    pub llm: Option<crate::run::shard_llm::PartialLlm>,
+    pub llm: Option<PartialLlm>,
+}
+
+/// How a shard was scored in LLM mode, and the outcomes of its per-repo calls.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PartialLlm {
+    /// The provider that answered; `None` when no judge of the suite asks a model.
+    pub provider: Option<String>,
+    /// The models asked (one, or a panel), as resolved for the suite.
+    pub models: Vec<String>,
+    /// `--repeat`.
+    pub repeat: u32,
+    /// `--settle`.
+    pub settle: Option<u32>,
+    /// Every per-repo call of the shard with its outcome, in call order.
+    pub outcomes: Vec<JobOutcome>,
+    /// USD the shard's budget counted (`--max-cost`; 0 without one).
+    pub spent: f64,
+    /// What the shard's concurrency limit did.
+    pub concurrency: Concurrency,
+    /// The shard's batches (`--batch`).
+    pub batch: Option<BatchReport>,
 }
 
 /// Folder and file overrides of the command line, as written.
@@ -105,6 +130,27 @@ pub struct PartialUnit {
     pub assertions_ran: bool,
     /// The heuristic's outcome.
     pub heuristic: HeuristicOutcome,
+}
+
+impl PartialUnit {
+    /// The unit again, as the merge scores it (its evidence kept, without the context
+    /// it was computed in).
+    pub fn to_unit(&self) -> Unit {
+        Unit {
+            repo: Some(self.repo.clone()),
+            ctx: Context {
+                names: IndexMap::new(),
+            },
+            evidence: self
+                .evidence
+                .as_ref()
+                .map(|ev| ev.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect())
+                .map_err(Clone::clone),
+            failures: self.failures.clone(),
+            assertions_ran: self.assertions_ran,
+            heuristic: self.heuristic.clone(),
+        }
+    }
 }
 
 /// The text of a partial result: `format`, `digest` and `body`, in that order, the

@@ -289,23 +289,6 @@ fn to_partial_unit(unit: &Unit) -> PartialUnit {
     }
 }
 
-pub(crate) fn from_partial_unit(unit: &PartialUnit) -> Unit {
-    Unit {
-        repo: Some(unit.repo.clone()),
-        ctx: Context {
-            names: IndexMap::new(),
-        },
-        evidence: unit
-            .evidence
-            .as_ref()
-            .map(|ev| ev.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect())
-            .map_err(Clone::clone),
-        failures: unit.failures.clone(),
-        assertions_ran: unit.assertions_ran,
-        heuristic: unit.heuristic.clone(),
-    }
-}
-
 /// SHA-256 over what decides a run's scores: the engine version, suite.yaml, and every
 /// judge file and prompt, in suite order.
 pub fn suite_fingerprint(suite: &Suite) -> String {
@@ -651,7 +634,7 @@ fn merged_units(dimension: &str, checked: &Checked) -> Vec<Unit> {
     first
         .repos
         .iter()
-        .filter_map(|id| by_repo.get(id.as_str()).map(|u| from_partial_unit(u)))
+        .filter_map(|id| by_repo.get(id.as_str()).map(|u| u.to_unit()))
         .collect()
 }
 

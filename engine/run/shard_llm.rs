@@ -9,40 +9,17 @@
 use std::collections::HashMap;
 
 use minijinja::Environment;
-use serde::{Deserialize, Serialize};
 
 use crate::diag::{Code, Diagnostic};
-use crate::llm::batch::BatchReport;
 use crate::llm::executor::JobOutcome;
 use crate::load::parts::{Part, Parts};
 use crate::load::suite::Suite;
 use crate::run::llm::{LlmOptions, models_for, plan_calls, plan_judge_calls_of, settle_calls};
 use crate::run::models::{self, ModelSource, Prior, add_batch};
-use crate::run::partial::Partial;
+use crate::run::partial::{Partial, PartialLlm, PartialUnit};
 use crate::run::result::Concurrency;
 use crate::run::{RunError, Scored};
 use crate::verdict::combine::Unit;
-
-/// How a shard was scored in LLM mode, and the outcomes of its per-repo calls.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PartialLlm {
-    /// The provider that answered; `None` when no judge of the suite asks a model.
-    pub provider: Option<String>,
-    /// The models asked (one, or a panel), as resolved for the suite.
-    pub models: Vec<String>,
-    /// `--repeat`.
-    pub repeat: u32,
-    /// `--settle`.
-    pub settle: Option<u32>,
-    /// Every per-repo call of the shard with its outcome, in call order.
-    pub outcomes: Vec<JobOutcome>,
-    /// USD the shard's budget counted (`--max-cost`; 0 without one).
-    pub spent: f64,
-    /// What the shard's concurrency limit did.
-    pub concurrency: Concurrency,
-    /// The shard's batches (`--batch`).
-    pub batch: Option<BatchReport>,
-}
 
 /// The scoring settings that must be the same in every shard and the merge, as one line
 /// each (`models: sonnet`), for naming a difference.
@@ -112,7 +89,7 @@ pub fn ask_shard(
         let units: Vec<Unit> = partial
             .units
             .get(&plan.spec.dimension)
-            .map(|us| us.iter().map(super::shard::from_partial_unit).collect())
+            .map(|us| us.iter().map(PartialUnit::to_unit).collect())
             .unwrap_or_default();
         let (mut calls, _) = plan_judge_calls_of(
             env,
