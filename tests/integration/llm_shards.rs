@@ -35,7 +35,10 @@ heuristic:
 prompt: ../../prompts/SUITE/repo_review.md
 ";
 
-const REPO_PROMPT: &str = "# Repo review\n\nRepo << evidence.repo >> has << evidence.keys >> top-level keys. Score how complete its output looks.\n";
+/// The part before `cache_break` is shared by the judge's units: a request marks it
+/// for the provider's prompt cache when the judge has more than one unit in the run,
+/// which a shard of one repo must do too.
+const REPO_PROMPT: &str = "# Repo review\n\nScore how complete a scan looks.\n<< cache_break >>\nRepo << evidence.repo >> has << evidence.keys >> top-level keys. Score how complete its output looks.\n";
 
 /// A copy of bundled suite `name` (its judges, data and prompts) under `root`, with
 /// the per-repo judge `repo_review` added when `per_repo`.
@@ -121,9 +124,13 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// The prompts of requests `from..` the server saw, sorted: what a phase asked.
+/// The request bodies `from..` the server saw, sorted: what a phase asked, prompt,
+/// model and prompt-cache marks included.
 fn prompts_since(server: &MockServer, from: usize) -> Vec<String> {
-    let mut p: Vec<String> = server.seen()[from..].iter().map(prompt_of).collect();
+    let mut p: Vec<String> = server.seen()[from..]
+        .iter()
+        .map(|s| s.body.to_string())
+        .collect();
     p.sort();
     p
 }
