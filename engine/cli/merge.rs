@@ -7,14 +7,15 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::cli::llm_args::LlmArgs;
 use crate::cli::report::ReportOptions;
-use crate::cli::run::{RunArgs, finish, parse_score};
+use crate::cli::run::{RunArgs, finish, llm_options, parse_score};
 use crate::cli::{Exit, stderr_color};
 use crate::diag::render_text;
 use crate::load::inputs::Overrides;
-use crate::run::RunOptions;
 use crate::run::partial;
 use crate::run::shard;
+use crate::run::{RunError, RunOptions};
 
 /// Arguments of `caldera merge`.
 #[derive(Debug, Args)]
@@ -44,6 +45,10 @@ pub(crate) struct MergeArgs {
     /// Per-repo scores of `scope: repo` judges in the table.
     #[arg(short, long)]
     pub verbose: bool,
+    /// The LLM mode flags of the shards' run: the merge asks the suite judges' models
+    /// with them (LLM shards only).
+    #[command(flatten)]
+    pub llm: LlmArgs,
     /// Project root and confinement.
     #[command(flatten)]
     pub root: crate::cli::RootArgs,
@@ -89,20 +94,64 @@ pub(crate) fn execute(args: MergeArgs) -> Exit {
     else {
         return Exit::Error;
     };
+    let run_id = crate::run::new_run_id();
     let options = RunOptions {
         overrides: Overrides::default(),
         allow_errors: args.allow_errors,
-        run_id: Some(crate::run::new_run_id()),
+        run_id: Some(run_id.clone()),
     };
-    let result = match shard::merge(&env, &suite, &checked, &options) {
+    let llm_shards = checked.partials[0].1.llm.is_some();
+    if let (false, Some(flag)) = (llm_shards, asks_for_models(&args.llm)) {
+        eprintln!(
+            "error: the shards were scored by heuristic, but this merge asks for LLM mode ({flag}): run the shards without --heuristic, or merge without the LLM flags"
+        );
+        return refuse(&[]);
+    }
+    let mut run_args = as_run_args(args, suite_path);
+    let llm = if llm_shards {
+        // The result goes where the merge's interaction log says it is.
+        let out = run_args
+            .out
+            .clone()
+            .filter(|o| o.as_os_str() != "-")
+            .unwrap_or_else(|| crate::report::json::result_path(&suite.spec.suite, &run_id));
+        let Some(llm) = llm_options(&run_args, &out, options.clone()) else {
+            return Exit::Error;
+        };
+        run_args.heuristic = false;
+        run_args.out.get_or_insert(out);
+        Some(llm)
+    } else {
+        None
+    };
+    let result = match shard::merge(&env, &suite, &checked, &options, llm.as_ref()) {
         Ok(r) => r,
-        Err(diags) => {
+        Err(RunError::Interrupted(message)) => {
+            eprintln!("{message}");
+            return Exit::Interrupted;
+        }
+        Err(RunError::Invalid(diags)) => {
             eprint!("{}", render_text(&diags, stderr_color()));
             eprintln!("error: the partial results were not merged");
             return Exit::Error;
         }
     };
-    finish(&result, &as_run_args(args, suite_path))
+    finish(&result, &run_args)
+}
+
+/// The first LLM flag that asks for a model (`--model`, `--models`, `--provider`,
+/// `--repeat`, `--batch`, `--replay`), which a merge of heuristic shards refuses.
+fn asks_for_models(llm: &LlmArgs) -> Option<&'static str> {
+    [
+        (llm.model.is_some(), "--model"),
+        (!llm.models.is_empty(), "--models"),
+        (llm.provider.is_some(), "--provider"),
+        (llm.repeat > 1, "--repeat"),
+        (llm.batch, "--batch"),
+        (llm.replay, "--replay"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
 }
 
 fn refuse(errors: &[String]) -> Exit {
@@ -130,20 +179,7 @@ fn as_run_args(args: MergeArgs, suite: PathBuf) -> RunArgs {
         fail_under: args.fail_under,
         allow_errors: args.allow_errors,
         json: args.json,
-        provider: None,
-        model: None,
-        models: Vec::new(),
-        panel_matrices: false,
-        concurrency: 8,
-        cache: Default::default(),
-        cache_dir: PathBuf::from(".caldera/cache"),
-        replay: false,
-        repeat: 1,
-        settle: None,
-        batch: false,
-        max_cost: None,
-        timeout: 120,
-        log: None,
+        llm: args.llm,
         verbose: args.verbose,
         root: args.root,
         shard: None,

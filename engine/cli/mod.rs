@@ -8,6 +8,7 @@ pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod history;
 pub(crate) mod init;
+pub(crate) mod llm_args;
 pub(crate) mod log;
 pub(crate) mod merge;
 pub(crate) mod output;

@@ -23,51 +23,7 @@ use crate::verdict::decision::{Decision, FAIL, NO_SCORE};
 use crate::verdict::gate::Gate;
 use crate::view::run::{Format, Input};
 
-/// `--provider` values.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ProviderArg {
-    /// Anthropic Messages API (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
-    Anthropic,
-    /// An OpenAI-compatible server (`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
-    Openai,
-    /// The `claude` command-line tool on PATH.
-    ClaudeCli,
-}
-
-impl From<ProviderArg> for crate::provider::ProviderKind {
-    fn from(p: ProviderArg) -> Self {
-        match p {
-            ProviderArg::Anthropic => crate::provider::ProviderKind::Anthropic,
-            ProviderArg::Openai => crate::provider::ProviderKind::Openai,
-            ProviderArg::ClaudeCli => crate::provider::ProviderKind::ClaudeCli,
-        }
-    }
-}
-
-/// `--cache` values.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, Default)]
-pub enum CacheArg {
-    /// Read hits and write new verdicts.
-    #[default]
-    On,
-    /// Neither read nor write.
-    Off,
-    /// Read hits, never write.
-    ReadOnly,
-    /// Call again and overwrite existing entries.
-    Refresh,
-}
-
-impl From<CacheArg> for crate::llm::cache::CacheMode {
-    fn from(c: CacheArg) -> Self {
-        match c {
-            CacheArg::On => crate::llm::cache::CacheMode::On,
-            CacheArg::Off => crate::llm::cache::CacheMode::Off,
-            CacheArg::ReadOnly => crate::llm::cache::CacheMode::ReadOnly,
-            CacheArg::Refresh => crate::llm::cache::CacheMode::Refresh,
-        }
-    }
-}
+pub(crate) use crate::cli::llm_args::{CacheArg, ProviderArg};
 
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
@@ -83,7 +39,7 @@ pub(crate) struct RunArgs {
     #[arg(long = "repo", value_name = "ID")]
     pub repos: Vec<String>,
     /// Score with each judge's heuristic only: no model, no network.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repeat")]
     pub heuristic: bool,
     /// Analysis results folder (overrides suite.yaml's inputs.results).
     #[arg(long, value_name = "DIR")]
@@ -119,91 +75,17 @@ pub(crate) struct RunArgs {
     /// Print the JSON result on stdout instead of the table (as `--format json`).
     #[arg(long)]
     pub json: bool,
-    /// LLM provider [default: ANTHROPIC_API_KEY set -> anthropic, else OPENAI_API_KEY or
-    /// OPENAI_BASE_URL -> openai, else `claude` on PATH].
-    #[arg(long, value_enum, help_heading = "LLM mode")]
-    pub provider: Option<ProviderArg>,
-    /// Model alias (sonnet, opus, haiku, ...) or full id [default: the suite's `model`].
-    #[arg(long, help_heading = "LLM mode", conflicts_with = "models")]
-    pub model: Option<String>,
-    /// A panel of models, comma-separated: each judge is scored by every model, the
-    /// consensus is the median, and agreement (kappa, alpha) is reported.
-    #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
-    pub models: Vec<String>,
-    /// Write every pairwise kappa table in full. Past 8 models they are summarised
-    /// (each model's mean kappa, the pairs that agree least and most), so the result
-    /// stays the size of what a person reads.
-    #[arg(long, help_heading = "LLM mode")]
-    pub panel_matrices: bool,
-    /// Most model requests in flight at once; rate-limit answers (429) lower the limit
-    /// and successes raise it back.
-    #[arg(long, default_value_t = 8, value_name = "N", help_heading = "LLM mode")]
-    pub concurrency: usize,
-    /// How the verdict cache is used.
-    #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
-    pub cache: CacheArg,
-    /// The verdict cache folder.
-    #[arg(
-        long,
-        default_value = ".caldera/cache",
-        value_name = "DIR",
-        help_heading = "LLM mode"
-    )]
-    pub cache_dir: PathBuf,
-    /// Answer only from the cache; a miss leaves the judge unscored (offline CI).
-    #[arg(long, help_heading = "LLM mode")]
-    pub replay: bool,
-    /// Ask every model N times per unit (epochs): the unit's score is the median of the
-    /// repeats, their spread is reported, and a judge whose repeats disagree is flagged
-    /// as unstable. Each repeat has its own cache entry.
-    #[arg(
-        long,
-        default_value_t = 1,
-        value_name = "N",
-        value_parser = clap::value_parser!(u32).range(1..=100),
-        conflicts_with = "heuristic",
-        help_heading = "LLM mode"
-    )]
-    pub repeat: u32,
-    /// With `--repeat N`: ask a unit's first K repeats, and the rest only when those K
-    /// do not all give the same score (a settled unit saves N - K calls; the result
-    /// says how many were saved). Not with `--batch`, which sends every ask at once.
-    #[arg(
-        long,
-        value_name = "K",
-        value_parser = clap::value_parser!(u32).range(2..=99),
-        requires = "repeat",
-        conflicts_with = "batch",
-        help_heading = "LLM mode"
-    )]
-    pub settle: Option<u32>,
-    /// Send every uncached prompt through a batch API, Anthropic's Message Batches or
-    /// the OpenAI Batch API (half price, answers within hours): the run waits for the
-    /// batches, and an interrupted run resumes by polling the same batches.
-    #[arg(long, help_heading = "LLM mode", conflicts_with = "replay")]
-    pub batch: bool,
-    /// Stop before a call that could take the run's cost above this (USD).
-    #[arg(long, value_name = "USD", help_heading = "LLM mode", value_parser = parse_cost)]
-    pub max_cost: Option<f64>,
-    /// Per-request timeout in seconds.
-    #[arg(
-        long,
-        default_value_t = 120,
-        value_name = "SECS",
-        help_heading = "LLM mode"
-    )]
-    pub timeout: u64,
-    /// JSONL log of every model interaction [default: next to the result,
-    /// `<result>.interactions.jsonl`].
-    #[arg(long, value_name = "FILE", help_heading = "LLM mode")]
-    pub log: Option<PathBuf>,
+    /// The LLM mode flags, shared with `caldera merge`.
+    #[command(flatten)]
+    pub llm: crate::cli::llm_args::LlmArgs,
     /// Per-repo scores of `scope: repo` judges in the table; in LLM mode, explain cache
     /// misses too.
     #[arg(short, long)]
     pub verbose: bool,
     /// Run shard K of N (1 <= K <= N): only the repos whose id hashes to K, per-repo
     /// work only, written as a partial result (default
-    /// results/<suite>/<run id>.shard-K-of-N.json) for `caldera merge`. Heuristic only.
+    /// results/<suite>/<run id>.shard-K-of-N.json) for `caldera merge`. In LLM mode the
+    /// shard asks its repos' `scope: repo` judges; the merge asks the others.
     #[arg(long, value_name = "K/N", help_heading = "Shards")]
     pub shard: Option<crate::run::shard::ShardSpec>,
     /// With --shard: leave judges and evidence that need every document at once to
@@ -222,17 +104,6 @@ pub(crate) fn parse_score(text: &str) -> Result<f64, String> {
         Ok(x) if (1.0..=5.0).contains(&x) => Ok(x),
         Ok(x) => Err(format!("the score must be between 1 and 5, got {x}")),
         Err(_) => Err(format!("expected a number between 1 and 5, got `{text}`")),
-    }
-}
-
-/// `--max-cost`: a finite amount of US dollars, 0 or more.
-pub(crate) fn parse_cost(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        Ok(x) => Err(format!(
-            "the cost must be a finite number of dollars, 0 or more, got {x}"
-        )),
-        Err(_) => Err(format!("expected an amount in US dollars, got `{text}`")),
     }
 }
 
@@ -256,11 +127,11 @@ pub(crate) fn execute(args: RunArgs) -> Exit {
         eprintln!("error: {e}");
         return Exit::Error;
     }
-    if let Some(k) = args.settle.filter(|k| *k >= args.repeat) {
+    if let Some(k) = args.llm.settle.filter(|k| *k >= args.llm.repeat) {
         eprintln!(
             "error: --settle {k} needs more repeats than that: with --repeat {} every ask \
              is among the first {k}; use --repeat above {k}",
-            args.repeat
+            args.llm.repeat
         );
         return Exit::Error;
     }
@@ -333,8 +204,9 @@ pub(crate) fn execute(args: RunArgs) -> Exit {
 /// The options of an LLM run: the interaction log goes beside the result unless `--log`
 /// says where (its folder is created). `None` when that folder cannot be made.
 /// `caldera run --shard K/N`: the per-repo phase of the shard's repos, written as a
-/// partial result. Heuristic only; `--judge` and `--repo` would make the shards of one
-/// run disagree, so they are refused with it.
+/// partial result: in LLM mode with the verdicts of its repos' `scope: repo` judges.
+/// `--judge` and `--repo` would make the shards of one run disagree, so they are
+/// refused with it.
 pub(crate) fn run_shard(
     args: &RunArgs,
     spec: ShardSpec,
@@ -342,9 +214,7 @@ pub(crate) fn run_shard(
     suite: &Suite,
     overrides: Overrides,
 ) -> Exit {
-    let refused = if !args.heuristic {
-        Some("--shard runs heuristic scoring only: add --heuristic")
-    } else if !args.judges.is_empty() || !args.repos.is_empty() {
+    let refused = if !args.judges.is_empty() || !args.repos.is_empty() {
         Some(
             "--shard splits the whole suite over every repo: --judge and --repo cannot be used with it",
         )
@@ -369,16 +239,41 @@ pub(crate) fn run_shard(
             .join(&suite.spec.suite)
             .join(format!("{run_id}.shard-{}-of-{}.json", spec.k, spec.n))
     });
+    let llm = if args.heuristic {
+        None
+    } else {
+        // The interaction log goes beside the partial (`--out -`: where it would be).
+        let beside = PathBuf::from("results")
+            .join(&suite.spec.suite)
+            .join(format!("{run_id}.shard-{}-of-{}.json", spec.k, spec.n));
+        let named = Some(&out)
+            .filter(|o| o.as_os_str() != "-")
+            .unwrap_or(&beside);
+        let run = RunOptions {
+            overrides: overrides.clone(),
+            allow_errors: args.allow_errors,
+            run_id: Some(run_id.clone()),
+        };
+        let Some(llm) = llm_options(args, named, run) else {
+            return Exit::Error;
+        };
+        Some(llm)
+    };
     let options = ShardOptions {
         spec,
         defer_whole: args.defer_whole,
         overrides,
         suite_path: args.suite.clone(),
         run_id,
+        llm,
     };
     let partial = match shard::run_shard(env, suite, &options) {
         Ok(p) => p,
-        Err(diags) => {
+        Err(RunError::Interrupted(message)) => {
+            eprintln!("{message}");
+            return Exit::Interrupted;
+        }
+        Err(RunError::Invalid(diags)) => {
             eprint!("{}", render_text(&diags, stderr_color()));
             eprintln!("error: shard {}/{} was not run", spec.k, spec.n);
             return Exit::Error;
@@ -427,6 +322,17 @@ fn print_shard_summary(p: &Partial, out: &std::path::Path) {
         p.records.len(),
         p.units.len()
     );
+    if let Some(llm) = &p.llm {
+        let unscored = llm
+            .outcomes
+            .iter()
+            .filter(|o| o.outcome.scored().is_none())
+            .count();
+        text.push_str(&format!(
+            "  {} per-repo model call(s), {unscored} without a verdict; the suite judges' calls are left to the merge\n",
+            llm.outcomes.len()
+        ));
+    }
     let errors = shard::unit_errors(p);
     if errors > 0 {
         text.push_str(&format!(
@@ -443,8 +349,9 @@ fn print_shard_summary(p: &Partial, out: &std::path::Path) {
     output::print(&text);
 }
 
-fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions> {
+pub(crate) fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions> {
     let log = args
+        .llm
         .log
         .clone()
         .unwrap_or_else(|| out.with_extension("interactions.jsonl"));
@@ -454,29 +361,29 @@ fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option<LlmOptions
         eprintln!("error: cannot create {}: {e}", dir.display());
         return None;
     }
-    let mut models = args.models.clone();
-    if let Some(m) = &args.model {
+    let mut models = args.llm.models.clone();
+    if let Some(m) = &args.llm.model {
         models = vec![m.clone()];
     }
     Some(LlmOptions {
         overrides: run.overrides,
-        provider: args.provider.map(Into::into),
+        provider: args.llm.provider.map(Into::into),
         models,
-        concurrency: args.concurrency,
-        cache: args.cache.into(),
-        cache_dir: args.cache_dir.clone(),
-        replay: args.replay,
-        max_cost: args.max_cost,
+        concurrency: args.llm.concurrency,
+        cache: args.llm.cache.into(),
+        cache_dir: args.llm.cache_dir.clone(),
+        replay: args.llm.replay,
+        max_cost: args.llm.max_cost,
         log: Some(log),
-        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
+        timeout: std::time::Duration::from_secs(args.llm.timeout.max(1)),
         progress: !(args.json || output::quiet()),
         verbose: args.verbose,
         run_id: run.run_id,
         allow_errors: run.allow_errors,
-        repeat: args.repeat,
-        batch: args.batch,
-        panel_matrices: args.panel_matrices,
-        settle: args.settle,
+        repeat: args.llm.repeat,
+        batch: args.llm.batch,
+        panel_matrices: args.llm.panel_matrices,
+        settle: args.llm.settle,
     })
 }
 
@@ -529,7 +436,7 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
         outputs.push(("the default result folder", &default_out));
     }
     if !args.heuristic {
-        outputs.extend(args.log.as_ref().map(|l| ("--log", l)));
+        outputs.extend(args.llm.log.as_ref().map(|l| ("--log", l)));
     }
     for (flag, out) in &outputs {
         // The default result folder is a folder: only where it lies is checked.
@@ -547,7 +454,7 @@ fn check_outputs(args: &RunArgs, suite: &Suite, overrides: &Overrides) -> Result
         }
     }
     check_out_dir(args, suite, &inputs)?;
-    if let (Some(out), Some(log)) = (&args.out, &args.log)
+    if let (Some(out), Some(log)) = (&args.out, &args.llm.log)
         && !args.heuristic
         && crate::outfile::same_or_inside(out, log)
     {

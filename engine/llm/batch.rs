@@ -83,7 +83,7 @@ impl Default for BatchOptions {
 }
 
 /// What the batch path did.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct BatchReport {
     /// Batches this run created.
     pub created: usize,
@@ -100,7 +100,7 @@ pub struct BatchReport {
     pub batch_ids: Vec<String>,
     /// State files not used (not sealed here, unreadable, not a regular file), and
     /// why; or why no state could be kept. The run summary lists them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub state_problems: Vec<String>,
 }
 

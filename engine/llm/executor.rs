@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::task::JoinSet;
 
 use super::cache::{Cache, CacheEntry, CacheKey, CacheMode, KeyInputs, Lookup};
@@ -113,7 +113,7 @@ impl Job {
 }
 
 /// A job that produced a verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scored {
     /// The verdict.
     pub verdict: ParsedVerdict,
@@ -132,7 +132,7 @@ pub struct Scored {
 }
 
 /// Why a job has no verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum UnscoredKind {
     /// The declared verdict format is invalid. (A job carries its format compiled, so
@@ -155,7 +155,7 @@ pub enum UnscoredKind {
 }
 
 /// The outcome of one job.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
     /// A verdict.
@@ -187,7 +187,7 @@ impl Outcome {
 }
 
 /// A job's id with its outcome.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobOutcome {
     /// The job id.
     pub id: String,

@@ -349,6 +349,19 @@ pub(crate) fn plan_judge_calls(
     models: &[String],
     repeats: u32,
 ) -> (Vec<PlannedCall>, PromptErrors) {
+    plan_judge_calls_of(env, (j, plan), (units, units.len()), models, repeats)
+}
+
+/// [`plan_judge_calls`] over some of a judge's units, `in_run` being how many it has
+/// in the whole run: a shard asks its repos' units exactly as the single run asks them
+/// (units of a judge with more than one share their prompt prefix).
+pub(crate) fn plan_judge_calls_of(
+    env: &Environment<'static>,
+    (j, plan): (usize, &JudgePlan),
+    (units, in_run): (&[Unit], usize),
+    models: &[String],
+    repeats: u32,
+) -> (Vec<PlannedCall>, PromptErrors) {
     let mut calls = Vec::new();
     let mut prompt_errors = PromptErrors::new();
     // A judge with `llm: never` is scored by its heuristic: no call is made for it.
@@ -377,7 +390,7 @@ pub(crate) fn plan_judge_calls(
                     repeats,
                 };
                 let mut job = job(plan, unit, &prompt.text, format, ask);
-                if job.request.cache.is_none() && units.len() > 1 {
+                if job.request.cache.is_none() && in_run > 1 {
                     // Units of one judge share the part before `cache_break`.
                     job.request.cache = prefix_hint(plan.prompt_cache, prompt.cache_prefix);
                 }

@@ -11,6 +11,7 @@ pub(crate) mod partial;
 pub(crate) mod probe;
 pub(crate) mod result;
 pub(crate) mod shard;
+pub(crate) mod shard_llm;
 pub(crate) mod stream;
 pub(crate) mod units;
 

@@ -48,6 +48,37 @@ struct Asked {
     batch: Option<BatchReport>,
 }
 
+/// What the shards of a merged run spent and met before the merge asked anything
+/// (`caldera merge`): added to the merge's own, so the merged usage is the whole run's.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Prior {
+    /// USD the shards' budgets counted.
+    pub spent: f64,
+    /// The lowest concurrency limit a shard went to.
+    pub lowest: Option<usize>,
+    /// Rate-limit cuts in the shards.
+    pub cuts: u64,
+    /// The shards' batches, when they sent any.
+    pub batch: Option<BatchReport>,
+}
+
+/// Adds `more` to the batch report `into` (counts summed, ids and problems appended).
+pub(crate) fn add_batch(into: &mut Option<BatchReport>, more: Option<&BatchReport>) {
+    let Some(more) = more else {
+        return;
+    };
+    let total = into.get_or_insert_with(BatchReport::default);
+    total.created += more.created;
+    total.submitted += more.submitted;
+    total.resubmitted += more.resubmitted;
+    total.resumed += more.resumed;
+    total.resumed_requests += more.resumed_requests;
+    total.batch_ids.extend(more.batch_ids.iter().cloned());
+    total
+        .state_problems
+        .extend(more.state_problems.iter().cloned());
+}
+
 /// An executor that stopped without outcomes, as the run's error.
 fn stopped(e: ExecutorError) -> RunError {
     match e {
@@ -172,14 +203,78 @@ impl<'a> ModelSource<'a> {
         Ok((units, asked, ready))
     }
 
-    /// Scores every judge from the replies to its calls.
-    fn score(&self, suite: &Suite, units: &[Vec<Unit>], asked: Asked) -> Scored {
-        let Asked {
+    /// The provider that answers, the models asked and the asks per unit and model.
+    pub(crate) fn asking(&self) -> (ProviderKind, &[String], u32) {
+        (self.provider, &self.models, self.repeats)
+    }
+
+    /// USD the budget counted so far, and what the concurrency limit did.
+    pub(crate) fn spent(&self) -> (f64, Concurrency) {
+        (self.executor.spent(), self.concurrency())
+    }
+
+    /// Asks `jobs` (planned as a run plans them): through the batch API with `--batch`,
+    /// else directly. Outcomes come back in job order.
+    pub(crate) fn ask_jobs(
+        &self,
+        jobs: Vec<crate::llm::executor::Job>,
+    ) -> Result<(Vec<JobOutcome>, Option<BatchReport>), RunError> {
+        if jobs.is_empty() {
+            return Ok((Vec::new(), None));
+        }
+        if self.opts.batch {
+            let (outcomes, report) = self
+                .executor
+                .run_batched_blocking(jobs, &BatchOptions::default())
+                .map_err(stopped)?;
+            return Ok((outcomes, Some(report)));
+        }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let _ = tx.send(((), jobs));
+        drop(tx);
+        let streamed = self.executor.run_streamed_blocking(rx).map_err(stopped)?;
+        Ok((streamed.into_iter().flat_map(|(_, o)| o).collect(), None))
+    }
+
+    /// Scores every judge from outcomes gathered elsewhere (a merge: the shards' and its
+    /// own, one per planned call), with what the shards spent (`prior`).
+    pub(crate) fn score_outcomes(
+        &self,
+        suite: &Suite,
+        units: &[Vec<Unit>],
+        (planned, prompt_errors): (Vec<PlannedCall>, PromptErrors),
+        (outcomes, batch): (Vec<JobOutcome>, Option<BatchReport>),
+        prior: &Prior,
+    ) -> Scored {
+        let asked = Asked {
             planned,
             prompt_errors,
             outcomes,
             batch,
+        };
+        self.score_with(suite, units, asked, prior)
+    }
+
+    /// Scores every judge from the replies to its calls.
+    fn score(&self, suite: &Suite, units: &[Vec<Unit>], asked: Asked) -> Scored {
+        self.score_with(suite, units, asked, &Prior::default())
+    }
+
+    /// [`Self::score`], adding what the shards of a merged run spent.
+    fn score_with(
+        &self,
+        suite: &Suite,
+        units: &[Vec<Unit>],
+        asked: Asked,
+        prior: &Prior,
+    ) -> Scored {
+        let Asked {
+            planned,
+            prompt_errors,
+            outcomes,
+            mut batch,
         } = asked;
+        add_batch(&mut batch, prior.batch.as_ref());
         let answers = self.group(&planned, &outcomes);
         let pairs = Pairs::for_panel(self.models.len(), self.opts.panel_matrices);
         let mut dims = Vec::new();
@@ -198,8 +293,12 @@ impl<'a> ModelSource<'a> {
             silent.extend(judged_silent);
             dims.push(v);
         }
-        let mut usage = usage_of(&dims, self.executor.spent());
+        let mut usage = usage_of(&dims, self.executor.spent() + prior.spent);
         usage.concurrency = self.concurrency();
+        usage.concurrency.cuts += prior.cuts;
+        if let Some(lowest) = prior.lowest {
+            usage.concurrency.lowest = usage.concurrency.lowest.min(lowest);
+        }
         // Batch states not used (one planted in the checkout, say) are named in the summary.
         let state_problems = batch
             .iter()
@@ -222,7 +321,7 @@ impl<'a> ModelSource<'a> {
         });
         let mut problems = lifecycle_problems(suite, &self.models, chrono::Utc::now().date_naive());
         problems.extend(reasoning_problems(suite, &self.models, self.provider));
-        problems.extend(self.rate_limit_problem());
+        problems.extend(rate_limit_problem(&usage.concurrency));
         problems.extend(silent);
         problems.extend(self.cache_problems(suite, units, &planned, &outcomes));
         problems.extend(state_problems);
@@ -297,22 +396,6 @@ impl<'a> ModelSource<'a> {
         }
     }
 
-    fn rate_limit_problem(&self) -> Option<Problem> {
-        let limiter = self.executor.concurrency();
-        (limiter.cuts > 0).then(|| Problem {
-            dimension: None,
-            kind: ProblemKind::RateLimit,
-            message: format!(
-                "the provider asked to slow down: concurrency was halved {} time(s), from {} \
-                 to as low as {} (ending at {})",
-                limiter.cuts,
-                self.opts.concurrency.max(1),
-                limiter.lowest,
-                limiter.limit
-            ),
-        })
-    }
-
     /// A refused cache entry that was asked again; one that left its unit unscored
     /// (replay) is already reported with that unit.
     fn cache_problems(
@@ -338,6 +421,19 @@ impl<'a> ModelSource<'a> {
         }
         problems
     }
+}
+
+/// The provider asked to slow down (in the run, or in a merged run's shards).
+fn rate_limit_problem(c: &Concurrency) -> Option<Problem> {
+    (c.cuts > 0).then(|| Problem {
+        dimension: None,
+        kind: ProblemKind::RateLimit,
+        message: format!(
+            "the provider asked to slow down: concurrency was halved {} time(s), from {} \
+             to as low as {} (ending at {})",
+            c.cuts, c.ceiling, c.lowest, c.at_end
+        ),
+    })
 }
 
 /// One judge's answers being read into unit scores.

@@ -21,7 +21,11 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::doc::Doc;
-use crate::run::result::{InputSummary, Problem};
+use crate::evidence::eval::Context;
+use crate::llm::batch::BatchReport;
+use crate::llm::executor::JobOutcome;
+use crate::run::result::{Concurrency, InputSummary, Problem};
+use crate::verdict::combine::Unit;
 use crate::verdict::heuristic::HeuristicOutcome;
 use crate::verdict::types::AssertionFailure;
 
@@ -76,6 +80,30 @@ pub(crate) struct Partial {
     pub records: IndexMap<String, IndexMap<String, Vec<Faithful>>>,
     /// Per-repo judges: dimension -> one unit per repo of the shard, in run order.
     pub units: IndexMap<String, Vec<PartialUnit>>,
+    /// LLM mode: the settings and the outcome of every per-repo call of the shard
+    /// (`None`: heuristic scoring).
+    pub llm: Option<PartialLlm>,
+}
+
+/// How a shard was scored in LLM mode, and the outcomes of its per-repo calls.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct PartialLlm {
+    /// The provider that answered; `None` when no judge of the suite asks a model.
+    pub provider: Option<String>,
+    /// The models asked (one, or a panel), as resolved for the suite.
+    pub models: Vec<String>,
+    /// `--repeat`.
+    pub repeat: u32,
+    /// `--settle`.
+    pub settle: Option<u32>,
+    /// Every per-repo call of the shard with its outcome, in call order.
+    pub outcomes: Vec<JobOutcome>,
+    /// USD the shard's budget counted (`--max-cost`; 0 without one).
+    pub spent: f64,
+    /// What the shard's concurrency limit did.
+    pub concurrency: Concurrency,
+    /// The shard's batches (`--batch`).
+    pub batch: Option<BatchReport>,
 }
 
 /// Folder and file overrides of the command line, as written.
@@ -102,6 +130,27 @@ pub(crate) struct PartialUnit {
     pub assertions_ran: bool,
     /// The heuristic's outcome.
     pub heuristic: HeuristicOutcome,
+}
+
+impl PartialUnit {
+    /// The unit again, as the merge scores it (its evidence kept, without the context
+    /// it was computed in).
+    pub(crate) fn to_unit(&self) -> Unit {
+        Unit {
+            repo: Some(self.repo.clone()),
+            ctx: Context {
+                names: IndexMap::new(),
+            },
+            evidence: self
+                .evidence
+                .as_ref()
+                .map(|ev| ev.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect())
+                .map_err(Clone::clone),
+            failures: self.failures.clone(),
+            assertions_ran: self.assertions_ran,
+            heuristic: self.heuristic.clone(),
+        }
+    }
 }
 
 /// The text of a partial result: `format`, `digest` and `body`, in that order, the
@@ -149,6 +198,11 @@ fn not_partial(shown: &str, text: &str) -> String {
     let format = serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| v.get("format").and_then(Value::as_str).map(str::to_owned));
+    if format.as_deref() == Some("caldera-partial/1") {
+        return format!(
+            "{shown}: a partial result of an older format (`caldera-partial/1`, before shards recorded their LLM calls), expected `{PARTIAL_FORMAT}`: run the shard again with this caldera"
+        );
+    }
     format!(
         "{shown}: not a partial result: `format` is {}, expected `{PARTIAL_FORMAT}` (written by `caldera run --shard K/N`)",
         format.map_or("missing".to_owned(), |f| format!("`{f}`"))

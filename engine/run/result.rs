@@ -246,7 +246,7 @@ pub struct RunUsage {
 
 /// Requests in flight over a run: `--concurrency` is the ceiling, rate limits (429, 529)
 /// halve the limit and successes raise it back.
-#[derive(Clone, Debug, Serialize, Default)]
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
 pub struct Concurrency {
     /// `--concurrency`.
     pub ceiling: usize,

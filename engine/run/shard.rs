@@ -64,6 +64,8 @@ pub(crate) struct ShardOptions {
     pub suite_path: PathBuf,
     /// The shard's run id.
     pub run_id: String,
+    /// LLM mode: how the per-repo judges' models are asked (`None`: heuristic).
+    pub llm: Option<crate::run::llm::LlmOptions>,
 }
 
 /// The whole parts of a suite, as refusals: one diagnostic each, naming the judge or
@@ -116,10 +118,10 @@ pub(crate) fn run_shard(
     env: &Environment<'static>,
     suite: &Suite,
     options: &ShardOptions,
-) -> Result<Partial, Vec<Diagnostic>> {
+) -> Result<Partial, crate::run::RunError> {
     let parts = classify(suite);
     if parts.any_whole() && !options.defer_whole {
-        return Err(whole_refusals(suite, &parts));
+        return Err(whole_refusals(suite, &parts).into());
     }
     // Shard 1 runs the run's data check, which samples every repo's documents; the
     // others keep only their own repos' documents.
@@ -161,11 +163,17 @@ pub(crate) fn run_shard(
         named,
         records: IndexMap::new(),
         units: IndexMap::new(),
+        llm: None,
     };
     let mine = keep_shard(full, options.spec);
     partial.shard_repos = mine.results.iter().map(|d| d.id.clone()).collect();
     per_repo_phase(env, suite, &parts, &mine, &mut partial)?;
     crate::doc::release(mine);
+    if let Some(llm) = &options.llm {
+        partial.llm = Some(crate::run::shard_llm::ask_shard(
+            env, suite, &parts, &partial, llm,
+        )?);
+    }
     Ok(partial)
 }
 
@@ -274,23 +282,6 @@ fn to_partial_unit(unit: &Unit) -> PartialUnit {
                     .map(|(k, v)| (k.clone(), Faithful(v.clone())))
                     .collect()
             })
-            .map_err(Clone::clone),
-        failures: unit.failures.clone(),
-        assertions_ran: unit.assertions_ran,
-        heuristic: unit.heuristic.clone(),
-    }
-}
-
-fn from_partial_unit(unit: &PartialUnit) -> Unit {
-    Unit {
-        repo: Some(unit.repo.clone()),
-        ctx: Context {
-            names: IndexMap::new(),
-        },
-        evidence: unit
-            .evidence
-            .as_ref()
-            .map(|ev| ev.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect())
             .map_err(Clone::clone),
         failures: unit.failures.clone(),
         assertions_ran: unit.assertions_ran,
@@ -409,6 +400,14 @@ pub(crate) fn check(partials: Vec<(PathBuf, Partial)>) -> Result<Checked, Vec<St
             ));
         } else if p.deferred != first.deferred {
             errors.push(mismatch("set of deferred whole parts"));
+        } else if let Some((what, theirs, ours)) =
+            crate::run::shard_llm::difference(first.llm.as_ref(), p.llm.as_ref())
+        {
+            errors.push(format!(
+                "{} is not of the same run as {}: it was scored with {what} {ours}, the other with {what} {theirs}",
+                shown(path),
+                shown(first_path)
+            ));
         }
     }
     if !errors.is_empty() {
@@ -476,18 +475,20 @@ pub(crate) fn merge(
     suite: &Suite,
     checked: &Checked,
     options: &super::RunOptions,
-) -> Result<RunResult, Vec<Diagnostic>> {
+    llm: Option<&crate::run::llm::LlmOptions>,
+) -> Result<RunResult, crate::run::RunError> {
     let started = std::time::Instant::now();
     let (_, first) = &checked.partials[0];
     let fingerprint = suite_fingerprint(suite);
     if fingerprint != first.suite_fingerprint {
-        return Err(vec![Diagnostic::error(
+        return Err(Diagnostic::error(
             Code::WrongType,
             format!(
                 "the suite at {} changed since the shards ran (suite.yaml, a judge or a prompt differs): run the shards again",
                 first.suite_path
             ),
-        )]);
+        )
+        .into());
     }
     let parts = classify(suite);
     let inputs = if parts.any_whole() {
@@ -518,15 +519,26 @@ pub(crate) fn merge(
             _ => prepare(env, plan, &ctx),
         })
         .collect();
-    let scored = super::heuristic(suite, &units);
+    let run_id = options.run_id.clone().unwrap_or_else(super::new_run_id);
+    let (mode, scored) = match llm {
+        None => (RunMode::Heuristic, super::heuristic(suite, &units)),
+        Some(opts) => (
+            RunMode::Llm,
+            crate::run::shard_llm::score_merged(
+                env,
+                suite,
+                &parts,
+                &units,
+                &checked.partials,
+                opts,
+            )?,
+        ),
+    };
     let mut result = super::assemble_from(
         suite,
         (first.input_summary.clone(), first.input_problems.clone()),
         scored,
-        (
-            RunMode::Heuristic,
-            options.run_id.clone().unwrap_or_else(super::new_run_id),
-        ),
+        (mode, run_id),
         options,
         started,
     );
@@ -622,7 +634,7 @@ fn merged_units(dimension: &str, checked: &Checked) -> Vec<Unit> {
     first
         .repos
         .iter()
-        .filter_map(|id| by_repo.get(id.as_str()).map(|u| from_partial_unit(u)))
+        .filter_map(|id| by_repo.get(id.as_str()).map(|u| u.to_unit()))
         .collect()
 }
 

@@ -65,7 +65,7 @@ pub(crate) fn run_streamed(
     let checked = Checked {
         partials: vec![(PathBuf::new(), partial)],
     };
-    let mut result = merge(env, suite, &checked, options)?;
+    let mut result = merge(env, suite, &checked, options, None)?;
     result.shards.clear();
     crate::doc::release((checked, shells));
     let at = started.elapsed();
@@ -106,6 +106,7 @@ fn empty_partial(suite: &Suite) -> Partial {
         named: IndexMap::new(),
         records: IndexMap::new(),
         units: IndexMap::new(),
+        llm: None,
     }
 }
 

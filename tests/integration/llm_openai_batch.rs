@@ -59,7 +59,7 @@ struct Api {
 }
 
 /// A loopback OpenAI Batch API (and chat completions, for direct calls) on `base/v1`.
-struct Loopback {
+pub(crate) struct Loopback {
     server: MockServer,
     api: Arc<Mutex<Api>>,
     /// While set, every batch stays `in_progress`.
@@ -84,11 +84,11 @@ impl Loopback {
     }
 
     /// Every request of every batch's runs answered with a verdict.
-    async fn answering() -> Loopback {
+    pub(crate) async fn answering() -> Loopback {
         Loopback::start(|_, _| 200, |_| None).await
     }
 
-    fn base(&self) -> String {
+    pub(crate) fn base(&self) -> String {
         format!("{}/v1", self.server.base)
     }
 
@@ -96,7 +96,7 @@ impl Loopback {
         self.api.lock().unwrap().uploads
     }
 
-    fn created(&self) -> Vec<(String, Vec<Value>)> {
+    pub(crate) fn created(&self) -> Vec<(String, Vec<Value>)> {
         self.api.lock().unwrap().created.clone()
     }
 
@@ -105,7 +105,7 @@ impl Loopback {
     }
 
     /// Direct chat-completions calls.
-    fn direct_calls(&self) -> usize {
+    pub(crate) fn direct_calls(&self) -> usize {
         self.server
             .seen()
             .iter()

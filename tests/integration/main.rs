@@ -44,6 +44,7 @@ mod llm_run;
 mod llm_schema;
 mod llm_secrets;
 mod llm_server;
+mod llm_shards;
 mod model_catalogue;
 mod numbers;
 mod outputs;
