@@ -126,8 +126,8 @@ fn fill_partial(partial: &mut Partial, shells: &Inputs) {
 
 /// The run's data check on the same samples an in-memory run takes, their documents
 /// read again; over every repo (the inputs read whole) only when every sample shows
-/// something.
-fn data_check(
+/// something. Shard 1 of a sharded run checks the same way, from its own shells.
+pub(super) fn data_check(
     env: &Environment<'static>,
     suite: &Suite,
     (shells, overrides): (&Inputs, &Overrides),

@@ -414,3 +414,39 @@ fn validate_and_plan_say_per_judge_which_part_it_is() {
         "plan --parts prints the same parts: {planned}"
     );
 }
+
+/// What the run's data check finds (a field path that never matched) is in the merged
+/// result exactly as in the single run: shard 1 checks the same samples, read again,
+/// without holding the other shards' documents.
+#[test]
+fn the_data_check_of_shard_1_finds_what_the_single_run_finds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = per_repo_suite(tmp.path());
+    std::fs::write(
+        suite.join("typo.yaml"),
+        "dimension: typo
+weight: 1.0
+evidence:
+  # `cuont` is a typo of `count`: never there, so the judge always sees 0.
+  counted: << scans | map(attribute='cuont') | select | list | length >>
+heuristic:
+  metric: counted
+  bands:
+    - { min: 1, score: 4 }
+    - { score: 2 }
+  reasoning: << counted >> repos counted
+",
+    )
+    .unwrap();
+    let single = tmp.path().join("single.json");
+    caldera(&["run", text(&suite), "--heuristic", "--out", text(&single)]);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&single).unwrap()).unwrap();
+    let problems = doc["summary"]["problems"].to_string();
+    assert!(
+        problems.contains("cuont"),
+        "the run's data check sees it: {problems}"
+    );
+    for n in [2, 3] {
+        assert_merge_equals_single(text(&suite), n, tmp.path(), &[]);
+    }
+}
