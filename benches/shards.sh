@@ -5,7 +5,8 @@
 # (per-repo records, judges that only total them, and one `scope: repo` judge) with the
 # release binary, each under `/usr/bin/time -v`:
 #
-#   (a) in-memory baseline: BASE_BIN (default: BIN) on the first tenth of the repos;
+#   (a) in-memory baseline: BASE_BIN (default: BIN) with CALDERA_NO_STREAM=1 on the
+#       first tenth of the repos;
 #   (b) one streaming run over everything: peak RSS must stay below 1 GB and time per MB
 #       must be no worse than 1.1x (a);
 #   (c) the same input in SHARDS shards (default 4) run one after another with
@@ -114,7 +115,8 @@ suite=benches/shards
 # when memory allows; otherwise every run reads from disk alike).
 cat "$work"/all/outputs/*.json "$work"/all/expected/*.json >/dev/null
 
-measure "(a) in-memory, $base_repos repos" "$base_mb" "$BASE_BIN" run "$suite" --heuristic --quiet \
+# (a) reads its input whole, as every run did before streaming (CALDERA_NO_STREAM=1).
+measure "(a) in-memory, $base_repos repos" "$base_mb" env CALDERA_NO_STREAM=1 "$BASE_BIN" run "$suite" --heuristic --quiet \
     --results "$work/base/outputs" --ground-truth "$work/base/expected" --out "$work/base.json"
 base=("${last[@]}")
 measure "(b) streaming, $all_repos repos" "$all_mb" "$BIN" run "$suite" --heuristic --quiet \
