@@ -176,6 +176,20 @@ mod tests {
         assert!(error("to_map([1, 2])", ctx).contains("item 0 must be a [key, value] pair"));
     }
 
+    /// A pair is a list of exactly two: a longer list, or a two-key map or two-letter
+    /// string, is refused rather than read as a key and a value.
+    #[test]
+    fn to_map_refuses_what_is_not_exactly_a_pair() {
+        let ctx = json!({"m": {"a": 1, "b": 2}});
+        for items in ["[['a', 1, 2]]", "[['a']]", "[m]", "['ab']"] {
+            let msg = error(&format!("to_map({items})"), ctx.clone());
+            assert!(
+                msg.contains("item 0 must be a [key, value] pair"),
+                "{items}: {msg}"
+            );
+        }
+    }
+
     #[test]
     fn to_map_keys_records_by_a_field() {
         let ctx = json!({"r": [{"lang": "go", "n": 2}, {"lang": "rs", "n": 5}]});
