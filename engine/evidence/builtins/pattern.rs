@@ -430,6 +430,20 @@ mod tests {
         );
     }
 
+    /// As in Python, a backslash before anything but a letter, a digit or a known
+    /// escape is kept as written; only unknown letter escapes are errors.
+    #[test]
+    fn other_escapes_in_a_replacement_are_kept() {
+        assert_eq!(
+            json("regex_replace('a.b', '[.]', '\\\\.')", json!({})),
+            r#""a\\.b""#
+        );
+        assert_eq!(
+            json("regex_replace('a.b', '[.]', '\\\\&')", json!({})),
+            r#""a\\&b""#
+        );
+    }
+
     /// Patterns up to the length limit compile; one character more is refused with
     /// the reason.
     #[test]
