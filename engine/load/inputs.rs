@@ -1138,6 +1138,76 @@ mod tests {
         assert_eq!(ids(&shells.results), ["c"]);
     }
 
+    /// A streaming read hands over nothing when only the ground truth failed, or only
+    /// a named input did.
+    #[test]
+    fn a_streaming_read_hands_over_nothing_after_one_early_problem() {
+        let p = Project::new();
+        p.write("r/a.json", "{}");
+        p.write("base.json", "{}");
+        p.write("gt/a.json", "{");
+        let truth_fails =
+            p.suite("  results: r\n  ground_truth: gt\n  files:\n    base: {file: base.json}");
+        p.write("gt2/a.json", "{}");
+        let named_fails =
+            p.suite("  results: r\n  ground_truth: gt2\n  files:\n    gone: {file: none.json}");
+        for suite in [truth_fails, named_fails] {
+            let mut chunks = 0;
+            let mut sink = |_: &Inputs| chunks += 1;
+            let errs = errors(load_inputs_streaming(
+                &suite,
+                &Overrides::default(),
+                &mut sink,
+            ));
+            assert_eq!(errs.len(), 1, "{errs:?}");
+            assert_eq!(chunks, 0, "{errs:?}");
+        }
+    }
+
+    /// A chunk with none of the repos `--repo` asks for is not handed over.
+    #[test]
+    fn a_streaming_read_skips_chunks_without_a_wanted_repo() {
+        let p = Project::new();
+        for i in 0..super::super::documents::STREAM_CHUNK + 3 {
+            p.write(&format!("r/{i:03}.json"), "{}");
+        }
+        let suite = p.suite("  results: r");
+        let only = Overrides {
+            repos: vec!["001".to_owned()],
+            ..Overrides::default()
+        };
+        let mut seen = Vec::new();
+        let mut sink = |chunk: &Inputs| seen.push(ids(&chunk.results).join(","));
+        let shells = load_inputs_streaming(&suite, &only, &mut sink).expect("streams");
+        assert_eq!(seen, ["001"]);
+        assert_eq!(ids(&shells.results), ["001"]);
+    }
+
+    /// Shells keep a document's id, file, size and envelope, never its content.
+    #[test]
+    fn shells_keep_everything_but_the_content() {
+        let doc = Document {
+            id: "a".to_owned(),
+            doc: Doc::from_json(&serde_json::json!({"n": 1})),
+            file: PathBuf::from("r/a.json"),
+            unwrapped: Some("data".to_owned()),
+            bytes: 9,
+        };
+        let shells = shells_of(vec![doc]);
+        assert_eq!(shells.len(), 1);
+        let shell = &shells[0];
+        assert_eq!(shell.doc, Doc::Null);
+        assert_eq!(
+            (
+                shell.id.as_str(),
+                shell.file.as_path(),
+                shell.unwrapped.as_deref(),
+                shell.bytes
+            ),
+            ("a", Path::new("r/a.json"), Some("data"), 9)
+        );
+    }
+
     /// A streaming read reports the same problems as a whole read, in the same order,
     /// and hands over nothing once ground truth or a named input failed.
     #[test]
