@@ -169,6 +169,39 @@ mod tests {
         assert_errs_where("[\"\\\\\", NaN, tru]", "[\"\\\\\", 1.0, tru]");
     }
 
+    /// Every byte of a string counts, an escape's two included, so a token's shift
+    /// lands where it is; a backslash ending the text inside a string is a parse error,
+    /// never a read past the end.
+    #[test]
+    fn string_bytes_and_escapes_keep_columns_right() {
+        let many = r#"\\\\\\\\\\\\"#;
+        assert_errs_where(
+            &format!(r#"["{many}", NaN, tru]"#),
+            &format!(r#"["{many}", 1.0, tru]"#),
+        );
+        assert_errs_where(
+            &format!(r#"["{many}", tru, NaN]"#),
+            &format!(r#"["{many}", tru, 1.0]"#),
+        );
+        let long = "a".repeat(40);
+        assert_errs_where(
+            &format!(r#"["{long}", tru, NaN]"#),
+            &format!(r#"["{long}", tru, 1.0]"#),
+        );
+        for text in [&b"[NaN, \"a\\"[..], b"[NaN, \"\\"] {
+            assert!(parse(text).is_err(), "{text:?}");
+        }
+    }
+
+    /// A token followed by a letter, digit or `_` is not one: the error is where a
+    /// strict read puts it.
+    #[test]
+    fn a_token_running_into_a_word_is_an_error_where_it_starts() {
+        for text in ["[NaNa, NaN]", "[NaN_, NaN]", "[NaN1, NaN]"] {
+            assert_errs_where(text, &text.replacen(", NaN", ", 1.0", 1));
+        }
+    }
+
     /// A token is a whole word outside strings: inside a string (escaped quotes
     /// included) or followed by a letter, digit or `_` it is left as written.
     #[test]
