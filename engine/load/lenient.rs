@@ -156,6 +156,8 @@ mod tests {
     fn error_columns_count_lines_escapes_and_only_earlier_tokens() {
         assert_errs_where("[NaN, tru]", "[1.0, tru]");
         assert_errs_where("[tru, NaN]", "[tru, 1.0]");
+        let spaced = format!("[{}", "1, ".repeat(12));
+        assert_errs_where(&format!("{spaced}tru, NaN]"), &format!("{spaced}tru, 1.0]"));
         assert_errs_where(
             "[NaN, Infinity, -Infinity, tru]",
             "[1.0, 2.000000, -3.000000, tru]",
