@@ -282,7 +282,7 @@ pub(crate) type Sink<'a> = &'a mut dyn FnMut(Vec<Document>) -> Vec<Document>;
 /// that the chunk's documents are a small part of the input.
 pub(crate) const STREAM_CHUNK: usize = 32;
 
-/// [`read_folder`], handing the documents to `sink` [`STREAM_CHUNK`] files at a time
+/// Reads every document of `dir`, handing them to `sink` [`STREAM_CHUNK`] files at a time
 /// when one is given (one chunk of every file otherwise), so a caller can compute what
 /// it needs from a chunk and drop it before the next is parsed.
 pub(crate) fn read_folder_in_chunks(
@@ -457,4 +457,339 @@ fn parse_parallel(files: &[(PathBuf, String)], rules: &ReadRules<'_>) -> Vec<Par
             Ok((Doc::Null, bytes, Some(id)))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A strict read of one file, as the loader makes it.
+    fn parse_json_file(path: &Path) -> Result<(Doc, u64), Diagnostic> {
+        parse_json_file_as(path, JsonMode::Strict)
+    }
+
+    /// Every document of `dir`, in one chunk.
+    fn read_folder(dir: &Path, rules: &ReadRules<'_>) -> Result<Folder, Vec<Diagnostic>> {
+        read_folder_in_chunks(dir, rules, None)
+    }
+    use std::io::Write;
+
+    fn write(path: &Path, text: &str) {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create folder");
+        }
+        std::fs::write(path, text).expect("write file");
+    }
+
+    fn write_gz(path: &Path, text: &str) {
+        let file = std::fs::File::create(path).expect("create file");
+        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).expect("write gzip");
+        gz.finish().expect("finish gzip");
+    }
+
+    fn names(files: &[PathBuf]) -> Vec<String> {
+        files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn rules<'a>(key: &'a [String], unwrap: &'a [String]) -> ReadRules<'a> {
+        ReadRules {
+            key,
+            unwrap,
+            json: JsonMode::Strict,
+            skip_unreadable: false,
+            run_file: None,
+            confine: None,
+            keep: None,
+        }
+    }
+
+    fn ids(folder: &Folder) -> Vec<&str> {
+        folder.docs.iter().map(|d| d.id.as_str()).collect()
+    }
+
+    /// Only `*.json` and `*.json.gz` files count, in name order; dot files, folders
+    /// named like documents and other files are left out; a missing folder is an error.
+    #[test]
+    fn list_json_takes_document_files_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(&d.join("b.json"), "{}");
+        write(&d.join("a.json"), "{}");
+        write_gz(&d.join("c.json.gz"), "{}");
+        write(&d.join(".hidden.json"), "{}");
+        write(&d.join("notes.txt"), "");
+        std::fs::create_dir(d.join("folder.json")).unwrap();
+        let files = list_json(d).expect("lists");
+        assert_eq!(names(&files), ["a.json", "b.json", "c.json.gz"]);
+        let err = list_json(&d.join("missing")).unwrap_err();
+        assert_eq!(err.code, Code::MissingPath);
+        assert!(err.message.contains("does not exist"), "{}", err.message);
+    }
+
+    /// With a run file, each run folder holding it comes after the plain files, named
+    /// by its folder; dot folders and runs without the file are left out.
+    #[test]
+    fn list_documents_adds_run_folders_holding_the_run_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(&d.join("a.json"), "{}");
+        write(&d.join("r2/output.json"), "{}");
+        write(&d.join("r1/output.json"), "{}");
+        write(&d.join(".old/output.json"), "{}");
+        write(&d.join("r3/other.json"), "{}");
+        let listed = list_documents(d, Some("output.json")).expect("lists");
+        let got: Vec<(String, &str)> = listed
+            .iter()
+            .map(|(f, id)| {
+                let rel = f.strip_prefix(d).unwrap().to_string_lossy().into_owned();
+                (rel, id.as_str())
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a.json".to_owned(), "a"),
+                ("r1/output.json".to_owned(), "r1"),
+                ("r2/output.json".to_owned(), "r2"),
+            ]
+        );
+        assert_eq!(list_documents(d, None).expect("lists").len(), 1);
+    }
+
+    /// A file parses to its document and its size in bytes; a file that cannot be read
+    /// is an I/O error, not a parse error.
+    #[test]
+    fn a_file_parses_to_its_document_and_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.json");
+        write(&file, r#"{"n": 7}"#);
+        let (doc, size) = parse_json_file(&file).expect("parses");
+        assert_eq!(doc.field("n"), Some(&Doc::Int(7)));
+        assert_eq!(size, 8);
+        let err = parse_json_file(&dir.path().join("none.json")).unwrap_err();
+        assert_eq!(err.code, Code::Io);
+        assert!(err.message.contains("cannot read file"), "{}", err.message);
+    }
+
+    /// A syntax error is located; a strict read of a file with `NaN` suggests the
+    /// lenient mode, and a file without one does not; the lenient read locates its own
+    /// errors too.
+    #[test]
+    fn parse_errors_are_located_and_nan_suggests_lenient_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let nan = dir.path().join("nan.json");
+        write(&nan, "{\"a\": NaN}");
+        let err = parse_json_file_as(&nan, JsonMode::Strict).unwrap_err();
+        assert_eq!(err.code, Code::JsonSyntax);
+        assert!(
+            err.help.as_deref().unwrap_or("").contains("json: lenient"),
+            "{err:?}"
+        );
+        let (doc, _) = parse_json_file_as(&nan, JsonMode::Lenient).expect("lenient reads NaN");
+        assert!(matches!(doc.field("a"), Some(Doc::Float(x)) if x.is_nan()));
+
+        let bad = dir.path().join("bad.json");
+        write(&bad, "{\n  \"a\": }");
+        for mode in [JsonMode::Strict, JsonMode::Lenient] {
+            let err = parse_json_file_as(&bad, mode).unwrap_err();
+            assert_eq!(err.code, Code::JsonSyntax, "{mode:?}");
+            let help = err.help.as_deref().unwrap_or("");
+            assert!(help.contains("skip_unreadable"), "{mode:?}: {help}");
+            assert!(!help.contains("json: lenient"), "{mode:?}: {help}");
+            let span = err.span.expect("located");
+            assert_eq!((span.line, span.column), (2, 8), "{mode:?}");
+            assert!(err.unquoted, "{mode:?}");
+        }
+        // A duplicate key next to a NaN is a duplicate key, not a NaN problem.
+        let dup_nan = dir.path().join("dup.json");
+        write(&dup_nan, "{\"a\": 1, \"a\": 2, \"b\": \"NaN\"}");
+        let err = parse_json_file_as(&dup_nan, JsonMode::Strict).unwrap_err();
+        assert_eq!(err.code, Code::DuplicateKey);
+        assert_eq!(
+            err.help.as_deref(),
+            Some("JSON readers disagree on which one counts; keep one")
+        );
+    }
+
+    /// A duplicate key is named and pointed at where it appears the second time.
+    #[test]
+    fn a_duplicate_key_is_pointed_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("dup.json");
+        let text = "{\"ab\": 1,\n \"ab\": 2}";
+        write(&file, text);
+        let err = parse_json_file(&file).unwrap_err();
+        assert_eq!(err.code, Code::DuplicateKey);
+        assert_eq!(err.message, "key `ab` appears twice in the same object");
+        let span = err.span.expect("located");
+        assert_eq!(&text[span.start..span.end], "\"ab\"");
+        assert_eq!(span.start, 11);
+        assert_eq!(span.line, 2);
+    }
+
+    /// A read buffer is kept for the next file up to its limit, and given back past it.
+    #[test]
+    fn the_read_buffer_is_kept_up_to_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.json");
+        write(&file, "{}");
+        let capacity_after_parse = |capacity: usize| {
+            READ_BUFFER.with(|b| *b.borrow_mut() = Vec::with_capacity(capacity));
+            parse_json_file(&file).expect("parses");
+            READ_BUFFER.with(|b| b.borrow().capacity())
+        };
+        assert_eq!(KEEP_BUFFER_UP_TO, 64 * 1024 * 1024);
+        assert_eq!(capacity_after_parse(64), 64);
+        assert_eq!(capacity_after_parse(KEEP_BUFFER_UP_TO), KEEP_BUFFER_UP_TO);
+        assert_eq!(capacity_after_parse(KEEP_BUFFER_UP_TO + 1), 0);
+    }
+
+    /// A folder read gives every document keyed by its first present key field (a
+    /// string, or a number), else its file stem, with the first object envelope
+    /// unwrapped.
+    #[test]
+    fn a_folder_read_keys_and_unwraps_documents() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(
+            &d.join("1.json"),
+            r#"{"repo": "", "id": 7, "result": {"n": 1}}"#,
+        );
+        write(
+            &d.join("2.json"),
+            r#"{"repo": "two", "data": 3, "result": {"n": 2}}"#,
+        );
+        write(&d.join("3.json"), r#"{"data": {"n": 3}}"#);
+        let key = vec!["repo".to_owned(), "id".to_owned()];
+        let unwrap = vec!["data".to_owned(), "result".to_owned()];
+        let folder = read_folder(d, &rules(&key, &unwrap)).expect("reads");
+        assert_eq!(ids(&folder), ["7", "two", "3"]);
+        let n: Vec<Option<&Doc>> = folder.docs.iter().map(|d| d.doc.field("n")).collect();
+        assert_eq!(
+            n,
+            [Some(&Doc::Int(1)), Some(&Doc::Int(2)), Some(&Doc::Int(3))]
+        );
+        assert_eq!(folder.docs[2].bytes, 18);
+        let plain = read_folder(d, &rules(&[], &[])).expect("reads");
+        assert_eq!(ids(&plain), ["1", "2", "3"]);
+        // Without envelope keys nothing is unwrapped.
+        assert!(plain.docs[0].doc.field("result").is_some());
+    }
+
+    /// `repo_id`: the first key field holding a non-empty string or an integer.
+    #[test]
+    fn repo_id_is_the_first_non_empty_key_field() {
+        let key = vec!["a.name".to_owned(), "id".to_owned()];
+        let doc = |v: serde_json::Value| Doc::from_json(&v);
+        let d = doc(serde_json::json!({"a": {"name": "x"}, "id": 1}));
+        assert_eq!(repo_id(&d, &key).as_deref(), Some("x"));
+        let d = doc(serde_json::json!({"a": {"name": ""}, "id": 12}));
+        assert_eq!(repo_id(&d, &key).as_deref(), Some("12"));
+        let d = doc(serde_json::json!({"a": {"name": ""}, "id": true}));
+        assert_eq!(repo_id(&d, &key), None);
+    }
+
+    /// Two files naming one repo are an error naming both; unreadable files stop the
+    /// read, or with `skip_unreadable` are listed and the rest is read.
+    #[test]
+    fn duplicates_and_unreadable_files_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(&d.join("a.json"), r#"{"repo": "r"}"#);
+        write(&d.join("b.json"), r#"{"repo": "r"}"#);
+        let key = vec!["repo".to_owned()];
+        let errs = read_folder(d, &rules(&key, &[])).unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].code, Code::DuplicateRepo);
+        assert!(
+            errs[0].message.contains("two files name the repo `r`"),
+            "{}",
+            errs[0].message
+        );
+        assert!(errs[0].message.contains("a.json") && errs[0].message.contains("b.json"));
+
+        std::fs::remove_file(d.join("b.json")).unwrap();
+        write(&d.join("c.json"), "{");
+        let errs = read_folder(d, &rules(&key, &[])).unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].code, Code::JsonSyntax);
+        let skipping = ReadRules {
+            skip_unreadable: true,
+            ..rules(&key, &[])
+        };
+        let folder = read_folder(d, &skipping).expect("skips");
+        assert_eq!(ids(&folder), ["r"]);
+        assert_eq!(folder.skipped.len(), 1);
+        assert!(folder.skipped[0].file.ends_with("c.json"));
+        assert_eq!(folder.skipped[0].reason.code, Code::JsonSyntax);
+    }
+
+    /// A confined read refuses files that resolve outside the project, naming them, and
+    /// reads those inside.
+    #[test]
+    fn a_confined_read_refuses_files_outside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        write(&root.join("in/a.json"), "{}");
+        write(&dir.path().join("out/b.json"), "{}");
+        let confine = Confinement::for_suite(
+            &root,
+            &crate::load::confine::RootOptions {
+                root: Some(root.clone()),
+                allow_outside: false,
+            },
+        );
+        let confined = ReadRules {
+            confine: Some(&confine),
+            ..rules(&[], &[])
+        };
+        let folder = read_folder(&root.join("in"), &confined).expect("inside is read");
+        assert_eq!(ids(&folder), ["a"]);
+        let errs = read_folder(&dir.path().join("out"), &confined).unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].code, Code::InputOutsideProject);
+        assert!(
+            errs[0].message.contains("resolves outside the project"),
+            "{}",
+            errs[0].message
+        );
+        assert!(errs[0].message.contains("b.json"), "{}", errs[0].message);
+    }
+
+    /// A document read again is the same document, unwrapped the same way.
+    #[test]
+    fn reread_gives_the_document_again() {
+        let dir = tempfile::tempdir().unwrap();
+        write(&dir.path().join("a.json"), r#"{"result": {"n": 5}}"#);
+        let unwrap = vec!["result".to_owned()];
+        let r = rules(&[], &unwrap);
+        let folder = read_folder(dir.path(), &r).expect("reads");
+        let again = reread(&folder.docs[0], &r).expect("rereads");
+        assert_eq!(again.id, "a");
+        assert_eq!(again.doc, folder.docs[0].doc);
+        assert_eq!(again.doc.field("n"), Some(&Doc::Int(5)));
+        assert_eq!(again.bytes, folder.docs[0].bytes);
+        assert_eq!(again.file, folder.docs[0].file);
+    }
+
+    /// A read that keeps some repos drops the others' content but keeps their id.
+    #[test]
+    fn a_read_keeping_some_repos_drops_the_others_content() {
+        let dir = tempfile::tempdir().unwrap();
+        write(&dir.path().join("a.json"), r#"{"n": 1}"#);
+        write(&dir.path().join("b.json"), r#"{"n": 2}"#);
+        let keep = |id: &str| id == "b";
+        let r = ReadRules {
+            keep: Some(&keep),
+            ..rules(&[], &[])
+        };
+        let folder = read_folder(dir.path(), &r).expect("reads");
+        assert_eq!(ids(&folder), ["a", "b"]);
+        assert_eq!(folder.docs[0].doc, Doc::Null);
+        assert_eq!(folder.docs[1].doc.field("n"), Some(&Doc::Int(2)));
+    }
 }

@@ -631,3 +631,603 @@ fn newest_match(pattern: &str) -> Result<Option<PathBuf>, Diagnostic> {
                 .unwrap_or(SystemTime::UNIX_EPOCH)
         }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project folder holding a suite: files are written relative to the suite.
+    struct Project {
+        _tmp: tempfile::TempDir,
+        /// The suite folder, which is also the project root.
+        dir: PathBuf,
+    }
+
+    impl Project {
+        fn new() -> Project {
+            let tmp = tempfile::tempdir().expect("temp folder");
+            let dir = tmp.path().join("suite");
+            std::fs::create_dir(&dir).expect("suite folder");
+            Project { _tmp: tmp, dir }
+        }
+
+        /// A path beside the project, outside it.
+        fn outside(&self, rel: &str) -> PathBuf {
+            self._tmp.path().join(rel)
+        }
+
+        fn write(&self, rel: &str, text: &str) -> PathBuf {
+            let path = self.dir.join(rel);
+            write_at(&path, text);
+            path
+        }
+
+        /// The suite with `inputs` (YAML, indented under `inputs:`) and one judge.
+        fn suite(&self, inputs: &str) -> Suite {
+            self.write(
+                "count.yaml",
+                "dimension: coverage\nweight: 1.0\nevidence:\n  n: << repos | length >>\nheuristic:\n  metric: n\n  bands:\n    - { min: 1, score: 4 }\n    - { score: 2 }\n  reasoning: << n >> repos\n",
+            );
+            self.write(
+                "suite.yaml",
+                &format!("suite: t\ninputs:\n{inputs}\njudges: [count.yaml]\n"),
+            );
+            let env = crate::render::environment();
+            let (suite, diags) = crate::load::suite::load_suite(&self.dir, &env);
+            suite.unwrap_or_else(|| panic!("suite loads: {diags:?}"))
+        }
+    }
+
+    fn write_at(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("folders");
+        std::fs::write(path, text).expect("write");
+    }
+
+    fn ids(docs: &[Document]) -> Vec<&str> {
+        docs.iter().map(|d| d.id.as_str()).collect()
+    }
+
+    fn errors(result: Result<Inputs, Vec<Diagnostic>>) -> Vec<Diagnostic> {
+        match result {
+            Ok(_) => panic!("expected errors"),
+            Err(e) => e,
+        }
+    }
+
+    /// Results and ground truth in file order, each keyed by its own fields and
+    /// unwrapped by its own envelope; what has no counterpart is listed; sizes add up.
+    #[test]
+    fn results_and_ground_truth_are_read_and_paired() {
+        let p = Project::new();
+        p.write("r/1.json", r#"{"id": "a", "data": {"n": 1}}"#);
+        p.write("r/2.json", r#"{"id": "b", "data": {"n": 2}}"#);
+        p.write("gt/x.json", r#"{"repo": "a", "expected": {"m": 1}}"#);
+        p.write("gt/y.json", r#"{"repo": "c", "expected": {"m": 3}}"#);
+        let suite = p.suite(
+            "  results: r\n  ground_truth: gt\n  key: [id]\n  unwrap: [data]\n  truth_key: [repo]\n  unwrap_truth: [expected]",
+        );
+        let inputs = load_inputs(&suite, &Overrides::default()).expect("loads");
+        assert_eq!(ids(&inputs.results), ["a", "b"]);
+        assert_eq!(ids(&inputs.truth), ["a", "c"]);
+        assert_eq!(inputs.results[1].doc.field("n"), Some(&Doc::Int(2)));
+        assert_eq!(inputs.truth[1].doc.field("m"), Some(&Doc::Int(3)));
+        assert_eq!(inputs.results_without_truth(), ["b"]);
+        assert_eq!(inputs.truth_without_results(), ["c"]);
+        let sizes: u64 = inputs
+            .results
+            .iter()
+            .chain(&inputs.truth)
+            .map(|d| d.bytes)
+            .sum();
+        assert_eq!(inputs.bytes, sizes);
+        assert!(inputs.bytes > 0);
+        assert_eq!(inputs.results_dir, p.dir.join("r"));
+        assert_eq!(inputs.truth_dir, Some(p.dir.join("gt")));
+        assert!(inputs.skipped.is_empty());
+    }
+
+    /// Folders given on the command line replace the suite's, and may be anywhere; a
+    /// test case's are held to the project, as the suite's own folders are.
+    #[test]
+    fn overridden_folders_are_confined_only_for_test_cases() {
+        let p = Project::new();
+        p.write("r/a.json", "{}");
+        p.write("gt/a.json", "{}");
+        let out = p.outside("elsewhere");
+        write_at(&out.join("b.json"), "{}");
+        write_at(&p.outside("truth/b.json"), "{}");
+        let suite = p.suite("  results: r\n  ground_truth: gt");
+        let overrides = Overrides {
+            results: Some(out.clone()),
+            ground_truth: Some(p.outside("truth")),
+            ..Overrides::default()
+        };
+        let inputs = load_inputs(&suite, &overrides).expect("loads");
+        assert_eq!(ids(&inputs.results), ["b"]);
+        assert_eq!(ids(&inputs.truth), ["b"]);
+        assert_eq!(inputs.results_dir, out);
+        let errs = errors(load_case_inputs(&suite, &overrides));
+        let keys: Vec<(Code, Option<&str>)> = errs
+            .iter()
+            .map(|d| (d.code, d.key_path.as_deref()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                (Code::InputOutsideProject, Some("inputs.results")),
+                (Code::InputOutsideProject, Some("inputs.ground_truth")),
+            ]
+        );
+        let inside = Overrides {
+            results: Some(p.dir.join("r")),
+            ..Overrides::default()
+        };
+        let inputs = load_case_inputs(&suite, &inside).expect("inside the project");
+        assert_eq!(ids(&inputs.results), ["a"]);
+    }
+
+    /// A folder the suite names outside its project is refused, named by its key.
+    #[test]
+    fn a_suite_folder_outside_the_project_is_refused() {
+        let p = Project::new();
+        write_at(&p.outside("out/a.json"), "{}");
+        let suite = p.suite("  results: ../out");
+        let errs = errors(load_inputs(&suite, &Overrides::default()));
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].code, Code::InputOutsideProject);
+        assert_eq!(errs[0].key_path.as_deref(), Some("inputs.results"));
+    }
+
+    /// Every problem is reported at once: a missing folder says which key set it, a
+    /// file that does not parse does not get that note.
+    #[test]
+    fn every_folder_problem_is_reported_with_its_key() {
+        let p = Project::new();
+        p.write("r/a.json", "{");
+        let suite = p.suite("  results: r\n  ground_truth: gt");
+        let errs = errors(load_inputs(&suite, &Overrides::default()));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert_eq!(errs[0].code, Code::JsonSyntax);
+        assert_eq!(errs[0].key_path, None);
+        assert!(
+            errs[0].notes.iter().all(|n| !n.contains("set by")),
+            "{:?}",
+            errs[0].notes
+        );
+        assert_eq!(errs[1].code, Code::MissingPath);
+        assert!(
+            errs[1]
+                .notes
+                .iter()
+                .any(|n| n.contains("set by `inputs.ground_truth`")),
+            "{:?}",
+            errs[1].notes
+        );
+    }
+
+    /// Unreadable files of an input that skips them are listed under the input's key.
+    #[test]
+    fn skipped_files_carry_their_inputs_key() {
+        let p = Project::new();
+        p.write("r/a.json", "{}");
+        p.write("r/b.json", "{");
+        p.write("gt/c.json", "nope");
+        let suite = p.suite(
+            "  results: {folder: r, skip_unreadable: true}\n  ground_truth: {folder: gt, skip_unreadable: true}",
+        );
+        let inputs = load_inputs(&suite, &Overrides::default()).expect("loads");
+        let skipped: Vec<(&str, bool)> = inputs
+            .skipped
+            .iter()
+            .map(|(k, s)| {
+                (
+                    k.as_str(),
+                    s.file.ends_with("b.json") || s.file.ends_with("c.json"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            skipped,
+            [("inputs.results", true), ("inputs.ground_truth", true)]
+        );
+        assert_eq!(ids(&inputs.results), ["a"]);
+    }
+
+    /// No result is nothing to judge, unless the suite allows an empty folder.
+    #[test]
+    fn an_empty_results_folder_is_refused_unless_allowed() {
+        let p = Project::new();
+        std::fs::create_dir_all(p.dir.join("r")).unwrap();
+        let suite = p.suite("  results: r");
+        let errs = errors(load_inputs(&suite, &Overrides::default()));
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].code, Code::MissingPath);
+        assert!(
+            errs[0].message.contains("there is nothing to judge"),
+            "{}",
+            errs[0].message
+        );
+        assert!(
+            errs[0]
+                .help
+                .as_deref()
+                .unwrap_or("")
+                .contains("allow_empty")
+        );
+        let suite = p.suite("  results: r\n  allow_empty: true");
+        let inputs = load_inputs(&suite, &Overrides::default()).expect("allowed");
+        assert!(inputs.results.is_empty());
+    }
+
+    /// `--repo` keeps those repos' results and ground truth; a repo no result names is
+    /// an error with a suggestion.
+    #[test]
+    fn repos_on_the_command_line_are_kept_or_refused() {
+        let p = Project::new();
+        for id in ["alpha", "beta", "gamma"] {
+            p.write(&format!("r/{id}.json"), "{}");
+            p.write(&format!("gt/{id}.json"), "{}");
+        }
+        let suite = p.suite("  results: r\n  ground_truth: gt");
+        let only = |repos: &[&str]| Overrides {
+            repos: repos.iter().map(|r| (*r).to_owned()).collect(),
+            ..Overrides::default()
+        };
+        let inputs = load_inputs(&suite, &only(&["gamma", "alpha"])).expect("loads");
+        assert_eq!(ids(&inputs.results), ["alpha", "gamma"]);
+        assert_eq!(ids(&inputs.truth), ["alpha", "gamma"]);
+        let errs = errors(load_inputs(&suite, &only(&["alpha", "betta", "x"])));
+        let messages: Vec<&str> = errs.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "--repo betta: no result names repo `betta`",
+                "--repo x: no result names repo `x`"
+            ]
+        );
+        assert!(
+            errs[0].help.as_deref().unwrap_or("").contains("beta"),
+            "{:?}",
+            errs[0].help
+        );
+    }
+
+    /// Named inputs: a file, the newest match of a pattern, `null` when optional and
+    /// absent; a missing one, or one that names both or neither, is an error.
+    #[test]
+    fn named_inputs_are_read_from_their_file_or_newest_match() {
+        let p = Project::new();
+        p.write("r/a.json", "{}");
+        p.write("base.json", r#"{"v": 1}"#);
+        let old = p.write("runs/1.json", r#"{"v": "old"}"#);
+        let new = p.write("runs/2.json", r#"{"v": "new"}"#);
+        let t = SystemTime::now();
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(t - std::time::Duration::from_secs(60))
+            .unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&new)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+        let suite = p.suite(
+            "  results: r\n  files:\n    base: {file: base.json}\n    last: {newest: 'runs/*.json'}\n    opt: {file: none.json, optional: true}\n    optnew: {newest: 'none/*.json', optional: true}",
+        );
+        let inputs = load_inputs(&suite, &Overrides::default()).expect("loads");
+        assert_eq!(inputs.named["base"].field("v"), Some(&Doc::Int(1)));
+        assert_eq!(inputs.named["last"].field("v"), Some(&Doc::from("new")));
+        assert_eq!(inputs.named["opt"], Doc::Null);
+        assert_eq!(inputs.named["optnew"], Doc::Null);
+        let keys: Vec<&str> = inputs.named.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["base", "last", "opt", "optnew"]);
+
+        let suite = p.suite(
+            "  results: r\n  files:\n    gone: {file: none.json}\n    nomatch: {newest: 'none/*.json'}\n    both: {file: base.json, newest: 'runs/*.json'}",
+        );
+        let errs = errors(load_inputs(&suite, &Overrides::default()));
+        let got: Vec<(Code, Option<&str>)> = errs
+            .iter()
+            .map(|d| (d.code, d.key_path.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Code::MissingPath, Some("inputs.files.gone")),
+                (Code::MissingPath, Some("inputs.files.nomatch")),
+                (Code::WrongType, Some("inputs.files.both")),
+            ]
+        );
+        assert!(
+            errs[0].message.contains("none.json does not exist"),
+            "{}",
+            errs[0].message
+        );
+        assert!(
+            errs[1].message.contains("no file matches"),
+            "{}",
+            errs[1].message
+        );
+        assert!(
+            errs.iter()
+                .all(|d| d.notes.iter().any(|n| n.contains("named input `")))
+        );
+    }
+
+    /// A named input that does not parse is skipped (and `null`) when the input says
+    /// so; a missing one is still an error.
+    #[test]
+    fn unreadable_named_inputs_are_skipped_when_the_input_says_so() {
+        let p = Project::new();
+        p.write("r/a.json", "{}");
+        p.write("bad.json", "{");
+        let suite =
+            p.suite("  results: r\n  files:\n    bad: {file: bad.json, skip_unreadable: true}");
+        let inputs = load_inputs(&suite, &Overrides::default()).expect("loads");
+        assert_eq!(inputs.named["bad"], Doc::Null);
+        assert_eq!(inputs.skipped.len(), 1);
+        assert_eq!(inputs.skipped[0].0, "inputs.files.bad");
+        assert!(inputs.skipped[0].1.file.ends_with("bad.json"));
+        let suite =
+            p.suite("  results: r\n  files:\n    gone: {file: none.json, skip_unreadable: true}");
+        let errs = errors(load_inputs(&suite, &Overrides::default()));
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].code, Code::MissingPath);
+    }
+
+    /// A named input linked from inside the project to a file outside is refused.
+    #[cfg(unix)]
+    #[test]
+    fn a_named_input_linking_outside_the_project_is_refused() {
+        let p = Project::new();
+        p.write("r/a.json", "{}");
+        let target = p.outside("secret.json");
+        write_at(&target, "{}");
+        std::os::unix::fs::symlink(&target, p.dir.join("link.json")).unwrap();
+        let suite = p.suite("  results: r\n  files:\n    l: {file: link.json}");
+        let errs = errors(load_inputs(&suite, &Overrides::default()));
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].code, Code::InputOutsideProject);
+        assert!(errs[0].message.contains("resolves outside the project"));
+    }
+
+    /// `--input name=path` reads that file (which must exist), `--input name=` none; a
+    /// name the suite does not declare is an error with a suggestion; a test case's
+    /// override is held to the project.
+    #[test]
+    fn named_input_overrides() {
+        let p = Project::new();
+        p.write("r/a.json", "{}");
+        p.write("base.json", r#"{"v": 1}"#);
+        let other = p.outside("other.json");
+        write_at(&other, r#"{"v": 2}"#);
+        let suite = p.suite(
+            "  results: r\n  files:\n    base: {file: base.json}\n    extra: {file: base.json}",
+        );
+        let with = |pairs: &[(&str, Option<PathBuf>)]| Overrides {
+            inputs: pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+            ..Overrides::default()
+        };
+        let inputs = load_inputs(
+            &suite,
+            &with(&[("base", Some(other.clone())), ("extra", None)]),
+        )
+        .expect("loads");
+        assert_eq!(inputs.named["base"].field("v"), Some(&Doc::Int(2)));
+        assert_eq!(inputs.named["extra"], Doc::Null);
+
+        let errs = errors(load_inputs(
+            &suite,
+            &with(&[("base", Some(p.outside("none.json"))), ("bsae", None)]),
+        ));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(
+            errs[0]
+                .message
+                .contains("--input bsae=...: the suite has no named input `bsae`")
+        );
+        assert!(errs[0].help.as_deref().unwrap_or("").contains("base"));
+        assert!(
+            errs[1].message.contains("--input base="),
+            "{}",
+            errs[1].message
+        );
+        assert!(
+            errs[1].message.contains("no such file"),
+            "{}",
+            errs[1].message
+        );
+
+        let errs = errors(load_case_inputs(
+            &suite,
+            &with(&[("base", Some(other.clone()))]),
+        ));
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].code, Code::InputOutsideProject);
+        let inside = with(&[("base", Some(p.dir.join("base.json")))]);
+        let inputs = load_case_inputs(&suite, &inside).expect("inside the project");
+        assert_eq!(inputs.named["base"].field("v"), Some(&Doc::Int(1)));
+    }
+
+    /// A shard's read keeps only its repos' documents, every id and size staying.
+    #[test]
+    fn a_read_keeping_some_repos_keeps_their_documents_only() {
+        let p = Project::new();
+        p.write("r/a.json", r#"{"n": 1}"#);
+        p.write("r/b.json", r#"{"n": 2}"#);
+        p.write("gt/a.json", r#"{"n": 3}"#);
+        p.write("gt/b.json", r#"{"n": 4}"#);
+        let suite = p.suite("  results: r\n  ground_truth: gt");
+        let keep = |id: &str| id == "b";
+        let inputs = load_inputs_keeping(&suite, &Overrides::default(), &keep).expect("loads");
+        assert_eq!(ids(&inputs.results), ["a", "b"]);
+        assert_eq!(inputs.results[0].doc, Doc::Null);
+        assert_eq!(inputs.results[1].doc.field("n"), Some(&Doc::Int(2)));
+        assert_eq!(inputs.truth[0].doc, Doc::Null);
+        assert_eq!(inputs.truth[1].doc.field("n"), Some(&Doc::Int(4)));
+    }
+
+    /// A streaming read hands over each chunk's results with their ground truth and the
+    /// named inputs, and gives back what a whole read gives, every document `null`; a
+    /// sample is read again as the whole read had it.
+    #[test]
+    fn a_streaming_read_gives_what_a_whole_read_gives() {
+        let p = Project::new();
+        for (i, id) in ["a", "b", "c"].iter().enumerate() {
+            p.write(
+                &format!("r/{id}.json"),
+                &format!(r#"{{"data": {{"n": {i}}}}}"#),
+            );
+        }
+        p.write("gt/b.json", r#"{"m": 1}"#);
+        p.write("gt/d.json", r#"{"m": 2}"#);
+        p.write("base.json", r#"{"v": 1}"#);
+        let suite = p.suite(
+            "  results: r\n  ground_truth: gt\n  unwrap: [data]\n  files:\n    base: {file: base.json}",
+        );
+        let whole = load_inputs(&suite, &Overrides::default()).expect("loads");
+        let mut seen = Vec::new();
+        let mut sink = |chunk: &Inputs| {
+            seen.push((
+                ids(&chunk.results).join(","),
+                ids(&chunk.truth).join(","),
+                chunk.results[1].doc.field("n").cloned(),
+                chunk.named["base"].field("v").cloned(),
+            ));
+        };
+        let shells =
+            load_inputs_streaming(&suite, &Overrides::default(), &mut sink).expect("streams");
+        assert_eq!(
+            seen,
+            [(
+                "a,b,c".to_owned(),
+                "b".to_owned(),
+                Some(Doc::Int(1)),
+                Some(Doc::Int(1))
+            )]
+        );
+        assert_eq!(ids(&shells.results), ids(&whole.results));
+        assert_eq!(ids(&shells.truth), ids(&whole.truth));
+        assert!(
+            shells
+                .results
+                .iter()
+                .chain(&shells.truth)
+                .all(|d| d.doc == Doc::Null)
+        );
+        assert_eq!(shells.bytes, whole.bytes);
+        assert_eq!(shells.named, whole.named);
+
+        let sample = reread_results(&suite, &shells, &[1, 0]).expect("rereads");
+        assert_eq!(ids(&sample.results), ["b", "a"]);
+        assert_eq!(sample.results[0].doc, whole.results[1].doc);
+        assert_eq!(ids(&sample.truth), ["b"]);
+        assert_eq!(sample.truth[0].doc, whole.truth[0].doc);
+
+        let only_c = Overrides {
+            repos: vec!["c".to_owned()],
+            ..Overrides::default()
+        };
+        let mut seen = Vec::new();
+        let mut sink = |chunk: &Inputs| seen.push(ids(&chunk.results).join(","));
+        let shells = load_inputs_streaming(&suite, &only_c, &mut sink).expect("streams");
+        assert_eq!(seen, ["c"]);
+        assert_eq!(ids(&shells.results), ["c"]);
+    }
+
+    /// A streaming read hands over nothing when only the ground truth failed, or only
+    /// a named input did.
+    #[test]
+    fn a_streaming_read_hands_over_nothing_after_one_early_problem() {
+        let p = Project::new();
+        p.write("r/a.json", "{}");
+        p.write("base.json", "{}");
+        p.write("gt/a.json", "{");
+        let truth_fails =
+            p.suite("  results: r\n  ground_truth: gt\n  files:\n    base: {file: base.json}");
+        p.write("gt2/a.json", "{}");
+        let named_fails =
+            p.suite("  results: r\n  ground_truth: gt2\n  files:\n    gone: {file: none.json}");
+        for suite in [truth_fails, named_fails] {
+            let mut chunks = 0;
+            let mut sink = |_: &Inputs| chunks += 1;
+            let errs = errors(load_inputs_streaming(
+                &suite,
+                &Overrides::default(),
+                &mut sink,
+            ));
+            assert_eq!(errs.len(), 1, "{errs:?}");
+            assert_eq!(chunks, 0, "{errs:?}");
+        }
+    }
+
+    /// A chunk with none of the repos `--repo` asks for is not handed over.
+    #[test]
+    fn a_streaming_read_skips_chunks_without_a_wanted_repo() {
+        let p = Project::new();
+        for i in 0..super::super::documents::STREAM_CHUNK + 3 {
+            p.write(&format!("r/{i:03}.json"), "{}");
+        }
+        let suite = p.suite("  results: r");
+        let only = Overrides {
+            repos: vec!["001".to_owned()],
+            ..Overrides::default()
+        };
+        let mut seen = Vec::new();
+        let mut sink = |chunk: &Inputs| seen.push(ids(&chunk.results).join(","));
+        let shells = load_inputs_streaming(&suite, &only, &mut sink).expect("streams");
+        assert_eq!(seen, ["001"]);
+        assert_eq!(ids(&shells.results), ["001"]);
+    }
+
+    /// Shells keep a document's id, file and size, never its content.
+    #[test]
+    fn shells_keep_everything_but_the_content() {
+        let doc = Document {
+            id: "a".to_owned(),
+            doc: Doc::from_json(&serde_json::json!({"n": 1})),
+            file: PathBuf::from("r/a.json"),
+            bytes: 9,
+        };
+        let shells = shells_of(vec![doc]);
+        assert_eq!(shells.len(), 1);
+        let shell = &shells[0];
+        assert_eq!(shell.doc, Doc::Null);
+        assert_eq!(
+            (shell.id.as_str(), shell.file.as_path(), shell.bytes),
+            ("a", Path::new("r/a.json"), 9)
+        );
+    }
+
+    /// A streaming read reports the same problems as a whole read, in the same order,
+    /// and hands over nothing once ground truth or a named input failed.
+    #[test]
+    fn a_streaming_read_reports_problems_as_a_whole_read_does() {
+        let p = Project::new();
+        p.write("r/a.json", "{");
+        p.write("r/b.json", "{}");
+        p.write("gt/b.json", "{");
+        let suite =
+            p.suite("  results: r\n  ground_truth: gt\n  files:\n    gone: {file: none.json}");
+        let whole = errors(load_inputs(&suite, &Overrides::default()));
+        let mut chunks = 0;
+        let mut sink = |_: &Inputs| chunks += 1;
+        let streamed = errors(load_inputs_streaming(
+            &suite,
+            &Overrides::default(),
+            &mut sink,
+        ));
+        let files = |e: &[Diagnostic]| -> Vec<(Code, Option<PathBuf>)> {
+            e.iter().map(|d| (d.code, d.file.clone())).collect()
+        };
+        assert_eq!(files(&streamed), files(&whole));
+        assert_eq!(whole.len(), 3, "{whole:?}");
+        assert_eq!(chunks, 0);
+    }
+}

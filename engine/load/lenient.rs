@@ -138,6 +138,97 @@ mod tests {
         );
     }
 
+    /// `text` fails to parse where `plain` (the same text with numbers of the tokens'
+    /// widths in their place) fails: same line, same column as written.
+    fn assert_errs_where(text: &str, plain: &str) {
+        let (err, shifts) = parse(text.as_bytes()).unwrap_err();
+        let want = serde_json::from_slice::<Doc>(plain.as_bytes()).unwrap_err();
+        let got = (
+            err.line(),
+            original_column(&shifts, err.line(), err.column()),
+        );
+        assert_eq!(got, (want.line(), want.column()), "{text:?}");
+    }
+
+    /// Columns are mapped back on the error's own line only, for the tokens before it,
+    /// with escapes in strings and earlier lines counted right.
+    #[test]
+    fn error_columns_count_lines_escapes_and_only_earlier_tokens() {
+        assert_errs_where("[NaN, tru]", "[1.0, tru]");
+        assert_errs_where("[tru, NaN]", "[tru, 1.0]");
+        let spaced = format!("[{}", "1, ".repeat(12));
+        assert_errs_where(&format!("{spaced}tru, NaN]"), &format!("{spaced}tru, 1.0]"));
+        assert_errs_where(
+            "[NaN, Infinity, -Infinity, tru]",
+            "[1.0, 2.000000, -3.000000, tru]",
+        );
+        assert_errs_where("[NaN,\n Infinity, tru]", "[1.0,\n 2.000000, tru]");
+        assert_errs_where("[NaN,\n\n 1, tru]", "[1.0,\n\n 1, tru]");
+        assert_errs_where(
+            "[\"a\\\"b\", NaN,\n NaN, tru]",
+            "[\"a\\\"b\", 1.0,\n 1.0, tru]",
+        );
+        assert_errs_where("[\"\\\\\", NaN, tru]", "[\"\\\\\", 1.0, tru]");
+    }
+
+    /// Every byte of a string counts, an escape's two included, so a token's shift
+    /// lands where it is; a backslash ending the text inside a string is a parse error,
+    /// never a read past the end.
+    #[test]
+    fn string_bytes_and_escapes_keep_columns_right() {
+        let many = r#"\\\\\\\\\\\\"#;
+        assert_errs_where(
+            &format!(r#"["{many}", NaN, tru]"#),
+            &format!(r#"["{many}", 1.0, tru]"#),
+        );
+        assert_errs_where(
+            &format!(r#"["{many}", tru, NaN]"#),
+            &format!(r#"["{many}", tru, 1.0]"#),
+        );
+        let long = "a".repeat(40);
+        assert_errs_where(
+            &format!(r#"["{long}", tru, NaN]"#),
+            &format!(r#"["{long}", tru, 1.0]"#),
+        );
+        for text in [&b"[NaN, \"a\\"[..], b"[NaN, \"\\"] {
+            assert!(parse(text).is_err(), "{text:?}");
+        }
+    }
+
+    /// A token followed by a letter, digit or `_` is not one: the error is where a
+    /// strict read puts it.
+    #[test]
+    fn a_token_running_into_a_word_is_an_error_where_it_starts() {
+        for text in ["[NaNa, NaN]", "[NaN_, NaN]", "[NaN1, NaN]"] {
+            assert_errs_where(text, &text.replacen(", NaN", ", 1.0", 1));
+        }
+    }
+
+    /// A token is a whole word outside strings: inside a string (escaped quotes
+    /// included) or followed by a letter, digit or `_` it is left as written.
+    #[test]
+    fn tokens_are_whole_words_outside_strings() {
+        let doc = parse(br#"{"s": "a\"NaN", "t": "\\", "u": NaN}"#).unwrap();
+        assert_eq!(doc.field("s"), Some(&Doc::from("a\"NaN")));
+        assert_eq!(doc.field("t"), Some(&Doc::from("\\")));
+        assert!(matches!(doc.field("u"), Some(Doc::Float(f)) if f.is_nan()));
+        for bad in ["[NaNa]", "[NaN1]", "[NaN_]", "[Infinityx]", "[-Infinity9]"] {
+            assert!(parse(bad.as_bytes()).is_err(), "{bad}");
+        }
+        let doc = parse(b"[NaN]").unwrap();
+        assert!(matches!(doc.dotted("0"), Some(Doc::Float(f)) if f.is_nan()));
+    }
+
+    /// Tokens nested in lists and objects at any depth are restored.
+    #[test]
+    fn nested_tokens_are_restored() {
+        let doc = parse(br#"{"a": [[NaN, "x"]], "b": {"c": {"d": -Infinity}}, "e": 2}"#).unwrap();
+        assert!(matches!(doc.dotted("a.0.0"), Some(Doc::Float(f)) if f.is_nan()));
+        assert_eq!(doc.dotted("a.0.1"), Some(&Doc::from("x")));
+        assert_eq!(doc.dotted("b.c.d"), Some(&Doc::Float(f64::NEG_INFINITY)));
+        assert_eq!(doc.dotted("e"), Some(&Doc::Int(2)));
+    }
+
     #[test]
     fn errors_point_at_the_file_as_written() {
         let text = b"{\"a\": NaN, \"b\": Infinity, \"c\": tru}";

@@ -204,11 +204,119 @@ mod tests {
         assert_eq!(found[2].arg(1, "pattern"), Some("\"z\""));
     }
 
+    /// The calls of `names` in `code`, as `name form positional keywords` lines.
+    fn found(code: &str, names: &[&str]) -> Vec<String> {
+        calls(code, names)
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {:?} {:?} {:?}",
+                    c.name, c.form, c.positional, c.keywords
+                )
+            })
+            .collect()
+    }
+
+    /// A call is a whole word followed by `(` (spaces allowed): not the tail of a
+    /// longer name, not a method, not a name without arguments, not text in a string.
+    #[test]
+    fn a_call_is_a_whole_name_before_a_parenthesis() {
+        let names = &["f", "_g", "g2"];
+        assert_eq!(found("f(1)", names), ["f Function [\"1\"] []"]);
+        assert_eq!(found("f (1)", names), ["f Function [\"1\"] []"]);
+        assert_eq!(
+            found("_g(a) + g2(b)", names),
+            ["_g Function [\"a\"] []", "g2 Function [\"b\"] []"]
+        );
+        assert!(found("xf(1) + f_(2) + 2f(3)", names).is_empty());
+        assert!(found("o.f(1) + o . f(2)", names).is_empty());
+        assert!(found("x | f", names).is_empty());
+        assert!(found("f", names).is_empty());
+        assert!(found("h(1) ~ 'f(2)' ~ \"f(3)\"", names).is_empty());
+        assert!(found("'it\\'s f(1)'", names).is_empty());
+    }
+
+    /// Filter and test forms, `not` included, take the subject as the first argument.
+    #[test]
+    fn filters_and_tests_take_the_subject_first() {
+        let names = &["m"];
+        for code in [
+            "x | m(1)",
+            "x|m(1)",
+            "x is m(1)",
+            "x is not m(1)",
+            "is m(1)",
+        ] {
+            assert_eq!(found(code, names), ["m Subject [\"1\"] []"], "{code}");
+        }
+        for code in ["this(m(1))", "[m(1)]", "a, m(1)", "x isnt m(1)"] {
+            assert_eq!(found(code, names), ["m Function [\"1\"] []"], "{code}");
+        }
+    }
+
+    /// Arguments split at top-level commas only, keywords apart (`==`, `<=` and the
+    /// like are not keywords), empty arguments dropped; calls inside arguments are found
+    /// too; an unclosed call ends the search.
+    #[test]
+    fn arguments_split_at_top_level_commas() {
+        let names = &["f", "g"];
+        assert_eq!(
+            found("f(a(1, 2), [3, 4], {'k': 5}, 'x,)', b=(6, 7))", names),
+            ["f Function [\"a(1, 2)\", \"[3, 4]\", \"{'k': 5}\", \"'x,)'\"] [(\"b\", \"(6, 7)\")]"]
+        );
+        assert_eq!(
+            found("f(a == 1, b <= 2, c != 3, =4, d= 5 )", names),
+            ["f Function [\"a == 1\", \"b <= 2\", \"c != 3\", \"=4\"] [(\"d\", \"5\")]"]
+        );
+        assert_eq!(found("f()", names), ["f Function [] []"]);
+        assert_eq!(found("f(1,)", names), ["f Function [\"1\"] []"]);
+        assert_eq!(
+            found("f(g(1), 2)", names),
+            ["f Function [\"g(1)\", \"2\"] []", "g Function [\"1\"] []"]
+        );
+        assert_eq!(found("f(1) + g(2", names), ["f Function [\"1\"] []"]);
+        assert!(found("g(1 + f(2)", names).is_empty());
+    }
+
+    /// `arg`: by position (one less for a filter or test, whose subject is argument 0),
+    /// else by keyword.
+    #[test]
+    fn arguments_are_found_by_position_or_keyword() {
+        let call = &calls("f(a, b, k=c)", &["f"])[0];
+        assert_eq!(call.arg(0, "x"), Some("a"));
+        assert_eq!(call.arg(1, "x"), Some("b"));
+        assert_eq!(call.arg(2, "k"), Some("c"));
+        assert_eq!(call.arg(2, "x"), None);
+        let call = &calls("s | f(a, k=c)", &["f"])[0];
+        assert_eq!(call.arg(0, "x"), None);
+        assert_eq!(call.arg(0, "k"), Some("c"));
+        assert_eq!(call.arg(1, "x"), Some("a"));
+        assert_eq!(call.arg(2, "k"), Some("c"));
+    }
+
+    /// The end of a string literal: past its closing quote (an escaped quote does not
+    /// close it), or the end of the text when it is never closed.
+    #[test]
+    fn string_literals_end_at_their_own_closing_quote() {
+        assert_eq!(skip_string(b"'ab' x", 0), 4);
+        assert_eq!(skip_string(b"x \"a'b\" y", 2), 7);
+        assert_eq!(skip_string(b"'a\\'b' c", 0), 6);
+        assert_eq!(skip_string(b"'abc", 0), 4);
+        assert_eq!(skip_string(b"'a\\", 0), 3);
+        assert!(is_word(b'a') && is_word(b'Z') && is_word(b'0') && is_word(b'_'));
+        assert!(!is_word(b'.') && !is_word(b' ') && !is_word(b'('));
+    }
+
     #[test]
     fn reads_literals_as_minijinja_does() {
         let env = crate::render::environment();
         assert_eq!(literal_string(&env, r"'a\\d'"), Some(r"a\d".into()));
         assert_eq!(literal_string(&env, "'a' ~ b"), None);
         assert_eq!(literal_string(&env, "x"), None);
+        assert_eq!(literal_string(&env, " \"a'b\" "), Some("a'b".into()));
+        assert_eq!(literal_string(&env, "'a' 'b'"), None);
+        assert_eq!(literal_string(&env, "'abc"), None);
+        assert_eq!(literal_string(&env, ""), None);
+        assert_eq!(literal_string(&env, "'a' ~"), None);
     }
 }

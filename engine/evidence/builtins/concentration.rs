@@ -117,6 +117,15 @@ mod tests {
         assert_eq!(json_lazy("hhi(c)", ctx), "0.375");
     }
 
+    /// Zero is a count like any other (a file with no findings): only values below
+    /// zero are refused.
+    #[test]
+    fn zero_values_are_accepted() {
+        assert_eq!(json("gini([0, 0, 0, 8])", json!({})), "0.75");
+        assert_eq!(json("hhi([0, 2, 2])", json!({})), "0.5");
+        assert_eq!(json("gini([0, 0])", json!({})), "0.0");
+    }
+
     #[test]
     fn rejects_negative_and_non_numbers() {
         let msg = error("gini([1, -2])", json!({}));

@@ -136,6 +136,32 @@ mod tests {
         assert_eq!(json("flatten([none, [none]])", json!({})), "[null,null]");
     }
 
+    /// Kind of list `expr` gives with `x` bound to `docs`: the native document list
+    /// (`DocSeq`) or a plain one.
+    fn is_document_list(expr: &str, docs: &serde_json::Value) -> bool {
+        let env = super::super::testutil::env();
+        let x = crate::doc::Doc::from_json(docs).to_value();
+        let v = env
+            .compile_expression(expr)
+            .unwrap_or_else(|e| panic!("compile {expr}: {e:#}"))
+            .eval(minijinja::context! { x })
+            .unwrap_or_else(|e| panic!("eval {expr}: {e:#}"));
+        v.downcast_object_ref::<crate::doc::DocSeq>().is_some()
+    }
+
+    /// Only a list made wholly of documents becomes a document list (so the filters
+    /// after it run on the native path); one plain value in it, or nothing at all,
+    /// keeps it a plain list, whose items keep their own kinds.
+    #[test]
+    fn only_all_document_results_become_a_document_list() {
+        let docs = json!([[{"id": 1}], [{"id": 2}, {"id": 3}]]);
+        assert!(is_document_list("flatten(x)", &docs));
+        assert!(is_document_list("x|flatten", &docs));
+        assert!(!is_document_list("flatten([x[0], [1]])", &docs));
+        assert!(!is_document_list("flatten([[1], ['a']])", &docs));
+        assert!(!is_document_list("flatten([])", &docs));
+    }
+
     #[test]
     fn rejects_bad_depth() {
         let msg = error("flatten([], 'deep')", json!({}));

@@ -176,6 +176,20 @@ mod tests {
         assert!(error("to_map([1, 2])", ctx).contains("item 0 must be a [key, value] pair"));
     }
 
+    /// A pair is a list of exactly two: a longer list, or a two-key map or two-letter
+    /// string, is refused rather than read as a key and a value.
+    #[test]
+    fn to_map_refuses_what_is_not_exactly_a_pair() {
+        let ctx = json!({"m": {"a": 1, "b": 2}});
+        for items in ["[['a', 1, 2]]", "[['a']]", "[m]", "['ab']"] {
+            let msg = error(&format!("to_map({items})"), ctx.clone());
+            assert!(
+                msg.contains("item 0 must be a [key, value] pair"),
+                "{items}: {msg}"
+            );
+        }
+    }
+
     #[test]
     fn to_map_keys_records_by_a_field() {
         let ctx = json!({"r": [{"lang": "go", "n": 2}, {"lang": "rs", "n": 5}]});
@@ -191,6 +205,39 @@ mod tests {
             r#"{"go":2,"rs":5}"#
         );
         assert!(error("to_map(r, key='x')", ctx).contains("item 0 has no key at 'x'"));
+    }
+
+    /// `default=` stands in for a value missing at the `attribute` path, and only
+    /// for a missing one.
+    #[test]
+    fn map_values_attribute_default_fills_only_missing_values() {
+        let ctx = json!({"m": {"a": {"n": 2}, "b": {}, "c": {"n": 0}}});
+        assert_eq!(
+            engine_json("map_values(m, attribute='n', default=7)", ctx.clone()),
+            r#"{"a":2,"b":7,"c":0}"#
+        );
+        assert_eq!(
+            engine_json("map_values(m, attribute='n')", ctx),
+            r#"{"a":2,"b":null,"c":0}"#
+        );
+    }
+
+    /// An unknown filter is named in the error; any other error of the filter comes
+    /// through as the filter gave it.
+    #[test]
+    fn map_values_names_an_unknown_filter_and_passes_other_errors_through() {
+        let env = crate::render::environment();
+        let ctx = crate::doc::Doc::from_json(&json!({"m": {"a": [1]}})).to_value();
+        let fail = |expr: &str| match env.compile_expression(expr).unwrap().eval(&ctx) {
+            Ok(v) => panic!("expected an error from {expr}, got {v:?}"),
+            Err(e) => (e.kind(), format!("{e:#}")),
+        };
+        let (kind, msg) = fail("map_values(m, 'no_such_filter')");
+        assert_eq!(kind, minijinja::ErrorKind::UnknownFilter);
+        assert!(msg.contains("unknown filter `no_such_filter`"), "{msg}");
+        let (kind, msg) = fail("map_values(m, 'first', 1, 2)");
+        assert_ne!(kind, minijinja::ErrorKind::UnknownFilter, "{msg}");
+        assert!(!msg.contains("unknown filter"), "{msg}");
     }
 
     #[test]

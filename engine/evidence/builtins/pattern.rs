@@ -409,6 +409,83 @@ mod tests {
         );
     }
 
+    /// A group is referred to by a name the pattern has, or a number below its count
+    /// of groups (0 is the whole match): anything else is an error, not an empty text.
+    #[test]
+    fn group_references_must_exist_in_the_pattern() {
+        let ctx = json!({"t": "ab"});
+        let msg = error("regex_search(t, '(?P<x>a)', 'y')", ctx.clone());
+        assert!(msg.contains("the pattern has no group named 'y'"), "{msg}");
+        let msg = error("regex_replace(t, 'a', '<\\\\1>')", ctx.clone());
+        assert!(msg.contains("refers to group 1"), "{msg}");
+        assert_eq!(
+            json("regex_replace(t, '(a)', '<\\\\1>')", ctx.clone()),
+            r#""<a>b""#
+        );
+        let msg = error("regex_replace(t, '(?P<x>a)', '\\\\g<y>')", ctx.clone());
+        assert!(msg.contains("refers to group y"), "{msg}");
+        assert_eq!(
+            json("regex_replace(t, '(?P<x>a)', '\\\\g<x>!')", ctx),
+            r#""a!b""#
+        );
+    }
+
+    /// As in Python, a backslash before anything but a letter, a digit or a known
+    /// escape is kept as written; only unknown letter escapes are errors.
+    #[test]
+    fn other_escapes_in_a_replacement_are_kept() {
+        assert_eq!(
+            json("regex_replace('a.b', '[.]', '\\\\.')", json!({})),
+            r#""a\\.b""#
+        );
+        assert_eq!(
+            json("regex_replace('a.b', '[.]', '\\\\&')", json!({})),
+            r#""a\\&b""#
+        );
+    }
+
+    /// Patterns up to the length limit compile; one character more is refused with
+    /// the reason.
+    #[test]
+    fn the_pattern_length_limit_is_inclusive() {
+        let longest = "a".repeat(super::MAX_PATTERN);
+        assert!(super::compile(&longest, false).is_ok());
+        let too_long = "a".repeat(super::MAX_PATTERN + 1);
+        let msg = super::compile(&too_long, false).unwrap_err();
+        assert_eq!(
+            msg,
+            format!(
+                "the pattern is {} characters long; the limit is {}",
+                super::MAX_PATTERN + 1,
+                super::MAX_PATTERN
+            )
+        );
+    }
+
+    /// A compiled pattern is kept (while there is room) and the cache never holds more
+    /// than its limit: past it, patterns still compile, per call. One test, since the
+    /// cache is shared by the whole process.
+    #[test]
+    fn compiled_patterns_are_cached_up_to_the_limit() {
+        let cached = |p: &str| {
+            super::cache()
+                .read()
+                .expect("cache lock")
+                .contains_key(&(p.to_owned(), false))
+        };
+        let probe = "cache-probe-(first)";
+        super::compile(probe, false).expect("compiles");
+        assert!(cached(probe), "a compiled pattern is kept");
+        for i in 0..=super::CACHE_ENTRIES {
+            super::compile(&format!("cache-fill-{i}"), false).expect("compiles");
+        }
+        let len = super::cache().read().expect("cache lock").len();
+        assert_eq!(len, super::CACHE_ENTRIES);
+        let late = "cache-probe-(late)";
+        assert!(super::compile(late, false).is_ok());
+        assert!(!cached(late), "past the limit a pattern is not kept");
+    }
+
     #[test]
     fn bad_patterns_say_why() {
         let ctx = json!({});
