@@ -1271,4 +1271,229 @@ mod tests {
         assert_eq!(err.key_path, "evidence.c.if");
         assert_eq!(err.message, from_text);
     }
+
+    #[test]
+    fn an_eval_error_shows_its_key_path_item_and_message() {
+        let mut err = EvalError {
+            key_path: "evidence.x".into(),
+            item: Some("a".into()),
+            message: "boom".into(),
+        };
+        assert_eq!(err.to_string(), "evidence.x (item a): boom");
+        err.item = None;
+        assert_eq!(err.to_string(), "evidence.x: boom");
+    }
+
+    /// Expressions, conditions and templates read the run context's names, not only
+    /// selectors.
+    #[test]
+    fn expressions_read_the_run_context() {
+        let env = crate::render::environment();
+        let plan = vec![
+            ("n".to_owned(), expr("repos | length")),
+            (
+                "c".to_owned(),
+                ValuePlan::Conditional(Box::new(ConditionalPlan {
+                    condition: Some(Expr::compile(crate::render::shared(), "repos")),
+                    omit_empty: false,
+                    value: ValuePlan::Template("<< repos[1].id >>".into()),
+                })),
+            ),
+        ];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        assert_eq!(ev["n"], Doc::Int(2));
+        assert_eq!(ev["c"], Doc::from("b"));
+    }
+
+    /// What heuristics, assertions and prompts see: the context's names and every
+    /// evidence value, an evidence value shadowing a context name of the same name.
+    #[test]
+    fn the_full_scope_holds_the_context_and_the_evidence() {
+        let env = crate::render::environment();
+        let mut evidence = Evidence::new();
+        evidence.insert("found".into(), Doc::Int(7));
+        let scope = full_scope(&ctx(), &evidence);
+        assert_eq!(eval_expr(&env, "found", &scope), Ok(Value::from(7)));
+        assert_eq!(eval_expr(&env, "repos[0].id", &scope), Ok(Value::from("a")));
+        evidence.insert("repos".into(), Doc::Int(1));
+        let scope = full_scope(&ctx(), &evidence);
+        assert_eq!(eval_expr(&env, "repos", &scope), Ok(Value::from(1)));
+    }
+
+    #[test]
+    fn render_text_renders_only_texts_with_template_parts() {
+        let env = crate::render::environment();
+        let scope = minijinja::context! { n => 2 };
+        let render = |t: &str| render_text(&env, t, &scope);
+        assert_eq!(render("n is {{ n }}").as_deref(), Ok("n is {{ n }}"));
+        assert_eq!(render("n is << n * 2 >>").as_deref(), Ok("n is 4"));
+        assert_eq!(render("<% if n %>some<% endif %>").as_deref(), Ok("some"));
+        assert_eq!(render("<< 'a' ~ n >>").as_deref(), Ok("a2"));
+        assert!(render("<< n + >>").is_err());
+    }
+
+    /// Records every call a probe gets (`selected_in` is left to its default, which
+    /// tells `selected`).
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+
+    impl Recorder {
+        fn push(&self, line: String) {
+            self.0.lock().unwrap().push(line);
+        }
+    }
+
+    impl Probe for Recorder {
+        fn expression(&self, path: &str, source: &str, scope: &Value) {
+            let id = scope.get_attr("id").unwrap_or_default();
+            self.push(format!("expr {path} `{source}` id={id}"));
+        }
+        fn selected(&self, path: &str, found: &Doc) {
+            self.push(format!("selected {path} {found}"));
+        }
+        fn records(&self, path: &str, _rec: &RecordsPlan, items: &[Doc]) {
+            self.push(format!("records {path} {}", items.len()));
+        }
+        fn filtered_out(&self, path: &str, source: &str, item: &Doc, _scope: &Value) {
+            self.push(format!("filtered {path} `{source}` {item}"));
+        }
+    }
+
+    fn cond(condition: &str, value: ValuePlan) -> ValuePlan {
+        ValuePlan::Conditional(Box::new(ConditionalPlan {
+            condition: Some(Expr::compile(crate::render::shared(), condition)),
+            omit_empty: false,
+            value,
+        }))
+    }
+
+    /// A probe hears of every expression before it is evaluated (with the item's scope
+    /// in a record list), of what every selector found, of every record list's items and
+    /// of the fields `where` kept from being evaluated, in evaluation order.
+    #[test]
+    fn a_probe_hears_every_expression_selector_and_record_list() {
+        let env = crate::render::environment();
+        let repos: Doc = serde_json::from_str(
+            r#"[{"id": "a", "v": [1, 2]}, {"id": "b", "v": []}, {"id": "c", "v": [1], "skip": true}]"#,
+        )
+        .unwrap();
+        let ctx = Context {
+            names: IndexMap::from([("repos".to_owned(), repos)]),
+        };
+        let records = ValuePlan::Records(Box::new(RecordsPlan {
+            for_each: select("$.repos[*]"),
+            filter: Some(Expr::compile(crate::render::shared(), "not skip")),
+            fields: vec![
+                ("n".to_owned(), expr("v | length")),
+                ("k".to_owned(), select("$.id")),
+                ("c".to_owned(), cond("n > 0", select("$.v[0]"))),
+                ("t".to_owned(), ValuePlan::Template("<< id >>!".into())),
+            ],
+            key: Some(expr("id")),
+            value: Some(expr("n")),
+            as_name: None,
+        }));
+        let plan = vec![
+            ("s".to_owned(), select("$.repos[0].id")),
+            ("e".to_owned(), expr("s ~ '?'")),
+            ("t".to_owned(), ValuePlan::Template("<< e >>!".into())),
+            ("c".to_owned(), cond("e", select("$.s"))),
+            ("r".to_owned(), records),
+            (
+                "q".to_owned(),
+                list(expr("[1]"), vec![("x", expr("item"))], None),
+            ),
+        ];
+        let probe = Recorder::default();
+        let ev = evaluate_probed(&env, &plan, &ctx, Some(&probe)).unwrap();
+        assert_eq!(ev["r"].to_string(), r#"{"a":2,"b":0}"#);
+        let calls = probe.0.into_inner().unwrap();
+        let expected = [
+            r#"selected evidence.s "a""#,
+            "expr evidence.e `s ~ '?'` id=",
+            "expr evidence.t `<< e >>!` id=",
+            "expr evidence.c.if `e` id=",
+            r#"selected evidence.c.value "a""#,
+            r#"selected evidence.r.for_each [{"id":"a","v":[1,2]},{"id":"b","v":[]},{"id":"c","v":[1],"skip":true}]"#,
+            "records evidence.r 3",
+            "expr evidence.r.where `not skip` id=a",
+            "expr evidence.r.fields.n `v | length` id=a",
+            r#"selected evidence.r.fields.k "a""#,
+            "expr evidence.r.fields.c.if `n > 0` id=a",
+            "selected evidence.r.fields.c.value 1",
+            "expr evidence.r.fields.t `<< id >>!` id=a",
+            "expr evidence.r.key `id` id=a",
+            "expr evidence.r.value `n` id=a",
+            "expr evidence.r.where `not skip` id=b",
+            "expr evidence.r.fields.n `v | length` id=b",
+            r#"selected evidence.r.fields.k "b""#,
+            "expr evidence.r.fields.c.if `n > 0` id=b",
+            "expr evidence.r.fields.t `<< id >>!` id=b",
+            "expr evidence.r.key `id` id=b",
+            "expr evidence.r.value `n` id=b",
+            "expr evidence.r.where `not skip` id=c",
+            r#"filtered evidence.r.fields.n `v | length` {"id":"c","v":[1],"skip":true}"#,
+            r#"filtered evidence.r.fields.t `<< id >>!` {"id":"c","v":[1],"skip":true}"#,
+            "expr evidence.q.for_each `[1]` id=",
+            "records evidence.q 1",
+            "expr evidence.q.fields.x `item` id=",
+        ];
+        assert_eq!(calls, expected, "{calls:#?}");
+    }
+
+    /// `loop` in a record list has every name of a Jinja loop and `prevrecord`; outside
+    /// record lists (assertions) it has no `prevrecord`.
+    #[test]
+    fn loop_names_in_a_record_list() {
+        let env = crate::render::environment();
+        let fields = [
+            "index",
+            "revindex0",
+            "revindex",
+            "first",
+            "last",
+            "length",
+            "previtem",
+            "nextitem",
+        ];
+        let mut plan_fields: Vec<(&str, ValuePlan)> = fields
+            .iter()
+            .map(|f| (*f, expr(&format!("loop.{f}"))))
+            .collect();
+        plan_fields.push(("prev", expr("loop.prevrecord.index")));
+        plan_fields.push(("names", expr("loop | list | join(',')")));
+        plan_fields.push(("other", expr("loop.other is undefined")));
+        let plan = vec![(
+            "r".to_owned(),
+            list(expr("[10, 20, 30]"), plan_fields, None),
+        )];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        let names =
+            "index0,index,revindex0,revindex,first,last,length,previtem,nextitem,prevrecord";
+        let rows: Vec<String> = (0..3)
+            .map(|i| {
+                let prev = if i == 0 { "null".to_owned() } else { i.to_string() };
+                let previtem = if i == 0 { "null".to_owned() } else { (10 * i).to_string() };
+                let nextitem = if i == 2 { "null".to_owned() } else { (10 * i + 20).to_string() };
+                format!(
+                    r#"{{"index":{},"revindex0":{},"revindex":{},"first":{},"last":{},"length":3,"previtem":{previtem},"nextitem":{nextitem},"prev":{prev},"names":"{names}","other":true}}"#,
+                    i + 1,
+                    2 - i,
+                    3 - i,
+                    i == 0,
+                    i == 2,
+                )
+            })
+            .collect();
+        assert_eq!(ev["r"].to_string(), format!("[{}]", rows.join(",")));
+        let outside = LoopInfo::value(1, &[Doc::Int(1), Doc::Int(2)]);
+        let names: Vec<String> = outside.try_iter().unwrap().map(|v| v.to_string()).collect();
+        assert_eq!(names.join(","), names_without_prevrecord());
+        assert!(outside.get_attr("prevrecord").unwrap().is_undefined());
+        assert_eq!(outside.get_attr("last").unwrap(), Value::from(true));
+    }
+
+    fn names_without_prevrecord() -> &'static str {
+        "index0,index,revindex0,revindex,first,last,length,previtem,nextitem"
+    }
 }
