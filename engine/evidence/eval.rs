@@ -1318,6 +1318,47 @@ mod tests {
         evidence.insert("repos".into(), Doc::Int(1));
         let scope = full_scope(&ctx(), &evidence);
         assert_eq!(eval_expr(&env, "repos", &scope), Ok(Value::from(1)));
+        // Listed once each, in the order they were first defined.
+        let names: Vec<String> = scope.try_iter().unwrap().map(|v| v.to_string()).collect();
+        assert_eq!(names, ["repos", "found"]);
+    }
+
+    fn omitted(omit_empty: bool, value: &str) -> ValuePlan {
+        ValuePlan::Conditional(Box::new(ConditionalPlan {
+            condition: None,
+            omit_empty,
+            value: expr(value),
+        }))
+    }
+
+    /// `omit_empty` leaves out `null`, `""`, `[]` and `{}`, and only those, at the top
+    /// level and in a record's fields; without it an empty value is kept. A record's
+    /// field whose `if` is false is left out.
+    #[test]
+    fn omit_empty_leaves_out_only_empty_values() {
+        let env = crate::render::environment();
+        let cases = [
+            ("e", true, "[]"),
+            ("f", true, "[0]"),
+            ("g", false, "''"),
+            ("h", true, "0"),
+        ];
+        let mut plan: Vec<(String, ValuePlan)> = cases
+            .iter()
+            .map(|(n, omit, v)| (n.to_string(), omitted(*omit, v)))
+            .collect();
+        let mut fields: Vec<_> = cases
+            .iter()
+            .map(|(n, omit, v)| (*n, omitted(*omit, v)))
+            .collect();
+        // A field whose `if` is false is left out too.
+        fields.push(("y", cond("item", expr("2"))));
+        fields.push(("z", cond("not item", expr("3"))));
+        plan.push(("r".to_owned(), list(expr("[1]"), fields, None)));
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        let top: Vec<&str> = ev.keys().map(String::as_str).collect();
+        assert_eq!(top, ["f", "g", "h", "r"]);
+        assert_eq!(ev["r"].to_string(), r#"[{"f":[0],"g":"","h":0,"y":2}]"#);
     }
 
     #[test]
