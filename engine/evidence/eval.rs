@@ -1537,4 +1537,176 @@ mod tests {
     fn names_without_prevrecord() -> &'static str {
         "index0,index,revindex0,revindex,first,last,length,previtem,nextitem"
     }
+
+    fn filtered(
+        for_each: &str,
+        filter: Option<&str>,
+        fields: Vec<(&str, ValuePlan)>,
+    ) -> RecordsPlan {
+        RecordsPlan {
+            for_each: expr(for_each),
+            filter: filter.map(|f| Expr::compile(crate::render::shared(), f)),
+            fields: fields.into_iter().map(|(n, p)| (n.to_owned(), p)).collect(),
+            key: None,
+            value: None,
+            as_name: None,
+        }
+    }
+
+    /// A list long enough to be split over threads gives its records in item order,
+    /// with `loop` counting over the whole list, and fails with the first error in item
+    /// order. (On a one-core machine the list runs on one thread and this still holds.)
+    #[test]
+    fn a_long_list_split_over_threads_keeps_item_order() {
+        let env = crate::render::environment();
+        let n = 40 * PARALLEL_MIN_ITEMS as i64;
+        let rec = filtered(
+            &format!("range({n})"),
+            Some("item % 3 != 0"),
+            vec![("i", expr("loop.index0")), ("x", expr("item * 2"))],
+        );
+        let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        let expected: Vec<String> = (0..n)
+            .filter(|i| i % 3 != 0)
+            .map(|i| format!(r#"{{"i":{i},"x":{}}}"#, i * 2))
+            .collect();
+        assert_eq!(ev["r"].to_string(), format!("[{}]", expected.join(",")));
+        let failing = filtered(
+            &format!("range({n})"),
+            None,
+            vec![(
+                "x",
+                expr(&format!(
+                    "(item ~ 'x') + 1 if item >= {} else item",
+                    n - 300
+                )),
+            )],
+        );
+        let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(failing)))];
+        let err = evaluate(&env, &plan, &ctx()).unwrap_err();
+        assert_eq!(err.item, Some(format!("#{}", n - 300)));
+    }
+
+    /// A probed list stays on one thread however long it is, so the probe hears of its
+    /// items in order.
+    #[test]
+    fn a_probed_long_list_is_heard_in_item_order() {
+        let env = crate::render::environment();
+        let n = 4 * PARALLEL_MIN_ITEMS;
+        let rec = filtered(&format!("range({n})"), Some("item >= 0"), vec![]);
+        let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+        let probe = Recorder::default();
+        evaluate_probed(&env, &plan, &ctx(), Some(&probe)).unwrap();
+        let calls = probe.0.into_inner().unwrap();
+        assert_eq!(calls.len(), 2 + n, "{calls:#?}");
+        assert_eq!(calls[1], format!("records evidence.r {n}"));
+    }
+
+    /// Records the names an expression's scope lists, for the field `probe`.
+    #[derive(Default)]
+    struct Names(std::sync::Mutex<Vec<String>>);
+
+    impl Probe for Names {
+        fn expression(&self, path: &str, _source: &str, scope: &Value) {
+            if path.ends_with(".probe") {
+                let names = scope.try_iter().unwrap().map(|v| v.to_string());
+                self.0
+                    .lock()
+                    .unwrap()
+                    .push(names.collect::<Vec<_>>().join(","));
+            }
+        }
+        fn selected(&self, _path: &str, _found: &Doc) {}
+        fn records(&self, _path: &str, _rec: &RecordsPlan, _items: &[Doc]) {}
+    }
+
+    /// The names a record's field sees, as validate lists them: the context, the item's
+    /// keys, `item`, the `as:` name, `loop` only when the list reads the name `loop` as a
+    /// word (not `item.loop`, `loops`, `xloop` or `_loop`), and the fields before it.
+    #[test]
+    fn a_fields_scope_lists_item_keys_item_loop_when_read_and_earlier_fields() {
+        let env = crate::render::environment();
+        let names_of = |reads: &str| {
+            let mut rec = filtered(
+                "[{'k': 1}]",
+                None,
+                vec![("a", expr(reads)), ("probe", expr("1"))],
+            );
+            rec.as_name = Some("it".into());
+            let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+            let probe = Names::default();
+            evaluate_probed(&env, &plan, &ctx(), Some(&probe)).unwrap();
+            probe.0.into_inner().unwrap().join(";")
+        };
+        for not_loop in ["item.loop", "'loops'", "xloop", "_loop", "loop_"] {
+            assert_eq!(names_of(not_loop), "repos,k,item,it,a", "{not_loop}");
+        }
+        for reads_loop in ["1 + loop.index0", "(loop)", "[loop]"] {
+            assert_eq!(
+                names_of(reads_loop),
+                "repos,k,item,it,loop,a",
+                "{reads_loop}"
+            );
+        }
+    }
+
+    /// `loop` is there wherever the list reads it: a template field, a condition or a
+    /// conditional value, `where`, `key` or `value`.
+    #[test]
+    fn loop_is_built_wherever_the_list_reads_it() {
+        let env = crate::render::environment();
+        let base = || filtered("['a', 'b']", None, vec![]);
+        let mut lists = Vec::new();
+        let mut rec = base();
+        rec.fields = vec![("i".into(), ValuePlan::Template("<< loop.index >>".into()))];
+        lists.push((rec, r#"[{"i":"1"},{"i":"2"}]"#));
+        let mut rec = base();
+        rec.fields = vec![("i".into(), cond("loop.first", expr("1")))];
+        lists.push((rec, r#"[{"i":1},{}]"#));
+        let mut rec = base();
+        rec.fields = vec![("i".into(), cond("true", expr("loop.index")))];
+        lists.push((rec, r#"[{"i":1},{"i":2}]"#));
+        let mut rec = base();
+        rec.filter = Some(Expr::compile(crate::render::shared(), "loop.last"));
+        rec.fields = vec![("i".into(), expr("item"))];
+        lists.push((rec, r#"[{"i":"b"}]"#));
+        let mut rec = base();
+        rec.key = Some(expr("loop.index0"));
+        lists.push((rec, r#"{"0":{},"1":{}}"#));
+        let mut rec = base();
+        rec.value = Some(expr("loop.revindex"));
+        lists.push((rec, "[2,1]"));
+        for (rec, want) in lists {
+            let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+            let ev = evaluate(&env, &plan, &ctx()).unwrap();
+            assert_eq!(ev["r"].to_string(), want);
+        }
+    }
+
+    /// An item without `id`, `repo` or `name` is named by its index in errors of `where`,
+    /// of a field and of a duplicate key.
+    #[test]
+    fn errors_name_an_unnamed_item_by_its_index() {
+        let env = crate::render::environment();
+        let run = |rec: RecordsPlan| {
+            let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+            evaluate(&env, &plan, &ctx()).unwrap_err()
+        };
+        let err = run(filtered("[1, 2, 'x']", Some("item + 1"), vec![]));
+        assert_eq!(
+            (err.key_path.as_str(), err.item.as_deref()),
+            ("evidence.r.where", Some("#2"))
+        );
+        let err = run(filtered("[1, 2, 'x']", None, vec![("y", expr("item + 1"))]));
+        assert_eq!(
+            (err.key_path.as_str(), err.item.as_deref()),
+            ("evidence.r.fields.y", Some("#2"))
+        );
+        let mut keyed = filtered("[1, 2, 3]", None, vec![]);
+        keyed.key = Some(expr("'k' if item > 1 else 'first'"));
+        let err = run(keyed);
+        assert_eq!(err.item.as_deref(), Some("#2"));
+        assert!(err.message.contains("(items #1 and #2)"), "{}", err.message);
+    }
 }
