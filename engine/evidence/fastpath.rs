@@ -626,4 +626,99 @@ mod tests {
             );
         }
     }
+
+    /// Every case the native filters decide stays a document list (so a chain of filters
+    /// stays on the fast path) and gives what minijinja's own filter gives.
+    #[test]
+    fn native_cases_stay_document_lists_and_agree_with_minijinja() {
+        let rows: Doc = serde_json::from_str(
+            r#"{"rows": [
+                {"s": "HIGH", "c": 7.5, "n": 1, "t": true, "m": {"k": "a"}, "z": null},
+                {"s": "LOW", "c": 2, "n": 0, "t": false, "m": {"k": "b"}, "z": 1},
+                {"s": "high", "c": 9, "n": 2, "t": true, "m": {}, "z": null}
+            ], "ids": ["HIGH", "x"]}"#,
+        )
+        .unwrap();
+        let mut tests: Vec<String> = [
+            "'t'",
+            "'missing'",
+            "'t', 'defined'",
+            "'missing', 'undefined'",
+            "'z', 'none'",
+            "'t', 'true'",
+            "'t', 'false'",
+            "'c', 'number'",
+            "'s', 'string'",
+            "'m', 'mapping'",
+            "'s', 'in', ids",
+            "'s', 'in', ids + ['LOW']",
+            "'c', 'ge', 7.0",
+            "'s', 'lt', 'M'",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+        for op in [
+            "equalto",
+            "eq",
+            "==",
+            "ne",
+            "!=",
+            "lt",
+            "lessthan",
+            "<",
+            "le",
+            "<=",
+            "gt",
+            "greaterthan",
+            ">",
+            "ge",
+            ">=",
+        ] {
+            tests.push(format!("'n', '{op}', 1"));
+        }
+        let mut exprs: Vec<String> = Vec::new();
+        for t in &tests {
+            exprs.push(format!("rows | selectattr({t})"));
+            exprs.push(format!("rows | rejectattr({t})"));
+        }
+        for tail in [
+            "select",
+            "reject",
+            "select('gt', 0)",
+            "reject('lt', 1)",
+            "select('in', [1, 2])",
+            "select('in', [1] + [2])",
+            "select('number')",
+        ] {
+            exprs.push(format!("rows | map(attribute='n') | {tail}"));
+        }
+        exprs.extend(
+            [
+                "rows | map(attribute='s') | unique",
+                "rows | map(attribute='s') | unique(case_sensitive=true)",
+                "rows | map(attribute='c') | list",
+                "rows | map(attribute='s') | list",
+                "rows | list",
+            ]
+            .map(str::to_owned),
+        );
+        let fast = crate::render::environment();
+        let mut slow = minijinja::Environment::new();
+        crate::evidence::builtins::register(&mut slow);
+        for e in &exprs {
+            let a = fast
+                .compile_expression(e)
+                .unwrap()
+                .eval(rows.to_value())
+                .unwrap();
+            assert!(a.downcast_object_ref::<DocSeq>().is_some(), "{e}: {a:?}");
+            let b = slow
+                .compile_expression(e)
+                .unwrap()
+                .eval(rows.to_value())
+                .unwrap();
+            assert_eq!(Doc::from_value(&a), Doc::from_value(&b), "{e}");
+        }
+    }
 }
