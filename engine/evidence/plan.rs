@@ -126,6 +126,9 @@ mod tests {
             TextKind::Template("rate: << r >>%")
         );
         assert_eq!(classify("plain"), TextKind::Literal("plain"));
+        // One delimiter more inside: not a single expression.
+        assert_eq!(classify("<< a >> b >>"), TextKind::Template("<< a >> b >>"));
+        assert_eq!(classify("<< a << b >>"), TextKind::Template("<< a << b >>"));
         assert_eq!(condition_source("<< x > 1 >>"), "x > 1");
         assert_eq!(condition_source("x > 1"), "x > 1");
     }
