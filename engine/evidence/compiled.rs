@@ -80,4 +80,11 @@ mod tests {
         assert_eq!(bad.eval(&Value::from(())), from_text);
         assert!(bad.compiled().is_err());
     }
+
+    #[test]
+    fn debug_shows_the_source() {
+        let e = Expr::compile(crate::render::shared(), "n * 2");
+        assert_eq!(format!("{e:?}"), r#"Expr("n * 2")"#);
+        assert_eq!(e.source(), "n * 2");
+    }
 }

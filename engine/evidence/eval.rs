@@ -1233,4 +1233,443 @@ mod tests {
         assert_eq!(err.key_path, "evidence.c.if");
         assert_eq!(err.message, from_text.message);
     }
+
+    #[test]
+    fn an_eval_error_shows_its_key_path_item_and_message() {
+        let mut err = EvalError {
+            kind: ErrorKind::Other,
+            key_path: "evidence.x".into(),
+            item: Some("a".into()),
+            message: "boom".into(),
+        };
+        assert_eq!(err.to_string(), "evidence.x (item a): boom");
+        err.item = None;
+        assert_eq!(err.to_string(), "evidence.x: boom");
+    }
+
+    /// Expressions, conditions and templates read the run context's names, not only
+    /// selectors.
+    #[test]
+    fn expressions_read_the_run_context() {
+        let env = crate::render::environment();
+        let plan = vec![
+            ("n".to_owned(), expr("repos | length")),
+            (
+                "c".to_owned(),
+                ValuePlan::Conditional(Box::new(ConditionalPlan {
+                    condition: Some(Expr::compile(crate::render::shared(), "repos")),
+                    omit_empty: false,
+                    value: ValuePlan::Template("<< repos[1].id >>".into()),
+                })),
+            ),
+        ];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        assert_eq!(ev["n"], Doc::Int(2));
+        assert_eq!(ev["c"], Doc::from("b"));
+    }
+
+    /// What heuristics, assertions and prompts see: the context's names and every
+    /// evidence value, an evidence value shadowing a context name of the same name.
+    #[test]
+    fn the_full_scope_holds_the_context_and_the_evidence() {
+        let env = crate::render::environment();
+        let mut evidence = Evidence::new();
+        evidence.insert("found".into(), Doc::Int(7));
+        let scope = full_scope(&ctx(), &evidence);
+        assert_eq!(eval_expr(&env, "found", &scope), Ok(Value::from(7)));
+        assert_eq!(eval_expr(&env, "repos[0].id", &scope), Ok(Value::from("a")));
+        evidence.insert("repos".into(), Doc::Int(1));
+        let scope = full_scope(&ctx(), &evidence);
+        assert_eq!(eval_expr(&env, "repos", &scope), Ok(Value::from(1)));
+        // Listed once each, in the order they were first defined.
+        let names: Vec<String> = scope.try_iter().unwrap().map(|v| v.to_string()).collect();
+        assert_eq!(names, ["repos", "found"]);
+    }
+
+    fn omitted(omit_empty: bool, value: &str) -> ValuePlan {
+        ValuePlan::Conditional(Box::new(ConditionalPlan {
+            condition: None,
+            omit_empty,
+            value: expr(value),
+        }))
+    }
+
+    /// `omit_empty` leaves out `null`, `""`, `[]` and `{}`, and only those, at the top
+    /// level and in a record's fields; without it an empty value is kept. A record's
+    /// field whose `if` is false is left out.
+    #[test]
+    fn omit_empty_leaves_out_only_empty_values() {
+        let env = crate::render::environment();
+        let cases = [
+            ("e", true, "[]"),
+            ("f", true, "[0]"),
+            ("g", false, "''"),
+            ("h", true, "0"),
+        ];
+        let mut plan: Vec<(String, ValuePlan)> = cases
+            .iter()
+            .map(|(n, omit, v)| (n.to_string(), omitted(*omit, v)))
+            .collect();
+        let mut fields: Vec<_> = cases
+            .iter()
+            .map(|(n, omit, v)| (*n, omitted(*omit, v)))
+            .collect();
+        // A field whose `if` is false is left out too.
+        fields.push(("y", cond("item", expr("2"))));
+        fields.push(("z", cond("not item", expr("3"))));
+        plan.push(("r".to_owned(), list(expr("[1]"), fields, None)));
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        let top: Vec<&str> = ev.keys().map(String::as_str).collect();
+        assert_eq!(top, ["f", "g", "h", "r"]);
+        assert_eq!(ev["r"].to_string(), r#"[{"f":[0],"g":"","h":0,"y":2}]"#);
+    }
+
+    #[test]
+    fn render_text_renders_only_texts_with_template_parts() {
+        let env = crate::render::environment();
+        let scope = minijinja::context! { n => 2 };
+        let render = |t: &str| render_text(&env, t, &scope);
+        assert_eq!(render("n is {{ n }}").as_deref(), Ok("n is {{ n }}"));
+        assert_eq!(render("n is << n * 2 >>").as_deref(), Ok("n is 4"));
+        assert_eq!(render("<% if n %>some<% endif %>").as_deref(), Ok("some"));
+        assert_eq!(render("<< 'a' ~ n >>").as_deref(), Ok("a2"));
+        assert!(render("<< n + >>").is_err());
+    }
+
+    /// Records every call a probe gets (`selected_in` is left to its default, which
+    /// tells `selected`).
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+
+    impl Recorder {
+        fn push(&self, line: String) {
+            self.0.lock().unwrap().push(line);
+        }
+    }
+
+    impl Probe for Recorder {
+        fn expression(&self, path: &str, source: &str, scope: &Value) {
+            let id = scope.get_attr("id").unwrap_or_default();
+            self.push(format!("expr {path} `{source}` id={id}"));
+        }
+        fn selected(&self, path: &str, found: &Doc) {
+            self.push(format!("selected {path} {found}"));
+        }
+        fn records(&self, path: &str, _rec: &RecordsPlan, items: &[Doc]) {
+            self.push(format!("records {path} {}", items.len()));
+        }
+        fn filtered_out(&self, path: &str, source: &str, item: &Doc, _scope: &Value) {
+            self.push(format!("filtered {path} `{source}` {item}"));
+        }
+    }
+
+    fn cond(condition: &str, value: ValuePlan) -> ValuePlan {
+        ValuePlan::Conditional(Box::new(ConditionalPlan {
+            condition: Some(Expr::compile(crate::render::shared(), condition)),
+            omit_empty: false,
+            value,
+        }))
+    }
+
+    /// A probe hears of every expression before it is evaluated (with the item's scope
+    /// in a record list), of what every selector found, of every record list's items and
+    /// of the fields `where` kept from being evaluated, in evaluation order.
+    #[test]
+    fn a_probe_hears_every_expression_selector_and_record_list() {
+        let env = crate::render::environment();
+        let repos: Doc = serde_json::from_str(
+            r#"[{"id": "a", "v": [1, 2]}, {"id": "b", "v": []}, {"id": "c", "v": [1], "skip": true}]"#,
+        )
+        .unwrap();
+        let ctx = Context {
+            names: IndexMap::from([("repos".to_owned(), repos)]),
+        };
+        let records = ValuePlan::Records(Box::new(RecordsPlan {
+            for_each: select("$.repos[*]"),
+            filter: Some(Expr::compile(crate::render::shared(), "not skip")),
+            fields: vec![
+                ("n".to_owned(), expr("v | length")),
+                ("k".to_owned(), select("$.id")),
+                ("c".to_owned(), cond("n > 0", select("$.v[0]"))),
+                ("t".to_owned(), ValuePlan::Template("<< id >>!".into())),
+            ],
+            key: Some(expr("id")),
+            value: Some(expr("n")),
+            as_name: None,
+        }));
+        let plan = vec![
+            ("s".to_owned(), select("$.repos[0].id")),
+            ("e".to_owned(), expr("s ~ '?'")),
+            ("t".to_owned(), ValuePlan::Template("<< e >>!".into())),
+            ("c".to_owned(), cond("e", select("$.s"))),
+            ("r".to_owned(), records),
+            (
+                "q".to_owned(),
+                list(expr("[1]"), vec![("x", expr("item"))], None),
+            ),
+        ];
+        let probe = Recorder::default();
+        let ev = evaluate_probed(&env, &plan, &ctx, Some(&probe)).unwrap();
+        assert_eq!(ev["r"].to_string(), r#"{"a":2,"b":0}"#);
+        let calls = probe.0.into_inner().unwrap();
+        let expected = [
+            r#"selected evidence.s "a""#,
+            "expr evidence.e `s ~ '?'` id=",
+            "expr evidence.t `<< e >>!` id=",
+            "expr evidence.c.if `e` id=",
+            r#"selected evidence.c.value "a""#,
+            r#"selected evidence.r.for_each [{"id":"a","v":[1,2]},{"id":"b","v":[]},{"id":"c","v":[1],"skip":true}]"#,
+            "records evidence.r 3",
+            "expr evidence.r.where `not skip` id=a",
+            "expr evidence.r.fields.n `v | length` id=a",
+            r#"selected evidence.r.fields.k "a""#,
+            "expr evidence.r.fields.c.if `n > 0` id=a",
+            "selected evidence.r.fields.c.value 1",
+            "expr evidence.r.fields.t `<< id >>!` id=a",
+            "expr evidence.r.key `id` id=a",
+            "expr evidence.r.value `n` id=a",
+            "expr evidence.r.where `not skip` id=b",
+            "expr evidence.r.fields.n `v | length` id=b",
+            r#"selected evidence.r.fields.k "b""#,
+            "expr evidence.r.fields.c.if `n > 0` id=b",
+            "expr evidence.r.fields.t `<< id >>!` id=b",
+            "expr evidence.r.key `id` id=b",
+            "expr evidence.r.value `n` id=b",
+            "expr evidence.r.where `not skip` id=c",
+            r#"filtered evidence.r.fields.n `v | length` {"id":"c","v":[1],"skip":true}"#,
+            r#"filtered evidence.r.fields.t `<< id >>!` {"id":"c","v":[1],"skip":true}"#,
+            "expr evidence.q.for_each `[1]` id=",
+            "records evidence.q 1",
+            "expr evidence.q.fields.x `item` id=",
+        ];
+        assert_eq!(calls, expected, "{calls:#?}");
+    }
+
+    /// `loop` in a record list has every name of a Jinja loop and `prevrecord`; outside
+    /// record lists (assertions) it has no `prevrecord`.
+    #[test]
+    fn loop_names_in_a_record_list() {
+        let env = crate::render::environment();
+        let fields = [
+            "index",
+            "revindex0",
+            "revindex",
+            "first",
+            "last",
+            "length",
+            "previtem",
+            "nextitem",
+        ];
+        let mut plan_fields: Vec<(&str, ValuePlan)> = fields
+            .iter()
+            .map(|f| (*f, expr(&format!("loop.{f}"))))
+            .collect();
+        plan_fields.push(("prev", expr("loop.prevrecord.index")));
+        plan_fields.push(("names", expr("loop | list | join(',')")));
+        plan_fields.push(("other", expr("loop.other is undefined")));
+        let plan = vec![(
+            "r".to_owned(),
+            list(expr("[10, 20, 30]"), plan_fields, None),
+        )];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        let names =
+            "index0,index,revindex0,revindex,first,last,length,previtem,nextitem,prevrecord";
+        let rows: Vec<String> = (0..3)
+            .map(|i| {
+                let prev = if i == 0 { "null".to_owned() } else { i.to_string() };
+                let previtem = if i == 0 { "null".to_owned() } else { (10 * i).to_string() };
+                let nextitem = if i == 2 { "null".to_owned() } else { (10 * i + 20).to_string() };
+                format!(
+                    r#"{{"index":{},"revindex0":{},"revindex":{},"first":{},"last":{},"length":3,"previtem":{previtem},"nextitem":{nextitem},"prev":{prev},"names":"{names}","other":true}}"#,
+                    i + 1,
+                    2 - i,
+                    3 - i,
+                    i == 0,
+                    i == 2,
+                )
+            })
+            .collect();
+        assert_eq!(ev["r"].to_string(), format!("[{}]", rows.join(",")));
+        let outside = LoopInfo::value(1, &[Doc::Int(1), Doc::Int(2)]);
+        let names: Vec<String> = outside.try_iter().unwrap().map(|v| v.to_string()).collect();
+        assert_eq!(names.join(","), names_without_prevrecord());
+        assert!(outside.get_attr("prevrecord").unwrap().is_undefined());
+        assert_eq!(outside.get_attr("last").unwrap(), Value::from(true));
+    }
+
+    fn names_without_prevrecord() -> &'static str {
+        "index0,index,revindex0,revindex,first,last,length,previtem,nextitem"
+    }
+
+    fn filtered(
+        for_each: &str,
+        filter: Option<&str>,
+        fields: Vec<(&str, ValuePlan)>,
+    ) -> RecordsPlan {
+        RecordsPlan {
+            for_each: expr(for_each),
+            filter: filter.map(|f| Expr::compile(crate::render::shared(), f)),
+            fields: fields.into_iter().map(|(n, p)| (n.to_owned(), p)).collect(),
+            key: None,
+            value: None,
+            as_name: None,
+        }
+    }
+
+    /// A list long enough to be split over threads gives its records in item order,
+    /// with `loop` counting over the whole list, and fails with the first error in item
+    /// order. (On a one-core machine the list runs on one thread and this still holds.)
+    #[test]
+    fn a_long_list_split_over_threads_keeps_item_order() {
+        let env = crate::render::environment();
+        let n = 40 * PARALLEL_MIN_ITEMS as i64;
+        let rec = filtered(
+            &format!("range({n})"),
+            Some("item % 3 != 0"),
+            vec![("i", expr("loop.index0")), ("x", expr("item * 2"))],
+        );
+        let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+        let ev = evaluate(&env, &plan, &ctx()).unwrap();
+        let expected: Vec<String> = (0..n)
+            .filter(|i| i % 3 != 0)
+            .map(|i| format!(r#"{{"i":{i},"x":{}}}"#, i * 2))
+            .collect();
+        assert_eq!(ev["r"].to_string(), format!("[{}]", expected.join(",")));
+        let failing = filtered(
+            &format!("range({n})"),
+            None,
+            vec![(
+                "x",
+                expr(&format!(
+                    "(item ~ 'x') + 1 if item >= {} else item",
+                    n - 300
+                )),
+            )],
+        );
+        let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(failing)))];
+        let err = evaluate(&env, &plan, &ctx()).unwrap_err();
+        assert_eq!(err.item, Some(format!("#{}", n - 300)));
+    }
+
+    /// A probed list stays on one thread however long it is, so the probe hears of its
+    /// items in order.
+    #[test]
+    fn a_probed_long_list_is_heard_in_item_order() {
+        let env = crate::render::environment();
+        let n = 4 * PARALLEL_MIN_ITEMS;
+        let rec = filtered(&format!("range({n})"), Some("item >= 0"), vec![]);
+        let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+        let probe = Recorder::default();
+        evaluate_probed(&env, &plan, &ctx(), Some(&probe)).unwrap();
+        let calls = probe.0.into_inner().unwrap();
+        assert_eq!(calls.len(), 2 + n, "{calls:#?}");
+        assert_eq!(calls[1], format!("records evidence.r {n}"));
+    }
+
+    /// Records the names an expression's scope lists, for the field `probe`.
+    #[derive(Default)]
+    struct Names(std::sync::Mutex<Vec<String>>);
+
+    impl Probe for Names {
+        fn expression(&self, path: &str, _source: &str, scope: &Value) {
+            if path.ends_with(".probe") {
+                let names = scope.try_iter().unwrap().map(|v| v.to_string());
+                self.0
+                    .lock()
+                    .unwrap()
+                    .push(names.collect::<Vec<_>>().join(","));
+            }
+        }
+        fn selected(&self, _path: &str, _found: &Doc) {}
+        fn records(&self, _path: &str, _rec: &RecordsPlan, _items: &[Doc]) {}
+    }
+
+    /// The names a record's field sees, as validate lists them: the context, the item's
+    /// keys, `item`, the `as:` name, `loop` only when the list reads the name `loop` as a
+    /// word (not `item.loop`, `loops`, `xloop` or `_loop`), and the fields before it.
+    #[test]
+    fn a_fields_scope_lists_item_keys_item_loop_when_read_and_earlier_fields() {
+        let env = crate::render::environment();
+        let names_of = |reads: &str| {
+            let mut rec = filtered(
+                "[{'k': 1}]",
+                None,
+                vec![("a", expr(reads)), ("probe", expr("1"))],
+            );
+            rec.as_name = Some("it".into());
+            let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+            let probe = Names::default();
+            evaluate_probed(&env, &plan, &ctx(), Some(&probe)).unwrap();
+            probe.0.into_inner().unwrap().join(";")
+        };
+        for not_loop in ["item.loop", "'loops'", "xloop", "_loop", "loop_"] {
+            assert_eq!(names_of(not_loop), "repos,k,item,it,a", "{not_loop}");
+        }
+        for reads_loop in ["1 + loop.index0", "(loop)", "[loop]"] {
+            assert_eq!(
+                names_of(reads_loop),
+                "repos,k,item,it,loop,a",
+                "{reads_loop}"
+            );
+        }
+    }
+
+    /// `loop` is there wherever the list reads it: a template field, a condition or a
+    /// conditional value, `where`, `key` or `value`.
+    #[test]
+    fn loop_is_built_wherever_the_list_reads_it() {
+        let env = crate::render::environment();
+        let base = || filtered("['a', 'b']", None, vec![]);
+        let mut lists = Vec::new();
+        let mut rec = base();
+        rec.fields = vec![("i".into(), ValuePlan::Template("<< loop.index >>".into()))];
+        lists.push((rec, r#"[{"i":"1"},{"i":"2"}]"#));
+        let mut rec = base();
+        rec.fields = vec![("i".into(), cond("loop.first", expr("1")))];
+        lists.push((rec, r#"[{"i":1},{}]"#));
+        let mut rec = base();
+        rec.fields = vec![("i".into(), cond("true", expr("loop.index")))];
+        lists.push((rec, r#"[{"i":1},{"i":2}]"#));
+        let mut rec = base();
+        rec.filter = Some(Expr::compile(crate::render::shared(), "loop.last"));
+        rec.fields = vec![("i".into(), expr("item"))];
+        lists.push((rec, r#"[{"i":"b"}]"#));
+        let mut rec = base();
+        rec.key = Some(expr("loop.index0"));
+        lists.push((rec, r#"{"0":{},"1":{}}"#));
+        let mut rec = base();
+        rec.value = Some(expr("loop.revindex"));
+        lists.push((rec, "[2,1]"));
+        for (rec, want) in lists {
+            let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+            let ev = evaluate(&env, &plan, &ctx()).unwrap();
+            assert_eq!(ev["r"].to_string(), want);
+        }
+    }
+
+    /// An item without `id`, `repo` or `name` is named by its index in errors of `where`,
+    /// of a field and of a duplicate key.
+    #[test]
+    fn errors_name_an_unnamed_item_by_its_index() {
+        let env = crate::render::environment();
+        let run = |rec: RecordsPlan| {
+            let plan = vec![("r".to_owned(), ValuePlan::Records(Box::new(rec)))];
+            evaluate(&env, &plan, &ctx()).unwrap_err()
+        };
+        let err = run(filtered("[1, 2, 'x']", Some("item + 1"), vec![]));
+        assert_eq!(
+            (err.key_path.as_str(), err.item.as_deref()),
+            ("evidence.r.where", Some("#2"))
+        );
+        let err = run(filtered("[1, 2, 'x']", None, vec![("y", expr("item + 1"))]));
+        assert_eq!(
+            (err.key_path.as_str(), err.item.as_deref()),
+            ("evidence.r.fields.y", Some("#2"))
+        );
+        let mut keyed = filtered("[1, 2, 3]", None, vec![]);
+        keyed.key = Some(expr("'k' if item > 1 else 'first'"));
+        let err = run(keyed);
+        assert_eq!(err.item.as_deref(), Some("#2"));
+        assert!(err.message.contains("(items #1 and #2)"), "{}", err.message);
+    }
 }

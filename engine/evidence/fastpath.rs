@@ -441,6 +441,23 @@ mod lookup {
         })
     }
 
+    /// The index this thread holds: its list's length, its attribute and whether the
+    /// list could be indexed (tests only).
+    #[cfg(test)]
+    pub(super) fn held() -> Option<(usize, String, bool)> {
+        LAST.with(|l| {
+            l.borrow()
+                .as_ref()
+                .map(|ix| (ix.list.len(), ix.attr.clone(), ix.positions.is_some()))
+        })
+    }
+
+    /// Drops this thread's index (tests only).
+    #[cfg(test)]
+    pub(super) fn forget() {
+        LAST.with(|l| *l.borrow_mut() = None);
+    }
+
     fn build(
         items: &DocSeq,
         attr: &str,
@@ -629,5 +646,251 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// Every case the native filters decide stays a document list (so a chain of filters
+    /// stays on the fast path) and gives what minijinja's own filter gives.
+    #[test]
+    fn native_cases_stay_document_lists_and_agree_with_minijinja() {
+        let rows: Doc = serde_json::from_str(
+            r#"{"rows": [
+                {"s": "HIGH", "c": 7.5, "n": 1, "t": true, "m": {"k": "a"}, "z": null, "u": null, "a": [1]},
+                {"s": "LOW", "c": 2, "n": 0, "t": false, "m": {"k": "b"}, "z": 1, "u": null, "a": [2, 3]},
+                {"s": "high", "c": 9, "n": 2, "t": true, "m": {}, "z": null, "u": null, "a": [1]}
+            ], "ids": ["HIGH", "x"]}"#,
+        )
+        .unwrap();
+        let mut tests: Vec<String> = [
+            "'t'",
+            "'missing'",
+            "'t', 'defined'",
+            "'missing', 'undefined'",
+            "'z', 'none'",
+            "'t', 'true'",
+            "'t', 'false'",
+            "'c', 'number'",
+            "'s', 'string'",
+            "'m', 'mapping'",
+            "'s', 'in', ids",
+            "'s', 'in', ids + ['LOW']",
+            "'c', 'ge', 7.0",
+            "'s', 'lt', 'M'",
+            "'s', 'equalto', 'LOW'",
+            "'t', 'equalto', true",
+            "'u', 'equalto', none",
+            "'c', 'equalto', 2.0",
+            "'a.0', 'equalto', 1",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+        for op in [
+            "equalto",
+            "eq",
+            "==",
+            "ne",
+            "!=",
+            "lt",
+            "lessthan",
+            "<",
+            "le",
+            "<=",
+            "gt",
+            "greaterthan",
+            ">",
+            "ge",
+            ">=",
+        ] {
+            tests.push(format!("'n', '{op}', 1"));
+        }
+        let mut exprs: Vec<String> = Vec::new();
+        for t in &tests {
+            exprs.push(format!("rows | selectattr({t})"));
+            exprs.push(format!("rows | rejectattr({t})"));
+        }
+        for tail in [
+            "select",
+            "reject",
+            "select('gt', 0)",
+            "reject('lt', 1)",
+            "select('in', [1, 2])",
+            "select('in', [1] + [2])",
+            "select('number')",
+        ] {
+            exprs.push(format!("rows | map(attribute='n') | {tail}"));
+        }
+        exprs.extend(
+            [
+                "rows | map(attribute='s') | unique",
+                "rows | map(attribute='s') | unique(case_sensitive=true)",
+                "rows | map(attribute='c') | list",
+                "rows | map(attribute='s') | list",
+                "rows | list",
+            ]
+            .map(str::to_owned),
+        );
+        let fast = crate::render::environment();
+        let mut slow = minijinja::Environment::new();
+        crate::evidence::builtins::register(&mut slow);
+        for e in &exprs {
+            let a = fast
+                .compile_expression(e)
+                .unwrap()
+                .eval(rows.to_value())
+                .unwrap();
+            assert!(a.downcast_object_ref::<DocSeq>().is_some(), "{e}: {a:?}");
+            let b = slow
+                .compile_expression(e)
+                .unwrap()
+                .eval(rows.to_value())
+                .unwrap();
+            assert_eq!(Doc::from_value(&a), Doc::from_value(&b), "{e}");
+        }
+    }
+
+    /// Evaluates `e` over `data` with the overrides and with minijinja's own filters,
+    /// each as JSON or the error's kind.
+    fn both_ways(data: &Doc, e: &str) -> [Result<String, minijinja::ErrorKind>; 2] {
+        let fast = crate::render::environment();
+        let mut slow = minijinja::Environment::new();
+        crate::evidence::builtins::register(&mut slow);
+        [&fast, &slow].map(|env| {
+            env.compile_expression(e)
+                .unwrap()
+                .eval(data.to_value())
+                .map(|v| Doc::from_value(&v).to_string())
+                .map_err(|e| e.kind())
+        })
+    }
+
+    /// Edge cases the native tests must decide as minijinja does: tests given the
+    /// wrong number of arguments (minijinja's error), integers past 2^53 (compared
+    /// exactly, not as floats), numbers of both kinds, and the truth of empty lists and
+    /// of `0.0`.
+    #[test]
+    fn edge_cases_agree_with_minijinja() {
+        let data: Doc = serde_json::from_str(
+            r#"{"xs": [{"t": true, "c": 2, "b": 9007199254740993}, {"t": false, "c": 2.5, "b": 9007199254740992}],
+                "vals": [[], [1], 0.0, 1.5, {}, ""],
+                "big": [9007199254740993, 9007199254740992]}"#,
+        )
+        .unwrap();
+        let mut exprs: Vec<String> = Vec::new();
+        for test in [
+            "defined",
+            "undefined",
+            "none",
+            "true",
+            "false",
+            "number",
+            "string",
+            "mapping",
+        ] {
+            exprs.push(format!("xs | selectattr('t', '{test}', 1) | list"));
+            exprs.push(format!(
+                "xs | map(attribute='t') | select('{test}', 1) | list"
+            ));
+        }
+        exprs.extend(
+            [
+                "xs | selectattr('t', 'in') | list",
+                "xs | selectattr('t', 'in', [true], 1) | list",
+                "xs | selectattr('c', 'equalto', 2, 3) | list",
+                "xs | selectattr('c', 'equalto', 2.0) | list",
+                "xs | selectattr('c', 'lt', 2.5) | list",
+                "xs | selectattr('t', 'equalto', false) | list",
+                "xs | selectattr('b', 'equalto', 9007199254740992) | list",
+                "xs | selectattr('b', 'lt', 9007199254740993) | list",
+                "xs | selectattr('b', 'gt', 9007199254740992) | list",
+                "big | select('equalto', 9007199254740992) | list",
+                "big | select('lt', 9007199254740993) | list",
+                "big | select('in', [9007199254740992] + []) | list",
+                "vals | select | list",
+                "vals | reject | list",
+            ]
+            .map(str::to_owned),
+        );
+        for e in &exprs {
+            let [fast, slow] = both_ways(&data, e);
+            assert_eq!(fast, slow, "{e}");
+        }
+    }
+
+    /// `map` with a filter name passes every other argument on, keyword ones included
+    /// (minijinja's own drops them), and maps nothing over an undefined value.
+    #[test]
+    fn map_by_filter_name_passes_keyword_arguments() {
+        let env = crate::render::environment();
+        let eval = |e: &str| {
+            env.compile_expression(e)
+                .unwrap()
+                .eval(minijinja::context! {})
+                .map(|v| v.to_string())
+        };
+        assert_eq!(
+            eval("[[3, 1, 2]] | map('sort', reverse=true) | list").unwrap(),
+            "[[3, 2, 1]]"
+        );
+        assert_eq!(
+            eval("['a', 'b'] | map('upper') | list").unwrap(),
+            "['A', 'B']"
+        );
+        assert_eq!(eval("nothing | map('upper') | list").unwrap(), "[]");
+    }
+
+    /// `selectattr(attr, 'equalto', text)` on a list of 64 items or more indexes the list
+    /// once by that attribute (a list with an item lacking it is not indexable); shorter
+    /// lists, and other tests, are scanned.
+    #[test]
+    fn long_lists_are_indexed_once_per_list_and_attribute() {
+        let env = crate::render::environment();
+        let row = |i: usize| {
+            Doc::object([
+                ("id", Doc::from(format!("r{}", i % 10))),
+                ("k", Doc::from(format!("k{i}"))),
+            ])
+        };
+        let list = |n: usize| Doc::from((0..n).map(row).collect::<Vec<_>>());
+        let mut mixed: Vec<Doc> = (0..80).map(row).collect();
+        mixed.push(Doc::object([("k", Doc::from("k"))]));
+        let data = Doc::object([
+            ("long", list(64)),
+            ("short", list(63)),
+            ("other", list(70)),
+            ("mixed", Doc::from(mixed)),
+        ]);
+        let last = lookup::held;
+        let run = |e: &str| {
+            let v = env
+                .compile_expression(e)
+                .unwrap()
+                .eval(data.to_value())
+                .unwrap();
+            Doc::from_value(&v).to_string()
+        };
+        lookup::forget();
+        run("short | selectattr('id', 'equalto', 'r3') | list");
+        assert_eq!(last(), None);
+        assert_eq!(
+            run("long | selectattr('id', 'equalto', 'r3') | map(attribute='k') | join(',')"),
+            r#""k3,k13,k23,k33,k43,k53,k63""#
+        );
+        assert_eq!(last(), Some((64, "id".to_owned(), true)));
+        // Another attribute of the same list, then another list: each indexed anew.
+        assert_eq!(
+            run("long | selectattr('k', 'equalto', 'k5') | map(attribute='id') | join"),
+            r#""r5""#
+        );
+        assert_eq!(last(), Some((64, "k".to_owned(), true)));
+        assert_eq!(
+            run("other | selectattr('k', 'equalto', 'k65') | map(attribute='id') | join"),
+            r#""r5""#
+        );
+        assert_eq!(last(), Some((70, "k".to_owned(), true)));
+        assert_eq!(
+            run("mixed | selectattr('id', 'equalto', 'r1') | length"),
+            "8"
+        );
+        assert_eq!(last(), Some((81, "id".to_owned(), false)));
     }
 }

@@ -355,3 +355,204 @@ fn shown_len(value: &Value) -> usize {
     let _ = std::fmt::Write::write_fmt(&mut count, format_args!("{value}"));
     count.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::Doc;
+
+    /// Evaluates `src` in caldera's environment with `x` bound to `x`.
+    fn eval(src: &str, x: Value) -> Result<Value, String> {
+        let env = crate::render::environment();
+        crate::evidence::eval::eval_expr(&env, src, &minijinja::context! { x => x })
+            .map_err(|e| e.message)
+    }
+
+    /// Evaluates `src` and gives the length of the text it makes.
+    fn text_len(src: &str, x: Value) -> Result<usize, String> {
+        eval(src, x).map(|v| v.as_str().map_or(0, str::len))
+    }
+
+    /// `n` bytes of `x`.
+    fn xs(n: usize) -> Value {
+        Value::from("x".repeat(n))
+    }
+
+    #[test]
+    fn a_runaway_loop_stops_with_the_out_of_fuel_message() {
+        let env = crate::render::environment();
+        let endless =
+            "<% for i in range(100000) %><% for j in range(100000) %><% endfor %><% endfor %>";
+        let err = crate::evidence::eval::render_text(&env, endless, &Value::from(()))
+            .unwrap_err()
+            .message;
+        assert_eq!(err, out_of_fuel_message());
+        assert!(
+            err.starts_with("evaluation stopped after 20000000 steps"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn error_text_is_kind_detail_and_every_source_on_one_line() {
+        let bare = Error::from(ErrorKind::InvalidOperation);
+        assert_eq!(error_text(&bare), "invalid operation");
+        let detailed = Error::new(ErrorKind::InvalidOperation, "boom");
+        assert_eq!(error_text(&detailed), "invalid operation: boom");
+        let inner = Error::new(ErrorKind::BadSerialization, "inner");
+        let chained = Error::new(ErrorKind::InvalidOperation, "outer").with_source(inner);
+        assert_eq!(
+            error_text(&chained),
+            "invalid operation: outer: could not serialize to value: inner"
+        );
+    }
+
+    #[test]
+    fn a_rendered_text_may_reach_the_limit_but_not_pass_it() {
+        let env = crate::render::environment();
+        let t = env.template_from_str("<< x >>").unwrap();
+        let at = render(&t, &minijinja::context! { x => xs(MAX_TEXT_BYTES) }).unwrap();
+        assert_eq!(at.len(), MAX_TEXT_BYTES);
+        let t = env.template_from_str("<< x >>!").unwrap();
+        let err = render(&t, &minijinja::context! { x => xs(MAX_TEXT_BYTES) }).unwrap_err();
+        assert_eq!(
+            error_text(&err),
+            format!(
+                "invalid operation: the rendered text would be {} bytes long, more than the {MAX_TEXT_BYTES} a value may take",
+                MAX_TEXT_BYTES + 1
+            )
+        );
+        let t = env.template_from_str("a << x >> b").unwrap();
+        assert_eq!(
+            render(&t, &minijinja::context! { x => 1 }).unwrap(),
+            "a 1 b"
+        );
+    }
+
+    #[test]
+    fn join_reads_its_joiner_and_attribute_positionally_or_by_name() {
+        let items: Doc =
+            serde_json::from_str(r#"[{"a": {"b": ["p", 1]}}, {"a": {"b": ["q", 2]}}]"#).unwrap();
+        let items = items.to_value();
+        let cases = [
+            ("[1, 'a', 2.5] | join(', ')", "1, a, 2.5"),
+            ("[1, 2] | join", "12"),
+            ("[1, 2] | join(d='-')", "1-2"),
+            ("x | join('/', 'a.b.0')", "p/q"),
+            ("x | join(attribute='a.b.1')", "12"),
+            ("x | join(d='+', attribute='a.b.1')", "1+2"),
+        ];
+        for (src, want) in cases {
+            assert_eq!(
+                eval(src, items.clone()).unwrap().as_str(),
+                Some(want),
+                "{src}"
+            );
+        }
+        let err = eval("5 | join", Value::from(())).unwrap_err();
+        assert!(err.contains("cannot join value of type number"), "{err}");
+    }
+
+    #[test]
+    fn joined_text_may_reach_the_limit_but_not_pass_it() {
+        let half = Value::from(vec![xs(MAX_TEXT_BYTES / 2 - 1), xs(MAX_TEXT_BYTES / 2 - 1)]);
+        assert_eq!(text_len("x | join('ab')", half.clone()), Ok(MAX_TEXT_BYTES));
+        let err = text_len("x | join('abc')", half).unwrap_err();
+        assert!(err.contains("the joined text would be"), "{err}");
+        // The first item alone can pass the limit.
+        let one = Value::from(vec![xs(MAX_TEXT_BYTES + 1)]);
+        assert!(text_len("x | join", one).is_err());
+    }
+
+    /// A text of `n` bytes holding `hits` copies of `ab`.
+    fn with_hits(n: usize, hits: usize) -> Value {
+        Value::from(format!("{}{}", "ab".repeat(hits), "x".repeat(n - 2 * hits)))
+    }
+
+    #[test]
+    fn replaced_text_may_reach_the_limit_but_not_pass_it() {
+        // 3 hits of a 2-byte text by a 3-byte one add 3 bytes.
+        let at = with_hits(MAX_TEXT_BYTES - 3, 3);
+        assert_eq!(text_len("x | replace('ab', 'abc')", at), Ok(MAX_TEXT_BYTES));
+        let over = with_hits(MAX_TEXT_BYTES - 2, 3);
+        let err = text_len("x | replace('ab', 'abc')", over).unwrap_err();
+        assert!(err.contains("the replaced text would be"), "{err}");
+        // An empty `from` matches before every character and at the end: n + 1 hits.
+        let n = MAX_TEXT_BYTES / 2;
+        assert!(text_len("x | replace('', '-')", xs(n)).is_err());
+        assert_eq!(
+            text_len("x | replace('', '-')", xs(n - 1)),
+            Ok(MAX_TEXT_BYTES - 1)
+        );
+        assert_eq!(
+            eval("'ab' | replace('', '-')", Value::from(()))
+                .unwrap()
+                .as_str(),
+            Some("-a-b-")
+        );
+    }
+
+    #[test]
+    fn indented_text_may_reach_the_limit_but_not_pass_it() {
+        // Two bytes on one line: the bound counts the width twice (a line past the last).
+        let w = MAX_TEXT_BYTES / 2 - 1;
+        let at = eval(&format!("x | indent({w}, true)"), Value::from("ab"));
+        assert_eq!(at.map(|v| v.as_str().map(str::len)), Ok(Some(w + 2)));
+        assert!(eval(&format!("x | indent({})", w + 1), Value::from("ab")).is_err());
+        let err = eval(&format!("x | indent(width={})", w + 1), Value::from("ab")).unwrap_err();
+        assert!(err.contains("the indented text would be"), "{err}");
+        assert_eq!(
+            eval("x | indent(2)", Value::from("a\nb")).unwrap().as_str(),
+            Some("a\n  b")
+        );
+    }
+
+    #[test]
+    fn batch_and_slice_take_up_to_max_items() {
+        for f in ["batch", "slice"] {
+            let at = eval(
+                &format!("[1, 2] | {f}({MAX_ITEMS}) | list | length"),
+                Value::from(()),
+            );
+            assert!(at.is_ok(), "{f}: {at:?}");
+            let err =
+                eval(&format!("[1, 2] | {f}({})", MAX_ITEMS + 1), Value::from(())).unwrap_err();
+            assert!(err.contains("items are more than the"), "{f}: {err}");
+        }
+        let batches = eval("[1, 2, 3] | batch(2, 0) | list", Value::from(())).unwrap();
+        assert_eq!(batches.to_string(), "[[1, 2], [3, 0]]");
+        let slices = eval("[1, 2, 3] | slice(2) | list", Value::from(())).unwrap();
+        assert_eq!(slices.to_string(), "[[1, 2], [3]]");
+    }
+
+    #[test]
+    fn format_widths_and_formatted_text_may_reach_the_limit_but_not_pass_it() {
+        let ok = eval("'%s-%d|%5s' | format('a', 3, 'b')", Value::from(())).unwrap();
+        assert_eq!(ok.as_str(), Some("a-3|    b"));
+        assert_eq!(
+            text_len(
+                &format!("'%{MAX_TEXT_BYTES}s' | format('a')"),
+                Value::from(())
+            ),
+            Ok(MAX_TEXT_BYTES)
+        );
+        for field in [
+            format!("%{}s", MAX_TEXT_BYTES + 1),
+            format!("%.{}f", MAX_TEXT_BYTES + 1),
+        ] {
+            let err = eval(&format!("'{field}' | format(1)"), Value::from(())).unwrap_err();
+            assert!(err.contains("a formatted field would be"), "{field}: {err}");
+        }
+        // `%s%s` is 4 bytes: two conversions of the longest argument fill the rest.
+        let longest = (MAX_TEXT_BYTES - 4) / 2;
+        assert_eq!(
+            text_len("'%s%s' | format(x, x)", xs(longest)),
+            Ok(2 * longest)
+        );
+        let err = text_len("'%s%s' | format(x, 'y')", xs(longest + 1)).unwrap_err();
+        assert!(err.contains("the formatted text would be"), "{err}");
+        // An argument that is not a text is counted as it is shown.
+        let list = Value::from(vec![xs(MAX_TEXT_BYTES)]);
+        assert!(text_len("'%s' | format(x)", list).is_err());
+    }
+}

@@ -126,7 +126,30 @@ mod tests {
             TextKind::Template("rate: << r >>%")
         );
         assert_eq!(classify("plain"), TextKind::Literal("plain"));
+        // One delimiter more inside: not a single expression.
+        assert_eq!(classify("<< a >> b >>"), TextKind::Template("<< a >> b >>"));
+        assert_eq!(classify("<< a << b >>"), TextKind::Template("<< a << b >>"));
         assert_eq!(condition_source("<< x > 1 >>"), "x > 1");
         assert_eq!(condition_source("x > 1"), "x > 1");
+    }
+
+    #[test]
+    fn empty_is_null_and_empty_texts_lists_and_maps_only() {
+        let empty: [Doc; 4] = [
+            Doc::Null,
+            Doc::from(""),
+            Doc::from(Vec::<Doc>::new()),
+            Doc::object(Vec::<(&str, Doc)>::new()),
+        ];
+        assert!(empty.iter().all(is_empty));
+        let full = [
+            Doc::Int(0),
+            Doc::Bool(false),
+            Doc::Float(0.0),
+            Doc::from(" "),
+            Doc::from(vec![Doc::Null]),
+            Doc::object([("k", Doc::Null)]),
+        ];
+        assert!(!full.iter().any(is_empty), "{full:?}");
     }
 }
