@@ -132,6 +132,21 @@ pub(crate) struct PartialUnit {
     pub heuristic: HeuristicOutcome,
 }
 
+impl Partial {
+    /// Drops the private evidence (`_name`) of the per-repo units scored so far, for a
+    /// heuristic run: their verdicts are made, and neither the result nor the merge
+    /// reads it again, so a working value (every finding of a repo, say) does not stay
+    /// in memory, or in a partial, for every repo until the run ends. (A shard of an LLM
+    /// run keeps it: a prompt may read a private name.)
+    pub(crate) fn drop_private_evidence(&mut self) {
+        for unit in self.units.values_mut().flatten() {
+            if let Ok(evidence) = &mut unit.evidence {
+                evidence.retain(|name, _| !crate::evidence::eval::is_private(name));
+            }
+        }
+    }
+}
+
 impl PartialUnit {
     /// The unit again, as the merge scores it (its evidence kept, without the context
     /// it was computed in).

@@ -165,6 +165,9 @@ pub(crate) fn run_shard(
     let mine = keep_shard(full, options.spec);
     partial.shard_repos = mine.results.iter().map(|d| d.id.clone()).collect();
     per_repo_phase(env, suite, &parts, &mine, &mut partial)?;
+    if options.llm.is_none() {
+        partial.drop_private_evidence();
+    }
     crate::doc::release(mine);
     if let Some(llm) = &options.llm {
         partial.llm = Some(crate::run::shard_llm::ask_shard(

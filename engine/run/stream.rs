@@ -51,6 +51,7 @@ pub(crate) fn run_streamed(
         {
             failed = Some(e);
         }
+        partial.drop_private_evidence();
     };
     let shells = load_inputs_streaming(suite, &options.overrides, &mut chunk)?;
     if let Some(e) = failed {

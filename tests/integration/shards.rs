@@ -143,6 +143,7 @@ scope: repo
 evidence:
   expected: << truth.expected.known_cves if truth is mapping and truth.expected.known_cves is defined else [] >>
   ids: << result.vulnerabilities | map(attribute='id') | list if result.vulnerabilities is sequence else [] >>
+  _seen: << ids | length >>
   found: << match(ids, expected) >>
   rate: << pct(found.tp, found.expected, zero=none) >>
 heuristic:
@@ -211,6 +212,22 @@ fn per_repo_judges_and_private_record_fields_merge_to_the_single_run() {
     for n in [1, 3] {
         assert_merge_equals_single(text(&suite), n, tmp.path(), &[]);
     }
+    // A heuristic shard's partial keeps the records' private fields (aggregates read
+    // them) but not its units' private evidence, which nothing reads once they are
+    // scored.
+    let part = std::fs::read_to_string(
+        tmp.path()
+            .join(format!("{}-1-of-3.json", text(&suite).replace('/', "_"))),
+    )
+    .unwrap();
+    assert!(
+        part.contains("\"_private\""),
+        "records keep their private fields"
+    );
+    assert!(
+        !part.contains("\"_seen\""),
+        "units drop their private evidence"
+    );
 }
 
 /// Shards of trivy (every part per-repo or aggregate), written once for the refusals.
