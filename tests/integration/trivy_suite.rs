@@ -198,3 +198,17 @@ fn terminal_table_snapshot() {
         insta::assert_snapshot!("trivy_suite_table", table);
     });
 }
+
+/// The result text is written straight from the run result (no `serde_json::Value`
+/// copy of the evidence, which made the trivy suite need about 15x its input): it is
+/// still exactly the document, pretty-printed, and the report read from it is the same.
+#[test]
+fn result_text_written_without_a_value_copy_is_the_document() {
+    let result = run();
+    let document = caldera::report::json::document(&result);
+    let mut want = serde_json::to_string_pretty(&document).unwrap();
+    want.push('\n');
+    assert_eq!(caldera::report::json::to_text(&result), want);
+    let report = caldera::report::model::Report::of(&result).expect("report");
+    assert_eq!(report.document(), document);
+}
