@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, evaluate};
-use crate::load::inputs::{Inputs, Overrides, load_case_inputs, load_inputs, load_inputs_keeping};
+use crate::load::inputs::{Inputs, Overrides, load_case_inputs, load_inputs_keeping};
 use crate::load::parts::{Part, Parts, classify};
 use crate::load::suite::Suite;
 use crate::run::context::{build_context, evidence_error, suite_evidence};
@@ -121,15 +121,11 @@ pub fn run_shard(
     if parts.any_whole() && !options.defer_whole {
         return Err(whole_refusals(suite, &parts));
     }
-    // Shard 1 runs the run's data check, which samples every repo's documents; the
-    // others keep only their own repos' documents.
+    // Every shard keeps only its own repos' documents; shard 1's data check reads its
+    // samples again (the whole inputs only when every sample shows something).
     let spec = options.spec;
     let mine = |id: &str| shard_of(id, spec.n) == spec.k;
-    let full = if spec.k == 1 {
-        load_inputs(suite, &options.overrides)?
-    } else {
-        load_inputs_keeping(suite, &options.overrides, &mine)?
-    };
+    let full = load_inputs_keeping(suite, &options.overrides, &mine)?;
     let repos: Vec<String> = full.results.iter().map(|d| d.id.clone()).collect();
     let layout = PartialOverrides::of(&options.overrides);
     let named = full
@@ -152,9 +148,10 @@ pub fn run_shard(
         deferred: whole_names(suite, &parts),
         input_summary: super::input_summary(&full),
         input_problems: super::input_problems(&full),
-        // The data check of a run, once: shard 1 runs it over every repo.
+        // The data check of a run, once: shard 1 runs it on the run's samples.
         data_problems: if options.spec.k == 1 {
-            super::data_problems(suite, &super::data_check(env, suite, &full))
+            let found = super::stream::data_check(env, suite, (&full, &options.overrides))?;
+            super::data_problems(suite, &found)
         } else {
             Vec::new()
         },

@@ -125,8 +125,8 @@ fn fill_partial(partial: &mut Partial, shells: &Inputs) {
 
 /// The run's data check on the same samples an in-memory run takes, their documents
 /// read again; over every repo (the inputs read whole) only when every sample shows
-/// something.
-fn data_check(
+/// something. Shard 1 of a sharded run runs it on its inputs read as shells too.
+pub(crate) fn data_check(
     env: &Environment<'static>,
     suite: &Suite,
     (shells, overrides): (&Inputs, &Overrides),
