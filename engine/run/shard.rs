@@ -150,7 +150,7 @@ pub fn run_shard(
         input_problems: super::input_problems(&full),
         // The data check of a run, once: shard 1 runs it on the run's samples.
         data_problems: if options.spec.k == 1 {
-            let found = super::stream::data_check(env, suite, (&full, &options.overrides))?;
+            let found = super::data_check_rereading(env, suite, (&full, &options.overrides))?;
             super::data_problems(suite, &found)
         } else {
             Vec::new()
