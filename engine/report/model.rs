@@ -472,7 +472,18 @@ impl Report {
     /// saved one render the same). An error means the result type and this view have
     /// drifted apart; it names the key path.
     pub fn of(result: &RunResult) -> Result<Report, String> {
-        Report::from_value(crate::report::json::document(result))
+        Report::from_text(crate::report::json::to_text(result))
+    }
+
+    /// Reads a document from its text (no intermediate `serde_json::Value`, whose copy
+    /// of a large evidence section would cost several times the text); the error names
+    /// the key path that does not fit.
+    fn from_text(text: String) -> Result<Report, String> {
+        let mut de = serde_json::Deserializer::from_str(&text);
+        let mut report: Report = serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| format!("`{}`: {}", e.path(), e.inner()))?;
+        report.source = text.into();
+        Ok(report)
     }
 
     /// The bars of the decision table (see [`GateView::bars`]); none when the document

@@ -158,6 +158,27 @@ fn data_check(env: &Environment<'static>, suite: &Suite, inputs: &Inputs) -> Vec
     }
 }
 
+/// The run's data check on the same samples an in-memory run takes, their documents
+/// read again; over every repo (the inputs read whole) only when every sample shows
+/// something. Shard 1 of a sharded run runs it on its inputs read as shells too.
+pub(crate) fn data_check_rereading(
+    env: &Environment<'static>,
+    suite: &Suite,
+    (shells, overrides): (&Inputs, &Overrides),
+) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    let len = shells.results.len();
+    let clean = sample_is_clean(env, suite, len, |size| {
+        crate::load::inputs::reread_results(suite, shells, &sample_picks(len, size))
+    })?;
+    if clean {
+        return Ok(Vec::new());
+    }
+    let whole = crate::load::inputs::load_inputs(suite, overrides)?;
+    let found = probe::check_with_data(env, suite, &whole);
+    crate::doc::release(whole);
+    Ok(found)
+}
+
 /// Whether one of the growing samples of [`data_check`] over `len` repos shows nothing
 /// (`false` when none does, and every repo must be checked); `sample` gives the sample
 /// of a size.

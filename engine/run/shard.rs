@@ -123,8 +123,8 @@ pub(crate) fn run_shard(
     if parts.any_whole() && !options.defer_whole {
         return Err(whole_refusals(suite, &parts).into());
     }
-    // Every shard keeps only its own repos' documents. Shard 1 also runs the run's data
-    // check, on the samples a run takes, read again (as a streamed run does).
+    // Every shard keeps only its own repos' documents; shard 1's data check reads its
+    // samples again (the whole inputs only when every sample shows something).
     let spec = options.spec;
     let mine = |id: &str| shard_of(id, spec.n) == spec.k;
     let full = load_inputs_keeping(suite, &options.overrides, &mine)?;
@@ -150,9 +150,9 @@ pub(crate) fn run_shard(
         deferred: whole_names(suite, &parts),
         input_summary: super::input_summary(&full),
         input_problems: super::input_problems(&full),
-        // The data check of a run, once: shard 1 runs it.
+        // The data check of a run, once: shard 1 runs it on the run's samples.
         data_problems: if options.spec.k == 1 {
-            let found = super::stream::data_check(env, suite, (&full, &options.overrides))?;
+            let found = super::data_check_rereading(env, suite, (&full, &options.overrides))?;
             super::data_problems(suite, &found)
         } else {
             Vec::new()

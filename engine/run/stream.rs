@@ -17,7 +17,7 @@ use indexmap::IndexMap;
 use minijinja::Environment;
 
 use crate::diag::Diagnostic;
-use crate::load::inputs::{Inputs, Overrides, load_inputs, load_inputs_streaming, reread_results};
+use crate::load::inputs::{Inputs, load_inputs_streaming};
 use crate::load::parts::classify;
 use crate::load::suite::Suite;
 use crate::run::partial::{Faithful, Partial, PartialOverrides};
@@ -61,7 +61,7 @@ pub(crate) fn run_streamed(
     fill_partial(&mut partial, &shells);
     partial.data_problems = super::data_problems(
         suite,
-        &data_check(env, suite, (&shells, &options.overrides))?,
+        &super::data_check_rereading(env, suite, (&shells, &options.overrides))?,
     );
     let checked = Checked {
         partials: vec![(PathBuf::new(), partial)],
@@ -123,25 +123,4 @@ fn fill_partial(partial: &mut Partial, shells: &Inputs) {
         .iter()
         .map(|(k, v)| (k.clone(), Faithful(v.clone())))
         .collect();
-}
-
-/// The run's data check on the same samples an in-memory run takes, their documents
-/// read again; over every repo (the inputs read whole) only when every sample shows
-/// something. Shard 1 of a sharded run checks the same way, from its own shells.
-pub(super) fn data_check(
-    env: &Environment<'static>,
-    suite: &Suite,
-    (shells, overrides): (&Inputs, &Overrides),
-) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
-    let len = shells.results.len();
-    let clean = super::sample_is_clean(env, suite, len, |size| {
-        reread_results(suite, shells, &super::sample_picks(len, size))
-    })?;
-    if clean {
-        return Ok(Vec::new());
-    }
-    let whole = load_inputs(suite, overrides)?;
-    let found = super::probe::check_with_data(env, suite, &whole);
-    crate::doc::release(whole);
-    Ok(found)
 }
