@@ -6,7 +6,7 @@ use clap::Args;
 use indexmap::IndexMap;
 
 use crate::calibrate::{SourceScores, calibrate, labels, sources};
-use crate::cli::run::{CacheArg, ProviderArg};
+use crate::cli::run::CacheArg;
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text};
 use crate::load::inputs::load_inputs;
@@ -44,12 +44,10 @@ pub(crate) struct CalibrateArgs {
     /// Leave out the heuristic (judged one repo at a time by default).
     #[arg(long)]
     pub no_heuristic: bool,
-    /// Also judge each repo with these models (comma-separated; through the cache).
-    #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
-    pub models: Vec<String>,
-    /// LLM provider, as `caldera run --provider`.
-    #[arg(long, value_enum, help_heading = "LLM mode")]
-    pub provider: Option<ProviderArg>,
+    /// Also judge each repo with these models (through the cache): the provider and the
+    /// model or panel, as `caldera run`.
+    #[command(flatten)]
+    pub choice: crate::cli::llm_args::ModelArgs,
     /// How the verdict cache is used.
     #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
     pub cache: CacheArg,
@@ -125,7 +123,8 @@ fn gather(
     notes: &mut Vec<String>,
 ) -> Result<IndexMap<String, SourceScores>, Vec<Diagnostic>> {
     let mut scores = IndexMap::new();
-    if !args.no_heuristic || !args.models.is_empty() {
+    let models = args.choice.chosen();
+    if !args.no_heuristic || !models.is_empty() {
         let overrides = args.input.overrides();
         let inputs = load_inputs(suite, &overrides)?;
         if !args.no_heuristic {
@@ -134,10 +133,10 @@ fn gather(
                 sources::heuristic(env, suite, &inputs, notes),
             );
         }
-        if !args.models.is_empty() {
+        if !models.is_empty() {
             let opts = LlmOptions {
-                provider: args.provider.map(Into::into),
-                models: args.models.clone(),
+                provider: args.choice.provider.map(Into::into),
+                models: models.clone(),
                 cache: args.cache.into(),
                 cache_dir: args.cache_dir.clone(),
                 replay: args.replay,

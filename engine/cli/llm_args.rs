@@ -1,15 +1,17 @@
-//! The LLM mode flags, declared once: `caldera run` and `caldera merge` flatten the same
-//! group, so a merge asks the models a run would, with the same help and defaults.
-//! (`caldera calibrate` and `caldera plan` keep their own smaller sets: calibrate takes no
-//! concurrency, batch or budget, and plan's `--timeout` defaults to 30 s for token counts.)
+//! The LLM mode flags, declared once. `caldera run` and `caldera merge` flatten the whole
+//! group, so a merge asks the models a run would, with the same help and defaults;
+//! `caldera calibrate` and `caldera plan` flatten its model choice ([`ModelArgs`]), and
+//! keep only what is theirs (calibrate takes no concurrency, batch or budget, and plan's
+//! `--timeout` defaults to 30 s for token counts).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-/// Model, provider, concurrency, cache, batch, budget and log flags of LLM mode.
+/// Which provider and which model or panel: the flags of every command that asks models
+/// or counts what asking them would cost (`run`, `merge`, `calibrate`, `plan`).
 #[derive(Debug, Args, Clone)]
-pub(crate) struct LlmArgs {
+pub(crate) struct ModelArgs {
     /// LLM provider [default: ANTHROPIC_API_KEY set -> anthropic, else OPENAI_API_KEY or
     /// OPENAI_BASE_URL -> openai, else `claude` on PATH].
     #[arg(long, value_enum, help_heading = "LLM mode")]
@@ -18,9 +20,28 @@ pub(crate) struct LlmArgs {
     #[arg(long, help_heading = "LLM mode", conflicts_with = "models")]
     pub model: Option<String>,
     /// A panel of models, comma-separated: each judge is scored by every model, the
-    /// consensus is the median, and agreement (kappa, alpha) is reported.
+    /// consensus is the median, and agreement (kappa, alpha) is reported (`calibrate`:
+    /// each model is one more source compared with the labels).
     #[arg(long, value_delimiter = ',', help_heading = "LLM mode")]
     pub models: Vec<String>,
+}
+
+impl ModelArgs {
+    /// The models asked: `--model` alone, else the `--models` panel (empty: the suite's).
+    pub(crate) fn chosen(&self) -> Vec<String> {
+        match &self.model {
+            Some(m) => vec![m.clone()],
+            None => self.models.clone(),
+        }
+    }
+}
+
+/// Model, provider, concurrency, cache, batch, budget and log flags of LLM mode.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct LlmArgs {
+    /// Provider and model or panel.
+    #[command(flatten)]
+    pub choice: ModelArgs,
     /// Write every pairwise kappa table in full. Past 8 models they are summarised
     /// (each model's mean kappa, the pairs that agree least and most), so the result
     /// stays the size of what a person reads.

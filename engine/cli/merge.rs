@@ -143,9 +143,9 @@ pub(crate) fn execute(args: MergeArgs) -> Exit {
 /// `--repeat`, `--batch`, `--replay`), which a merge of heuristic shards refuses.
 fn asks_for_models(llm: &LlmArgs) -> Option<&'static str> {
     [
-        (llm.model.is_some(), "--model"),
-        (!llm.models.is_empty(), "--models"),
-        (llm.provider.is_some(), "--provider"),
+        (llm.choice.model.is_some(), "--model"),
+        (!llm.choice.models.is_empty(), "--models"),
+        (llm.choice.provider.is_some(), "--provider"),
         (llm.repeat > 1, "--repeat"),
         (llm.batch, "--batch"),
         (llm.replay, "--replay"),

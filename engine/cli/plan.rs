@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indexmap::IndexMap;
 
-use crate::cli::run::ProviderArg;
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text};
 use crate::plan::{PlanOptions, plan};
@@ -29,16 +28,9 @@ pub(crate) struct PlanArgs {
     /// The suite folder (e.g. judges.d/trivy).
     #[arg(value_name = "SUITE_DIR")]
     pub suite: PathBuf,
-    /// Model alias or full id [default: the suite's `model`].
-    #[arg(long, conflicts_with = "models")]
-    pub model: Option<String>,
-    /// A panel of models, comma-separated, as `caldera run --models`.
-    #[arg(long, value_delimiter = ',')]
-    pub models: Vec<String>,
-    /// The provider whose cache entries count [default: chosen from the environment as
-    /// `caldera run` does].
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderArg>,
+    /// Provider (whose cache entries count) and model or panel, as `caldera run`.
+    #[command(flatten)]
+    pub choice: crate::cli::llm_args::ModelArgs,
     /// Asks per unit and model, as `caldera run --repeat`.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -90,13 +82,10 @@ pub(crate) fn execute(args: PlanArgs) -> Exit {
         Ok(p) => p.unwrap_or_default(),
         Err(d) => return fail(&d),
     };
-    let mut models = args.models.clone();
-    if let Some(m) = &args.model {
-        models = vec![m.clone()];
-    }
+    let models = args.choice.chosen();
     let options = PlanOptions {
         overrides: args.input.overrides(),
-        provider: args.provider.map(Into::into),
+        provider: args.choice.provider.map(Into::into),
         models,
         repeat: args.repeat,
         cache_dir: (!args.no_cache).then(|| args.cache_dir.clone()),

@@ -361,13 +361,13 @@ pub(crate) fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option
         eprintln!("error: cannot create {}: {e}", dir.display());
         return None;
     }
-    let mut models = args.llm.models.clone();
-    if let Some(m) = &args.llm.model {
+    let mut models = args.llm.choice.models.clone();
+    if let Some(m) = &args.llm.choice.model {
         models = vec![m.clone()];
     }
     Some(LlmOptions {
         overrides: run.overrides,
-        provider: args.llm.provider.map(Into::into),
+        provider: args.llm.choice.provider.map(Into::into),
         models,
         concurrency: args.llm.concurrency,
         cache: args.llm.cache.into(),
