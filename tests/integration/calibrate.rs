@@ -368,25 +368,20 @@ async fn models_judge_each_repo_alone_through_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache").to_str().unwrap().to_owned();
     let base = server.base.clone();
-    let run = move || {
+    let ask = move |flag: &'static str| {
         let out = Caldera::new()
             .dir(here())
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", &base)
-            .args([
-                "calibrate",
-                "judges.d/trivy",
-                "--labels",
-                LABELS,
-                "--models",
-                "sonnet",
-            ])
+            .args(["calibrate", "judges.d/trivy", "--labels", LABELS, flag, "sonnet"])
             .args(["--cache-dir", &cache, "--format", "json", "--no-heuristic"])
             .run();
         assert_eq!(out.code, Some(0), "{}", out.stderr);
         serde_json::from_str::<Value>(&out.stdout).unwrap()
     };
-    let again = run.clone();
+    let (run, again, single) = (ask.clone(), ask.clone(), ask);
+    let run = move || run("--models");
+    let again = move || again("--models");
     let c = tokio::task::spawn_blocking(run).await.unwrap();
     // Ten repos, seven judges, one model: each repo judged alone.
     assert_eq!(server.hits(), 70);
@@ -408,4 +403,10 @@ async fn models_judge_each_repo_alone_through_the_cache() {
         "a second calibration is answered by the cache"
     );
     assert_eq!(second["dimensions"], c["dimensions"]);
+    // `--model sonnet` (the model group `run` has too) is the same one-model choice.
+    let third = tokio::task::spawn_blocking(move || single("--model"))
+        .await
+        .unwrap();
+    assert_eq!(server.hits(), 70, "answered by the same cache entries");
+    assert_eq!(third["dimensions"], c["dimensions"]);
 }
