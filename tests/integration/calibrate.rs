@@ -373,7 +373,14 @@ async fn models_judge_each_repo_alone_through_the_cache() {
             .dir(here())
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", &base)
-            .args(["calibrate", "judges.d/trivy", "--labels", LABELS, flag, "sonnet"])
+            .args([
+                "calibrate",
+                "judges.d/trivy",
+                "--labels",
+                LABELS,
+                flag,
+                "sonnet",
+            ])
             .args(["--cache-dir", &cache, "--format", "json", "--no-heuristic"])
             .run();
         assert_eq!(out.code, Some(0), "{}", out.stderr);
