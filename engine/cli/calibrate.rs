@@ -6,7 +6,6 @@ use clap::Args;
 use indexmap::IndexMap;
 
 use crate::calibrate::{SourceScores, calibrate, labels, sources};
-use crate::cli::run::CacheArg;
 use crate::cli::{Exit, stderr_color};
 use crate::diag::{Diagnostic, render_text};
 use crate::load::inputs::load_inputs;
@@ -48,20 +47,9 @@ pub(crate) struct CalibrateArgs {
     /// model or panel, as `caldera run`.
     #[command(flatten)]
     pub choice: crate::cli::llm_args::ModelArgs,
-    /// How the verdict cache is used.
-    #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
-    pub cache: CacheArg,
-    /// The verdict cache folder.
-    #[arg(
-        long,
-        default_value = ".caldera/cache",
-        value_name = "DIR",
-        help_heading = "LLM mode"
-    )]
-    pub cache_dir: PathBuf,
-    /// Answer only from the cache (a miss leaves the repo unscored for that model).
-    #[arg(long, help_heading = "LLM mode")]
-    pub replay: bool,
+    /// The verdict cache, as `caldera run`.
+    #[command(flatten)]
+    pub cache: crate::cli::llm_args::CacheArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: CalibrateFormat,
@@ -137,9 +125,9 @@ fn gather(
             let opts = LlmOptions {
                 provider: args.choice.provider.map(Into::into),
                 models: models.clone(),
-                cache: args.cache.into(),
-                cache_dir: args.cache_dir.clone(),
-                replay: args.replay,
+                cache: args.cache.cache.into(),
+                cache_dir: args.cache.cache_dir.clone(),
+                replay: args.cache.replay,
                 progress: false,
                 ..LlmOptions::default()
             };

@@ -36,6 +36,26 @@ impl ModelArgs {
     }
 }
 
+/// The verdict cache: how it is used, where it is, and whether to answer from it alone
+/// (`run`, `merge`, `calibrate`; `plan` only looks entries up, with `--no-cache`).
+#[derive(Debug, Args, Clone)]
+pub(crate) struct CacheArgs {
+    /// How the verdict cache is used.
+    #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
+    pub cache: CacheArg,
+    /// The verdict cache folder.
+    #[arg(
+        long,
+        default_value = ".caldera/cache",
+        value_name = "DIR",
+        help_heading = "LLM mode"
+    )]
+    pub cache_dir: PathBuf,
+    /// Answer only from the cache; a miss leaves that judge or repo unscored (offline CI).
+    #[arg(long, help_heading = "LLM mode")]
+    pub replay: bool,
+}
+
 /// Model, provider, concurrency, cache, batch, budget and log flags of LLM mode.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct LlmArgs {
@@ -51,20 +71,9 @@ pub(crate) struct LlmArgs {
     /// and successes raise it back.
     #[arg(long, default_value_t = 8, value_name = "N", help_heading = "LLM mode")]
     pub concurrency: usize,
-    /// How the verdict cache is used.
-    #[arg(long, value_enum, default_value_t, help_heading = "LLM mode")]
-    pub cache: CacheArg,
-    /// The verdict cache folder.
-    #[arg(
-        long,
-        default_value = ".caldera/cache",
-        value_name = "DIR",
-        help_heading = "LLM mode"
-    )]
-    pub cache_dir: PathBuf,
-    /// Answer only from the cache; a miss leaves the judge unscored (offline CI).
-    #[arg(long, help_heading = "LLM mode")]
-    pub replay: bool,
+    /// The verdict cache.
+    #[command(flatten)]
+    pub cache: CacheArgs,
     /// Ask every model N times per unit (epochs): the unit's score is the median of the
     /// repeats, their spread is reported, and a judge whose repeats disagree is flagged
     /// as unstable. Each repeat has its own cache entry.

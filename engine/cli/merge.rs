@@ -148,7 +148,7 @@ fn asks_for_models(llm: &LlmArgs) -> Option<&'static str> {
         (llm.choice.provider.is_some(), "--provider"),
         (llm.repeat > 1, "--repeat"),
         (llm.batch, "--batch"),
-        (llm.replay, "--replay"),
+        (llm.cache.replay, "--replay"),
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))

@@ -23,7 +23,7 @@ use crate::verdict::decision::{Decision, FAIL, NO_SCORE};
 use crate::verdict::gate::Gate;
 use crate::view::run::{Format, Input};
 
-pub(crate) use crate::cli::llm_args::{CacheArg, ProviderArg};
+pub(crate) use crate::cli::llm_args::ProviderArg;
 
 /// Arguments of `caldera run`.
 #[derive(Debug, Args)]
@@ -370,9 +370,9 @@ pub(crate) fn llm_options(args: &RunArgs, out: &Path, run: RunOptions) -> Option
         provider: args.llm.choice.provider.map(Into::into),
         models,
         concurrency: args.llm.concurrency,
-        cache: args.llm.cache.into(),
-        cache_dir: args.llm.cache_dir.clone(),
-        replay: args.llm.replay,
+        cache: args.llm.cache.cache.into(),
+        cache_dir: args.llm.cache.cache_dir.clone(),
+        replay: args.llm.cache.replay,
         max_cost: args.llm.max_cost,
         log: Some(log),
         timeout: std::time::Duration::from_secs(args.llm.timeout.max(1)),
