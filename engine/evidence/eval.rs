@@ -671,6 +671,20 @@ impl LoopInfo {
     }
 }
 
+/// The fields of `loop` for every item; a record list's also has `prevrecord` (the
+/// loader checks a judge's reads of `loop` against these).
+pub(crate) const LOOP_ITEM_FIELDS: &[&str] = &[
+    "index0",
+    "index",
+    "revindex0",
+    "revindex",
+    "first",
+    "last",
+    "length",
+    "previtem",
+    "nextitem",
+];
+
 impl minijinja::value::Object for LoopInfo {
     fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
         Some(match key.as_str()? {
@@ -688,21 +702,10 @@ impl minijinja::value::Object for LoopInfo {
         })
     }
     fn enumerate(self: &std::sync::Arc<Self>) -> minijinja::value::Enumerator {
-        const NAMES: &[&str] = &[
-            "index0",
-            "index",
-            "revindex0",
-            "revindex",
-            "first",
-            "last",
-            "length",
-            "previtem",
-            "nextitem",
-        ];
         match self.prevrecord {
-            None => minijinja::value::Enumerator::Str(NAMES),
+            None => minijinja::value::Enumerator::Str(LOOP_ITEM_FIELDS),
             Some(_) => minijinja::value::Enumerator::Iter(Box::new(
-                NAMES
+                LOOP_ITEM_FIELDS
                     .iter()
                     .chain(&["prevrecord"])
                     .map(|n| Value::from(*n))

@@ -897,16 +897,22 @@ impl<'a> JudgeCx<'a> {
             let [first, field, ..] = segments.as_slice() else {
                 continue;
             };
-            if *first != "loop" || LOOP_FIELDS.contains(field) || seen.contains(field) {
+            let fields = || {
+                crate::evidence::eval::LOOP_ITEM_FIELDS
+                    .iter()
+                    .chain(LOOP_EXTRA_FIELDS)
+                    .copied()
+            };
+            if *first != "loop" || fields().any(|f| f == *field) || seen.contains(field) {
                 continue;
             }
             seen.push(*field);
             let d = Diagnostic::error(Code::UnknownName, format!("`loop` has no field `{field}`"))
-                .note(format!("its fields: {}", LOOP_FIELDS.join(", ")))
-                .maybe_help(crate::diag::did_you_mean_help(
-                    field,
-                    LOOP_FIELDS.iter().copied(),
-                ));
+                .note(format!(
+                    "its fields: {}",
+                    fields().collect::<Vec<_>>().join(", ")
+                ))
+                .maybe_help(crate::diag::did_you_mean_help(field, fields()));
             let d = self.diag(d, path);
             self.push(d);
             ok = false;
@@ -1331,24 +1337,10 @@ impl<'a> JudgeCx<'a> {
     // ------------------------------------------------------------------ prompt
 }
 
-/// The fields of `loop`: a record list's (`prevrecord` included) and a template
-/// `for` loop's, which a template inside a record can open (`depth`, `cycle`, ...).
-const LOOP_FIELDS: &[&str] = &[
-    "index0",
-    "index",
-    "revindex0",
-    "revindex",
-    "first",
-    "last",
-    "length",
-    "previtem",
-    "nextitem",
-    "prevrecord",
-    "depth",
-    "depth0",
-    "cycle",
-    "changed",
-];
+/// The fields of `loop` beyond an item's ([`crate::evidence::eval::LOOP_ITEM_FIELDS`]):
+/// a record list's `prevrecord`, and a template `for` loop's, which a template inside a
+/// record can open (`depth`, `cycle`, ...).
+const LOOP_EXTRA_FIELDS: &[&str] = &["prevrecord", "depth", "depth0", "cycle", "changed"];
 
 /// Built-ins that take the name of a test (`true`) or filter (`false`) as a string, and
 /// the position of that name among their arguments in filter form.
