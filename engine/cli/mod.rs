@@ -2,6 +2,10 @@
 //! threshold (or a regression), 2 usage or input error, 3 a run left without scores by
 //! its budget or by replay misses.
 
+// Doc comments here are clap's help text, read in a terminal: `<suite>` and
+// `[default: ...]` are what the help shows, not HTML or links.
+#![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
+
 pub(crate) mod calibrate;
 pub(crate) mod completions;
 pub(crate) mod diff;

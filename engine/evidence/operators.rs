@@ -6,8 +6,8 @@
 //! before an expression or template is compiled for evaluation, its source is rewritten:
 //! every `a ~ b` becomes `__caldera_concat(a, b)`, every `a + b` `__caldera_add(a, b)`
 //! and every `a * b` `__caldera_mul(a, b)`, functions that refuse a result past
-//! [`MAX_TEXT_BYTES`](crate::evidence::limits::MAX_TEXT_BYTES) (or a list past
-//! [`MAX_ITEMS`](crate::evidence::limits::MAX_ITEMS) items) with an evaluation error,
+//! [`MAX_TEXT_BYTES`] (or a list past
+//! [`MAX_ITEMS`] items) with an evaluation error,
 //! and otherwise give exactly what the operator gives. (minijinja bounds a repeat,
 //! `'x' * n`, at 100 million bytes or items: more than a hundred times the list bound.)
 //!

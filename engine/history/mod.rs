@@ -10,8 +10,8 @@
 //! Files of the folder that are not results are listed with why, never dropped silently.
 //!
 //! Reading is [`read`], the analysis [`build`], and each output format one file:
-//! [`table`], [`markdown`], [`html`], which take their cells from one walk of the
-//! history (`view.rs`); JSON is the [`History`] serialised.
+//! `view::history::{table, markdown, html}`, which take their cells from one walk of
+//! the history (`view::history::rows`); JSON is the [`History`] serialised.
 
 pub(crate) mod read;
 

@@ -108,7 +108,7 @@ pub(crate) fn default_decision() -> Vec<DecisionRow> {
     .collect()
 }
 
-/// Loads the suite in `dir` with the default project root; see [`load_suite_with`].
+/// Loads the suite in `dir` with the default project root; see `load_suite_with`.
 pub fn load_suite(dir: &Path, env: &Environment<'static>) -> (Option<Suite>, Vec<Diagnostic>) {
     load_suite_with(dir, env, &RootOptions::default())
 }

@@ -309,7 +309,7 @@ fn not_a_yaml12_number(text: &str) -> bool {
         .is_match(text)
 }
 
-/// `source` read as YAML 1.2 core reads it: the plain scalars of [`not_a_yaml12_number`]
+/// `source` read as YAML 1.2 core reads it: the plain scalars of `not_a_yaml12_number`
 /// quoted, so they are the text an editor sees (a number key given `0b11` is then refused
 /// as text, with its line and column). Borrowed unchanged when there are none (the usual
 /// case); with some, columns after a quoted scalar on its line move by two.

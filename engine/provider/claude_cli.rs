@@ -390,7 +390,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// `claude --version`, trimmed, within `timeout`. Run as a request is (see
 /// [`ClaudeCliProvider::complete`]): in a process group of its own, ended with it, the
-/// output read up to [`VERSION_KEPT`] and taken at the exit.
+/// output read up to `VERSION_KEPT` and taken at the exit.
 pub async fn version(program: &Path, timeout: Duration) -> Result<String, ProviderError> {
     let mut command = Command::new(program);
     command

@@ -41,7 +41,7 @@ impl ParsedVerdict {
 impl CompiledFormat {
     /// Reads a reply to a request that did (`bound`) or did not carry the verdict
     /// schema. A bound reply must be exactly the schema's object before the format
-    /// reads it; a violation is a [`ReplyError::SchemaViolation`] naming it.
+    /// reads it; a violation is a `ReplyError::SchemaViolation` naming it.
     pub fn parse_sent(
         &self,
         reply: &str,

@@ -33,7 +33,7 @@ pub(crate) fn document(result: &RunResult) -> serde_json::Value {
     serde_json::to_value(Document::of(result)).unwrap_or_default()
 }
 
-/// What [`document`] holds, serialized straight from the run result. Writing through a
+/// What `document` (a test's view) holds, serialized straight from the run result. Writing through a
 /// `serde_json::Value` first would copy every evidence record into a tree several times
 /// the size of the `Doc`s it came from (about 100 bytes per member): on a suite whose
 /// evidence keeps findings, that copy was most of the run's peak memory.

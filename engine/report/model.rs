@@ -23,7 +23,7 @@ pub(crate) const MAX_RESULT_BYTES: u64 = 512 * 1024 * 1024;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Report {
-    /// The result format of the document ([`RESULT_FORMAT`] when absent).
+    /// The result format of the document (`RESULT_FORMAT` when absent).
     pub result_format: Option<u32>,
     /// The caldera that wrote it.
     pub caldera_version: Option<String>,
@@ -486,7 +486,7 @@ impl Report {
         Ok(report)
     }
 
-    /// The bars of the decision table (see [`GateView::bars`]); none when the document
+    /// The bars of the decision table (see `GateView::bars`); none when the document
     /// does not record them, and then scores are shown with their usual decimals.
     pub fn bars(&self) -> &[f64] {
         self.gate.as_ref().map_or(&[], |g| g.bars.as_slice())

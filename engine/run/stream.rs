@@ -1,5 +1,5 @@
 //! A run that streams: when every judge and piece of suite evidence is per-repo,
-//! aggregate or constant ([`Parts::streamable`]), the results are read a chunk of files
+//! aggregate or constant ([`crate::load::parts::Parts::streamable`]), the results are read a chunk of files
 //! at a time, each chunk's per-repo records and units are computed, and its documents
 //! dropped before the next is parsed; the aggregate phase then runs as `caldera merge`
 //! runs it. A streaming run is every shard in one process: its result is the in-memory

@@ -89,7 +89,7 @@ pub fn panel<L: RatingLabel>(
 
 /// [`panel`] without the pairwise kappas (`pairwise_kappa` empty, `mean_kappa` `None`):
 /// every other measure is linear in the raters, the pairs are quadratic, so a large
-/// panel summarises them separately (see [`super::pairwise_list`]).
+/// panel summarises them separately (see [`super::cohen::pairwise_lists`]).
 ///
 /// # Errors
 /// As [`panel`].

@@ -1,5 +1,5 @@
 //! The history as one self-contained HTML page, like the run report
-//! ([`crate::report::html`], whose charts it uses; the stylesheet and escape are
+//! ([`crate::view::run::html`], whose charts it uses; the stylesheet and escape are
 //! [`crate::present`]'s): no script, no
 //! network. Per suite: the weighted score over the runs as a chart, a small chart per
 //! dimension, the steps that changed something, unstable judges, then the runs with
