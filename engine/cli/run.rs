@@ -499,15 +499,17 @@ pub(crate) fn finish(result: &RunResult, args: &RunArgs) -> Exit {
         .out
         .as_deref()
         .map_or_else(|| Dest::File(report::json::default_path(result)), Dest::of);
+    // Serialized once: the file and the report are read from the same text.
+    let text = report::json::to_text(result);
     if let Dest::File(path) = &dest
-        && let Err(e) = report::json::write(result, path)
+        && let Err(e) = report::json::write_atomic(path, text.as_bytes())
     {
         eprintln!("error: cannot write the result to {}: {e}", path.display());
         // The result must not be lost: print it instead.
-        output::print(&report::json::to_text(result));
+        output::print(&text);
         return Exit::Error;
     }
-    let report = match Report::of(result) {
+    let report = match Report::from_text(text) {
         Ok(r) => r,
         Err(e) => {
             // The JSON result is written; only its rendering failed.

@@ -62,11 +62,6 @@ pub(crate) fn to_text(result: &RunResult) -> String {
     text
 }
 
-/// Writes `result` to `path`, creating folders as needed.
-pub(crate) fn write(result: &RunResult, path: &Path) -> std::io::Result<()> {
-    write_atomic(path, to_text(result).as_bytes())
-}
-
 /// Writes `bytes` to `path` safely and atomically; see [`crate::outfile`] for what is
 /// refused (links, devices, folders).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -478,7 +478,7 @@ impl Report {
     /// Reads a document from its text (no intermediate `serde_json::Value`, whose copy
     /// of a large evidence section would cost several times the text); the error names
     /// the key path that does not fit.
-    fn from_text(text: String) -> Result<Report, String> {
+    pub(crate) fn from_text(text: String) -> Result<Report, String> {
         let mut de = serde_json::Deserializer::from_str(&text);
         let mut report: Report = serde_path_to_error::deserialize(&mut de)
             .map_err(|e| format!("`{}`: {}", e.path(), e.inner()))?;
