@@ -301,20 +301,19 @@ pub(crate) fn read_folder_in_chunks(
             return Err(outside);
         }
     }
-    let size = if sink.is_some() {
-        STREAM_CHUNK
-    } else {
-        files.len().max(1)
-    };
     let mut accepting = Accepting::default();
-    for chunk in files.chunks(size) {
-        let parsed = parse_parallel(chunk, rules);
-        let docs = accepting.chunk(chunk, parsed, rules);
-        let kept = match sink.as_mut() {
-            Some(sink) => sink(docs),
-            None => docs,
-        };
-        accepting.folder.docs.extend(kept);
+    match sink.as_mut() {
+        None => {
+            let parsed = parse_parallel(&files, rules);
+            let docs = accepting.chunk(&files, parsed, rules);
+            accepting.folder.docs.extend(docs);
+        }
+        Some(sink) => {
+            for_each_chunk_parsed_ahead(&files, rules, |chunk, parsed| {
+                let docs = accepting.chunk(chunk, parsed, rules);
+                accepting.folder.docs.extend(sink(docs));
+            });
+        }
     }
     let Accepting { folder, errors, .. } = accepting;
     if errors.is_empty() {
@@ -322,6 +321,31 @@ pub(crate) fn read_folder_in_chunks(
     } else {
         Err(errors)
     }
+}
+
+/// `each` given every [`STREAM_CHUNK`] of `files` parsed, in order, while the next chunk
+/// is parsed on another thread: a streaming read's computing overlaps its reading, as a
+/// whole read's does across files, at the cost of one chunk more in memory (the parser
+/// waits until its chunk is taken, so never more than two are held).
+fn for_each_chunk_parsed_ahead(
+    files: &[(PathBuf, String)],
+    rules: &ReadRules<'_>,
+    mut each: impl FnMut(&[(PathBuf, String)], Vec<Parsed>),
+) {
+    let (send, receive) = std::sync::mpsc::sync_channel(0);
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            for chunk in files.chunks(STREAM_CHUNK) {
+                // The receiver is gone only when `each` panicked; the scope re-raises it.
+                if send.send((chunk, parse_parallel(chunk, rules))).is_err() {
+                    break;
+                }
+            }
+        });
+        for (chunk, parsed) in receive {
+            each(chunk, parsed);
+        }
+    });
 }
 
 /// The documents of a folder read so far, with the problems found and the ids seen (a
