@@ -98,15 +98,20 @@ pub(crate) type ChunkSink<'a> = &'a mut dyn FnMut(&Inputs);
 /// is the inputs as [`load_inputs`] reads them, every document `null`; the problems are
 /// the same, in the same order. `sink` is not called once a problem is found before the
 /// results are read.
+///
+/// With `keep` (a shard's), only the repos it says yes to go to `sink`; the others'
+/// documents are dropped as they are parsed, as [`load_inputs_keeping`] drops them.
 pub(crate) fn load_inputs_streaming(
     suite: &Suite,
     overrides: &Overrides,
+    keep: Option<Keep<'_>>,
     sink: ChunkSink<'_>,
 ) -> Result<Inputs, Vec<Diagnostic>> {
     let none = |_: &str| false;
     Streaming {
         sink,
         drop_all: &none,
+        keep,
     }
     .load(suite, overrides)
 }
@@ -171,11 +176,12 @@ fn folder_rules<'a>(input: &FolderInput, unwrap: &'a [String]) -> ReadRules<'a> 
     }
 }
 
-/// A streaming read: where chunks go, and the rule that drops every ground-truth
-/// document on its first read.
+/// A streaming read: where chunks go, the rule that drops every ground-truth document
+/// on its first read, and which repos' results go to the sink (all when `None`).
 struct Streaming<'s> {
     sink: ChunkSink<'s>,
     drop_all: Keep<'s>,
+    keep: Option<Keep<'s>>,
 }
 
 impl Streaming<'_> {
@@ -193,7 +199,7 @@ impl Streaming<'_> {
         read.unknown_overrides(suite, overrides);
         let named = read.named(suite, overrides);
         let named_problems = read.take_problems();
-        read.keep = None;
+        read.keep = self.keep;
         let clean = truth_problems.0.is_empty() && named_problems.0.is_empty();
         let mut failed = Vec::new();
         let mut chunk = |docs: Vec<Document>| {
@@ -201,7 +207,8 @@ impl Streaming<'_> {
             let mut shells = docs;
             let mut kept = Vec::new();
             for d in &mut shells {
-                if overrides.repos.is_empty() || overrides.repos.contains(&d.id) {
+                let chosen = overrides.repos.is_empty() || overrides.repos.contains(&d.id);
+                if chosen && self.keep.is_none_or(|keep| keep(&d.id)) {
                     let doc = std::mem::replace(&mut d.doc, Doc::Null);
                     kept.push(Document { doc, ..d.clone() });
                 }
@@ -1102,7 +1109,7 @@ mod tests {
             ));
         };
         let shells =
-            load_inputs_streaming(&suite, &Overrides::default(), &mut sink).expect("streams");
+            load_inputs_streaming(&suite, &Overrides::default(), None, &mut sink).expect("streams");
         assert_eq!(
             seen,
             [(
@@ -1136,9 +1143,22 @@ mod tests {
         };
         let mut seen = Vec::new();
         let mut sink = |chunk: &Inputs| seen.push(ids(&chunk.results).join(","));
-        let shells = load_inputs_streaming(&suite, &only_c, &mut sink).expect("streams");
+        let shells = load_inputs_streaming(&suite, &only_c, None, &mut sink).expect("streams");
         assert_eq!(seen, ["c"]);
         assert_eq!(ids(&shells.results), ["c"]);
+
+        // A shard's read: every repo is listed, only the kept ones reach the sink, with
+        // their own ground truth.
+        let not_a = |id: &str| id != "a";
+        let mut seen = Vec::new();
+        let mut sink = |chunk: &Inputs| {
+            seen.push((ids(&chunk.results).join(","), ids(&chunk.truth).join(",")));
+            assert_eq!(chunk.results[0].doc, whole.results[1].doc);
+        };
+        let shells = load_inputs_streaming(&suite, &Overrides::default(), Some(&not_a), &mut sink)
+            .expect("streams");
+        assert_eq!(seen, [("b,c".to_owned(), "b".to_owned())]);
+        assert_eq!(ids(&shells.results), ids(&whole.results));
     }
 
     /// A streaming read hands over nothing when only the ground truth failed, or only
@@ -1160,6 +1180,7 @@ mod tests {
             let errs = errors(load_inputs_streaming(
                 &suite,
                 &Overrides::default(),
+                None,
                 &mut sink,
             ));
             assert_eq!(errs.len(), 1, "{errs:?}");
@@ -1181,7 +1202,7 @@ mod tests {
         };
         let mut seen = Vec::new();
         let mut sink = |chunk: &Inputs| seen.push(ids(&chunk.results).join(","));
-        let shells = load_inputs_streaming(&suite, &only, &mut sink).expect("streams");
+        let shells = load_inputs_streaming(&suite, &only, None, &mut sink).expect("streams");
         assert_eq!(seen, ["001"]);
         assert_eq!(ids(&shells.results), ["001"]);
     }
@@ -1221,6 +1242,7 @@ mod tests {
         let streamed = errors(load_inputs_streaming(
             &suite,
             &Overrides::default(),
+            None,
             &mut sink,
         ));
         let files = |e: &[Diagnostic]| -> Vec<(Code, Option<PathBuf>)> {

@@ -19,12 +19,14 @@ use sha2::{Digest, Sha256};
 use crate::diag::{Code, Diagnostic};
 use crate::doc::Doc;
 use crate::evidence::eval::{Context, evaluate};
+use crate::load::documents::Keep;
 use crate::load::inputs::{Inputs, Overrides, load_case_inputs, load_inputs_keeping};
 use crate::load::parts::{Part, Parts, classify};
 use crate::load::suite::Suite;
 use crate::run::context::{build_context, evidence_error, suite_evidence};
 use crate::run::partial::{Faithful, Partial, PartialOverrides, PartialUnit, hex, shard_of};
 use crate::run::result::{RunMode, RunResult};
+use crate::run::stream;
 use crate::run::units::prepare;
 use crate::verdict::combine::Unit;
 
@@ -114,6 +116,10 @@ fn whole_names(suite: &Suite, parts: &Parts) -> Vec<String> {
 /// Runs the per-repo phase of shard K/N: reads the inputs, keeps the shard's repos, and
 /// computes their records and per-repo units. Errors are input problems or suite
 /// evidence that cannot be computed (as a run's).
+///
+/// A heuristic shard streams as a streamed run does (chunk by chunk, the other shards'
+/// documents dropped as they are parsed), unless `CALDERA_NO_STREAM` is set; an LLM
+/// shard holds its repos' documents, as an LLM run does. Both write the same partial.
 pub(crate) fn run_shard(
     env: &Environment<'static>,
     suite: &Suite,
@@ -123,45 +129,19 @@ pub(crate) fn run_shard(
     if parts.any_whole() && !options.defer_whole {
         return Err(whole_refusals(suite, &parts).into());
     }
-    // Every shard keeps only its own repos' documents; shard 1's data check reads its
-    // samples again (the whole inputs only when every sample shows something).
     let spec = options.spec;
     let mine = |id: &str| shard_of(id, spec.n) == spec.k;
+    let mut partial = stream::empty_partial(suite);
+    if options.llm.is_none() && !stream::turned_off() {
+        let read = (&options.overrides, Some(&mine as Keep<'_>));
+        let shells = stream::per_repo_streamed(env, suite, read, &mut partial)?;
+        log::debug!(target: "caldera::profile", "shard {}/{} streamed", spec.k, spec.n);
+        describe(&mut partial, env, suite, (&parts, options), &shells)?;
+        return Ok(partial);
+    }
+    // Every shard keeps only its own repos' documents.
     let full = load_inputs_keeping(suite, &options.overrides, &mine)?;
-    let repos: Vec<String> = full.results.iter().map(|d| d.id.clone()).collect();
-    let layout = PartialOverrides::of(&options.overrides);
-    let named = full
-        .named
-        .iter()
-        .map(|(k, v)| (k.clone(), Faithful(v.clone())))
-        .collect();
-    let mut partial = Partial {
-        caldera: env!("CARGO_PKG_VERSION").to_owned(),
-        suite: suite.spec.suite.clone(),
-        suite_path: options.suite_path.to_string_lossy().into_owned(),
-        suite_fingerprint: suite_fingerprint(suite),
-        inputs_fingerprint: inputs_fingerprint(&repos, &layout, &named),
-        shard: options.spec.k,
-        shards: options.spec.n,
-        run_id: options.run_id.clone(),
-        overrides: layout,
-        shard_repos: Vec::new(),
-        repos,
-        deferred: whole_names(suite, &parts),
-        input_summary: super::input_summary(&full),
-        input_problems: super::input_problems(&full),
-        // The data check of a run, once: shard 1 runs it on the run's samples.
-        data_problems: if options.spec.k == 1 {
-            let found = super::data_check_rereading(env, suite, (&full, &options.overrides))?;
-            super::data_problems(suite, &found)
-        } else {
-            Vec::new()
-        },
-        named,
-        records: IndexMap::new(),
-        units: IndexMap::new(),
-        llm: None,
-    };
+    describe(&mut partial, env, suite, (&parts, options), &full)?;
     let mine = keep_shard(full, options.spec);
     partial.shard_repos = mine.results.iter().map(|d| d.id.clone()).collect();
     per_repo_phase(env, suite, &parts, &mine, &mut partial)?;
@@ -175,6 +155,42 @@ pub(crate) fn run_shard(
         )?);
     }
     Ok(partial)
+}
+
+/// What a partial says besides its records and units: the suite and shard, every repo
+/// of the run in order with the inputs' fingerprint, summary and problems, the named
+/// inputs, what was deferred, and (shard 1 only, once per run) the data check, which
+/// reads its samples again. `inputs` is the whole read, documents or shells.
+fn describe(
+    partial: &mut Partial,
+    env: &Environment<'static>,
+    suite: &Suite,
+    (parts, options): (&Parts, &ShardOptions),
+    inputs: &Inputs,
+) -> Result<(), crate::run::RunError> {
+    let repos: Vec<String> = inputs.results.iter().map(|d| d.id.clone()).collect();
+    let layout = PartialOverrides::of(&options.overrides);
+    let named = inputs
+        .named
+        .iter()
+        .map(|(k, v)| (k.clone(), Faithful(v.clone())))
+        .collect();
+    partial.suite_path = options.suite_path.to_string_lossy().into_owned();
+    partial.inputs_fingerprint = inputs_fingerprint(&repos, &layout, &named);
+    partial.shard = options.spec.k;
+    partial.shards = options.spec.n;
+    partial.run_id = options.run_id.clone();
+    partial.overrides = layout;
+    partial.repos = repos;
+    partial.deferred = whole_names(suite, parts);
+    partial.input_summary = super::input_summary(inputs);
+    partial.input_problems = super::input_problems(inputs);
+    partial.named = named;
+    if options.spec.k == 1 {
+        let found = super::data_check_rereading(env, suite, (inputs, &options.overrides))?;
+        partial.data_problems = super::data_problems(suite, &found);
+    }
+    Ok(())
 }
 
 /// The inputs of shard K/N alone: its results and their ground truth (the other

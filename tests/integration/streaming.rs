@@ -162,3 +162,89 @@ fn streamed_run_reports_the_in_memory_runs_input_errors() {
         "the same diagnostics, in the same order"
     );
 }
+
+/// Runs shard `k/n` of `suite` (`--defer-whole`), streaming or not; the partial's
+/// body without its run id, and whether it streamed.
+fn shard(
+    suite: &str,
+    (k, n): (u32, u32),
+    out: &Path,
+    extra: &[&str],
+    stream: bool,
+) -> (Value, bool) {
+    let spec = format!("{k}/{n}");
+    let cmd = Caldera::new()
+        .args([
+            "run",
+            suite,
+            "--heuristic",
+            "--shard",
+            &spec,
+            "--defer-whole",
+            "--out",
+        ])
+        .arg(out)
+        .args(extra)
+        .dir(root())
+        .env("CALDERA_PROFILE", "1");
+    let ran = if stream {
+        cmd.env_remove("CALDERA_NO_STREAM")
+    } else {
+        cmd.env("CALDERA_NO_STREAM", "1")
+    }
+    .run();
+    assert_eq!(ran.code, Some(0), "{suite} shard {spec}: {}", ran.stderr);
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(out).expect("partial written"))
+            .expect("partial is JSON");
+    // The body, signed by a digest that covers the run id.
+    let mut partial = written["body"].clone();
+    partial
+        .as_object_mut()
+        .expect("the partial has a body")
+        .remove("run_id");
+    (
+        partial,
+        ran.stderr.contains(&format!("shard {spec} streamed")),
+    )
+}
+
+/// A heuristic shard streams (only its own repos' documents are kept, a chunk at a
+/// time) and writes exactly the partial the in-memory shard writes: on every bundled
+/// suite, and on generated inputs of many chunks with repos on one side only.
+#[test]
+fn a_streamed_shard_writes_the_in_memory_shards_partial() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let compare = |suite: &str, (k, n): (u32, u32), extra: &[&str]| {
+        let name = format!("{}-{k}-{n}", suite.replace('/', "_"));
+        let (a, b) = (
+            dir.path().join(format!("{name}-stream.json")),
+            dir.path().join(format!("{name}-memory.json")),
+        );
+        let (streamed, did_stream) = shard(suite, (k, n), &a, extra, true);
+        let (memory, memory_streamed) = shard(suite, (k, n), &b, extra, false);
+        assert!(did_stream, "{suite} shard {k}/{n} streams");
+        assert!(!memory_streamed, "CALDERA_NO_STREAM=1 reads in memory");
+        assert!(
+            streamed == memory,
+            "{suite} shard {k}/{n}: the streamed partial differs from the in-memory one"
+        );
+    };
+    for entry in std::fs::read_dir(root().join("judges.d")).expect("judges.d") {
+        let path = entry.expect("entry").path();
+        if path.join("suite.yaml").is_file() {
+            let suite = format!("judges.d/{}", path.file_name().unwrap().to_string_lossy());
+            compare(&suite, (2, 3), &[]);
+        }
+    }
+    let (results, truth) = many_trivy_repos(dir.path(), 150);
+    let extra = [
+        "--results",
+        results.to_str().unwrap(),
+        "--ground-truth",
+        truth.to_str().unwrap(),
+    ];
+    for k in 1..=3 {
+        compare("judges.d/trivy", (k, 3), &extra);
+    }
+}
