@@ -226,6 +226,26 @@ pub fn exit_without_freeing() {
     EXIT_WITHOUT_FREEING.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+static ON_STREAMING: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Registers what the process does when a run starts streaming (at most once; later
+/// calls are ignored). A streamed run frees each chunk of documents and at once
+/// allocates the next, of about the same size: an allocator that returns freed pages to
+/// the system quickly (the binary's does, for the peak of runs that read their inputs
+/// whole) would spend the time saved by streaming handing them back and faulting them
+/// in again. The binary owns the allocator, so it says what to change.
+pub fn on_streaming(hook: fn()) {
+    let _ = ON_STREAMING.set(hook);
+}
+
+/// Tells the process a streamed read is about to start (see [`on_streaming`]); called
+/// before the read spawns its threads.
+pub(crate) fn streaming_starts() {
+    if let Some(hook) = ON_STREAMING.get() {
+        hook();
+    }
+}
+
 /// Frees `value` (a run's documents and evidence), or, in a process that exits once the
 /// run is done (see [`exit_without_freeing`]), leaves it to the operating system, which
 /// takes the whole address space back at once: freeing the millions of objects of a

@@ -94,4 +94,4 @@ pub use report::model::Report;
 pub use reply::CompiledFormat;
 // The command line itself, for the binary.
 pub use cli::main;
-pub use doc::{Doc, exit_without_freeing};
+pub use doc::{Doc, exit_without_freeing, on_streaming};

@@ -88,6 +88,7 @@ pub(crate) fn per_repo_streamed(
     partial: &mut Partial,
 ) -> Result<Inputs, RunError> {
     let parts = classify(suite);
+    crate::doc::streaming_starts();
     let mut failed: Option<Vec<Diagnostic>> = None;
     let mut chunk = |inputs: &Inputs| {
         if failed.is_none()
