@@ -598,6 +598,16 @@ mod tests {
             "xs | map(attribute='n') | select('in', [1, 2.5] + [3.0]) | list",
             "xs | selectattr('s', 'in', ids + ['MEDIUM']) | list",
             "xs | selectattr('t', 'in', [true] + [none]) | list",
+            // A list literal is a plain minijinja list (`a + b` above is minijinja's lazy
+            // concatenation, read as a document): its items are compared one by one, and
+            // natively only while every pair is of one kind (a number against a string
+            // sends the whole filter to minijinja), hence the `string` selections.
+            "xs | selectattr('s', 'string') | map(attribute='s') | select('in', ['HIGH', 'MEDIUM']) | list",
+            "xs | selectattr('s', 'string') | map(attribute='s') | reject('in', ['LOW']) | list",
+            "xs | selectattr('s', 'string') | selectattr('s', 'in', ['LOW', 'x']) | list",
+            "xs | map(attribute='s') | reject('in', ['LOW', 5]) | list",
+            "xs | selectattr('n', 'in', [1, 2.5, none]) | list",
+            "xs | selectattr('t', 'in', [false]) | list",
             "long | selectattr('id', 'equalto', 'r3') | list",
             "long | selectattr('id', 'equalto', 'r3') | map(attribute='n') | list",
             "long | selectattr('id', 'eq', 'r39') | first",
