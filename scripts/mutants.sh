@@ -48,7 +48,7 @@ TARGETS[builtins]='--lib'
 FILES[evaluator]='engine/evidence/eval.rs engine/evidence/fastpath.rs engine/evidence/compiled.rs engine/evidence/plan.rs engine/evidence/scope.rs engine/evidence/limits.rs'
 TARGETS[evaluator]='--lib'
 # The loader's input reading: documents (JSON, YAML, JSONL), the lenient reader, patterns.
-FILES[inputs]='engine/load/inputs.rs engine/load/documents.rs engine/load/lenient.rs engine/load/patterns.rs'
+FILES[inputs]='engine/load/inputs.rs engine/load/documents.rs engine/load/lenient.rs engine/load/patterns.rs engine/load/skim.rs'
 TARGETS[inputs]='--lib'
 ORDER=(verdict reply score llm exit stats builtins evaluator inputs)
 

@@ -152,17 +152,26 @@ pub(crate) fn list_documents(
 
 /// Parses one JSON file in the given mode, with a located error.
 pub(crate) fn parse_json_file_as(path: &Path, mode: JsonMode) -> Result<(Doc, u64), Diagnostic> {
+    with_bytes_of(path, |bytes| parse_bytes(path, bytes, mode))
+}
+
+/// `f` given the bytes of `path` (inflated for `.json.gz`), read into this thread's
+/// buffer.
+fn with_bytes_of<T>(
+    path: &Path,
+    f: impl FnOnce(&[u8]) -> Result<T, Diagnostic>,
+) -> Result<T, Diagnostic> {
     READ_BUFFER.with(|buffer| match buffer.try_borrow_mut() {
         Ok(mut bytes) => {
-            let parsed = read_into(path, &mut bytes).and_then(|()| parse_bytes(path, &bytes, mode));
+            let done = read_into(path, &mut bytes).and_then(|()| f(&bytes));
             if bytes.capacity() > KEEP_BUFFER_UP_TO {
                 *bytes = Vec::new();
             }
-            parsed
+            done
         }
         Err(_) => {
             let mut bytes = Vec::new();
-            read_into(path, &mut bytes).and_then(|()| parse_bytes(path, &bytes, mode))
+            read_into(path, &mut bytes).and_then(|()| f(&bytes))
         }
     })
 }
@@ -468,10 +477,16 @@ type Parsed = Result<(Doc, u64, Option<String>), Diagnostic>;
 /// dropped on its worker and comes back as its id alone.
 fn parse_parallel(files: &[(PathBuf, String)], rules: &ReadRules<'_>) -> Vec<Parsed> {
     crate::par::map(files, |(f, fallback)| {
-        let (doc, bytes) = parse_json_file_as(f, rules.json)?;
         let Some(keep) = rules.keep else {
+            let (doc, bytes) = parse_json_file_as(f, rules.json)?;
             return Ok((doc, bytes, None));
         };
+        if let Some((id, bytes)) = skimmed_id(f, rules, fallback)
+            && !keep(&id)
+        {
+            return Ok((Doc::Null, bytes, Some(id)));
+        }
+        let (doc, bytes) = parse_json_file_as(f, rules.json)?;
         let id = repo_id(&doc, rules.key).unwrap_or_else(|| fallback.clone());
         if keep(&id) {
             Ok((doc, bytes, Some(id)))
@@ -481,6 +496,21 @@ fn parse_parallel(files: &[(PathBuf, String)], rules: &ReadRules<'_>) -> Vec<Par
             Ok((Doc::Null, bytes, Some(id)))
         }
     })
+}
+
+/// The repo id of a strict JSON file and its size, read without building its document
+/// ([`crate::load::skim`]); `None` when only a full parse can tell (a lenient input,
+/// a file that does not read or parse cleanly), which then says why.
+fn skimmed_id(file: &Path, rules: &ReadRules<'_>, fallback: &str) -> Option<(String, u64)> {
+    if rules.json != JsonMode::Strict {
+        return None;
+    }
+    let skimmed = with_bytes_of(file, |bytes| {
+        let part = crate::load::skim::skim(bytes, rules.key);
+        Ok(part.map(|part| (repo_id(&part, rules.key), bytes.len() as u64)))
+    });
+    let (id, bytes) = skimmed.ok()??;
+    Some((id.unwrap_or_else(|| fallback.to_owned()), bytes))
 }
 
 #[cfg(test)]

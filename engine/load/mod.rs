@@ -13,5 +13,6 @@ pub(crate) mod parts;
 pub(crate) mod patterns;
 pub(crate) mod reads;
 pub(crate) mod reasoning;
+pub(crate) mod skim;
 pub(crate) mod suite;
 pub(crate) mod yaml;

@@ -467,3 +467,74 @@ heuristic:
         assert_merge_equals_single(text(&suite), n, tmp.path(), &[]);
     }
 }
+
+/// Every shard reads every file for its id, but builds only its own repos' documents
+/// (the others' ids are skimmed): a file that does not parse, at any depth, is reported
+/// alike by every shard whoever owns it, ids come from the same place (a key, an escaped
+/// key, a nested key, the file name), and the merge equals the single run.
+#[test]
+fn every_shard_reads_every_file_alike_whoever_owns_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = per_repo_suite(tmp.path());
+    let yaml = std::fs::read_to_string(suite.join("suite.yaml")).unwrap();
+    let yaml = yaml.replace(
+        "  results: outputs\n",
+        "  results: { folder: outputs, skip_unreadable: true }\n",
+    );
+    std::fs::write(suite.join("suite.yaml"), yaml).unwrap();
+    let outputs = suite.join("outputs");
+    for (file, text) in [
+        // A key twice deep inside: the full parse refuses it; so must every shard.
+        (
+            "deep-duplicate.json",
+            r#"{"id": "deep-duplicate", "results": {"vulnerabilities": [{"id": "CVE-1", "id": "CVE-2"}]}}"#,
+        ),
+        (
+            "broken.json",
+            r#"{"id": "broken", "results": {"vulnerabilities": ["#,
+        ),
+        (
+            "escaped.json",
+            r#"{"i\u0064": "escaped-id", "results": {"vulnerabilities": []}}"#,
+        ),
+        (
+            "nested.json",
+            r#"{"metadata": {"repo_id": "nested-id"}, "results": {"vulnerabilities": [{"id": "CVE-9"}]}}"#,
+        ),
+        ("stem-only.json", r#"{"results": {"vulnerabilities": []}}"#),
+    ] {
+        std::fs::write(outputs.join(file), text).unwrap();
+    }
+    for n in [2, 3, 7] {
+        assert_merge_equals_single(text(&suite), n, tmp.path(), &[]);
+        let bodies: Vec<Value> = (1..=n)
+            .map(|k| {
+                let file = tmp.path().join(format!(
+                    "{}-{k}-of-{n}.json",
+                    text(&suite).replace('/', "_")
+                ));
+                serde_json::from_str::<Value>(&std::fs::read_to_string(file).unwrap()).unwrap()
+                    ["body"]
+                    .clone()
+            })
+            .collect();
+        for body in &bodies {
+            assert_eq!(
+                body["repos"], bodies[0]["repos"],
+                "N={n}: every shard lists every repo"
+            );
+            assert_eq!(
+                body["input_problems"], bodies[0]["input_problems"],
+                "N={n}: every shard reports the same unreadable files"
+            );
+        }
+        let repos = bodies[0]["repos"].to_string();
+        for id in ["escaped-id", "nested-id", "stem-only"] {
+            assert!(repos.contains(id), "{id} in {repos}");
+        }
+        let problems = bodies[0]["input_problems"].to_string();
+        for file in ["deep-duplicate.json", "broken.json"] {
+            assert!(problems.contains(file), "{file} in {problems}");
+        }
+    }
+}
