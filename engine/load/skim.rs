@@ -234,6 +234,23 @@ mod tests {
         assert_eq!(agrees(r#"{"other": "no id"}"#, &[]), some(""));
     }
 
+    /// Only what lies on a key path is kept, each value as the document holds it.
+    #[test]
+    fn a_skim_keeps_the_key_paths_alone() {
+        let text = r#"{"id": -3, "a": {"b": true, "c": 1.5, "d": null, "e": "x"},
+                       "l": [{"n": "skip"}, {"n": "keep", "m": 2}], "z": {"id": "deep"}}"#;
+        let part = skim(
+            text.as_bytes(),
+            &keys(&["id", "a.b", "a.c", "a.d", "l.1.n"]),
+        );
+        let want: Doc = serde_json::from_str(
+            r#"{"id": -3, "a": {"b": true, "c": 1.5, "d": null}, "l": [{}, {"n": "keep"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(part, Some(want));
+        assert_eq!(agrees(text, &["id"]), Some("-3".to_owned()));
+    }
+
     #[test]
     fn what_the_full_parse_refuses_the_skim_gives_up_on() {
         let key = ["id"];
