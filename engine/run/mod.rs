@@ -8,6 +8,7 @@ pub(crate) mod error;
 pub(crate) mod llm;
 pub(crate) mod models;
 pub(crate) mod partial;
+pub(crate) mod per_repo;
 pub(crate) mod probe;
 pub(crate) mod result;
 pub(crate) mod shard;

@@ -25,8 +25,8 @@ use crate::load::parts::{Part, Parts, classify};
 use crate::load::suite::Suite;
 use crate::run::context::{build_context, evidence_error, suite_evidence};
 use crate::run::partial::{Faithful, Partial, PartialOverrides, PartialUnit, hex, shard_of};
+use crate::run::per_repo::{self, per_repo_phase};
 use crate::run::result::{RunMode, RunResult};
-use crate::run::stream;
 use crate::run::units::prepare;
 use crate::verdict::combine::Unit;
 
@@ -131,10 +131,10 @@ pub(crate) fn run_shard(
     }
     let spec = options.spec;
     let mine = |id: &str| shard_of(id, spec.n) == spec.k;
-    let mut partial = stream::empty_partial(suite);
-    if options.llm.is_none() && !stream::turned_off() {
+    let mut partial = empty_partial(suite);
+    if options.llm.is_none() && !per_repo::turned_off() {
         let read = (&options.overrides, Some(&mine as Keep<'_>));
-        let shells = stream::per_repo_streamed(env, suite, read, &mut partial)?;
+        let shells = per_repo::per_repo_streamed(env, suite, read, &mut partial)?;
         log::debug!(target: "caldera::profile", "shard {}/{} streamed", spec.k, spec.n);
         describe(&mut partial, env, suite, (&parts, options), &shells)?;
         return Ok(partial);
@@ -210,98 +210,28 @@ fn keep_shard(full: Inputs, spec: ShardSpec) -> Inputs {
     }
 }
 
-/// Constant and per-repo suite evidence, then the per-repo judges' units, for the
-/// repos of `inputs`.
-pub(crate) fn per_repo_phase(
-    env: &Environment<'static>,
-    suite: &Suite,
-    parts: &Parts,
-    inputs: &Inputs,
-    partial: &mut Partial,
-) -> Result<(), Vec<Diagnostic>> {
-    let mut ctx = build_context(suite, inputs);
-    let repo_items = match ctx.names.get("repos") {
-        Some(Doc::Array(items)) => items.0.clone(),
-        _ => Vec::new(),
-    };
-    for (entry, (_, part)) in suite.evidence.iter().zip(&parts.evidence) {
-        let (name, plan) = entry;
-        match part {
-            Part::Constant => {
-                let value = evaluate(env, std::slice::from_ref(entry), &ctx)
-                    .map_err(|e| vec![evidence_error(suite, &e)])?;
-                ctx.names.extend(value);
-            }
-            Part::PerRepo => {
-                let mut by_repo = IndexMap::new();
-                for item in &repo_items {
-                    let (id, records) = repo_records(env, suite, (name, plan), &ctx, item)?;
-                    by_repo.insert(id, records);
-                }
-                // A streaming run comes here once per chunk of repos.
-                partial
-                    .records
-                    .entry(name.clone())
-                    .or_default()
-                    .extend(by_repo);
-            }
-            Part::Aggregate | Part::Whole(_) => {}
-        }
-    }
-    for (plan, part) in suite.judges.iter().zip(&parts.judges) {
-        if *part == Part::PerRepo {
-            let units = prepare(env, plan, &ctx);
-            partial
-                .units
-                .entry(plan.spec.dimension.clone())
-                .or_default()
-                .extend(units.iter().map(to_partial_unit));
-        }
-    }
-    Ok(())
-}
-
-/// The records one repo contributes to a per-repo record list: the list evaluated with
-/// `repos` holding that repo alone (its fields read only the item).
-fn repo_records(
-    env: &Environment<'static>,
-    suite: &Suite,
-    (name, plan): (&String, &crate::evidence::plan::ValuePlan),
-    ctx: &Context,
-    item: &Doc,
-) -> Result<(String, Vec<Faithful>), Vec<Diagnostic>> {
-    let id = item
-        .field("id")
-        .and_then(Doc::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let mut one = ctx.clone();
-    one.names
-        .insert("repos".to_owned(), Doc::from(vec![item.clone()]));
-    let entry = [(name.clone(), plan.clone())];
-    let value = evaluate(env, &entry, &one).map_err(|e| vec![evidence_error(suite, &e)])?;
-    let records = match value.get(name) {
-        Some(Doc::Array(items)) => items.iter().cloned().map(Faithful).collect(),
-        _ => Vec::new(),
-    };
-    Ok((id, records))
-}
-
-fn to_partial_unit(unit: &Unit) -> PartialUnit {
-    PartialUnit {
-        repo: unit.repo.clone().unwrap_or_default(),
-        evidence: unit
-            .evidence
-            .as_ref()
-            .map(|ev| {
-                ev.iter()
-                    .map(|(k, v)| (k.clone(), Faithful(v.clone())))
-                    .collect()
-            })
-            .map_err(Clone::clone),
-        failures: unit.failures.clone(),
-        assertions_ran: unit.assertions_ran,
-        heuristic: unit.heuristic.clone(),
+/// A partial (shard 1/1 until told otherwise), before anything is read.
+pub(crate) fn empty_partial(suite: &Suite) -> Partial {
+    Partial {
+        caldera: env!("CARGO_PKG_VERSION").to_owned(),
+        suite: suite.spec.suite.clone(),
+        suite_path: String::new(),
+        suite_fingerprint: suite_fingerprint(suite),
+        inputs_fingerprint: String::new(),
+        shard: 1,
+        shards: 1,
+        run_id: String::new(),
+        overrides: PartialOverrides::default(),
+        repos: Vec::new(),
+        shard_repos: Vec::new(),
+        deferred: Vec::new(),
+        input_summary: Default::default(),
+        input_problems: Vec::new(),
+        data_problems: Vec::new(),
+        named: IndexMap::new(),
+        records: IndexMap::new(),
+        units: IndexMap::new(),
+        llm: None,
     }
 }
 

@@ -13,29 +13,19 @@
 
 use std::path::PathBuf;
 
-use indexmap::IndexMap;
 use minijinja::Environment;
 
-use crate::diag::Diagnostic;
-use crate::load::documents::Keep;
-use crate::load::inputs::{Inputs, Overrides, load_inputs_streaming};
-use crate::load::parts::{Part, classify};
+use crate::load::inputs::Inputs;
+use crate::load::parts::classify;
 use crate::load::suite::Suite;
-use crate::run::partial::{Faithful, Partial, PartialOverrides};
-use crate::run::shard::{Checked, merge, per_repo_phase, suite_fingerprint};
+use crate::run::partial::{Faithful, Partial};
+use crate::run::per_repo::{per_repo_streamed, turned_off};
+use crate::run::shard::{Checked, empty_partial, merge};
 use crate::run::{Phase, Run, RunError, RunOptions, ScoreSource};
-
-/// The environment variable that turns streaming off.
-pub(crate) const NO_STREAM_VAR: &str = "CALDERA_NO_STREAM";
 
 /// Whether a run of `suite` scored by `source` streams.
 pub(crate) fn streams(suite: &Suite, source: ScoreSource<'_>) -> bool {
     matches!(source, ScoreSource::Heuristic) && !turned_off() && classify(suite).streamable()
-}
-
-/// Whether `CALDERA_NO_STREAM` asks every run and shard to read its inputs whole.
-pub(crate) fn turned_off() -> bool {
-    std::env::var_os(NO_STREAM_VAR).is_some_and(|v| !v.is_empty())
 }
 
 /// Runs a streamable suite chunk by chunk (see the module doc); the caller checked
@@ -75,77 +65,6 @@ pub(crate) fn run_streamed(
             },
         ],
     })
-}
-
-/// The per-repo phase over the inputs read a chunk at a time: the records and units of
-/// the repos `keep` says yes to (every repo when `None`) go into `partial`, their private
-/// evidence dropped chunk by chunk. What comes back is the inputs' shells (every document
-/// `null`), for what the whole read tells: repo order, summary, problems.
-pub(crate) fn per_repo_streamed(
-    env: &Environment<'static>,
-    suite: &Suite,
-    (overrides, keep): (&Overrides, Option<Keep<'_>>),
-    partial: &mut Partial,
-) -> Result<Inputs, RunError> {
-    let parts = classify(suite);
-    crate::doc::streaming_starts();
-    let mut failed: Option<Vec<Diagnostic>> = None;
-    let mut chunk = |inputs: &Inputs| {
-        if failed.is_none()
-            && let Err(e) = per_repo_phase(env, suite, &parts, inputs, partial)
-        {
-            failed = Some(e);
-        }
-        partial
-            .shard_repos
-            .extend(inputs.results.iter().map(|d| d.id.clone()));
-        partial.drop_private_evidence();
-    };
-    let shells = load_inputs_streaming(suite, overrides, keep, &mut chunk)?;
-    if let Some(e) = failed {
-        return Err(e.into());
-    }
-    // With no repo of its own, the partial still lists every per-repo part, empty, as a
-    // read in memory leaves it.
-    for (name, part) in &parts.evidence {
-        if *part == Part::PerRepo {
-            partial.records.entry(name.clone()).or_default();
-        }
-    }
-    for (plan, part) in suite.judges.iter().zip(&parts.judges) {
-        if *part == Part::PerRepo {
-            partial
-                .units
-                .entry(plan.spec.dimension.clone())
-                .or_default();
-        }
-    }
-    Ok(shells)
-}
-
-/// A partial (shard 1/1 until told otherwise), before anything is read.
-pub(crate) fn empty_partial(suite: &Suite) -> Partial {
-    Partial {
-        caldera: env!("CARGO_PKG_VERSION").to_owned(),
-        suite: suite.spec.suite.clone(),
-        suite_path: String::new(),
-        suite_fingerprint: suite_fingerprint(suite),
-        inputs_fingerprint: String::new(),
-        shard: 1,
-        shards: 1,
-        run_id: String::new(),
-        overrides: PartialOverrides::default(),
-        repos: Vec::new(),
-        shard_repos: Vec::new(),
-        deferred: Vec::new(),
-        input_summary: Default::default(),
-        input_problems: Vec::new(),
-        data_problems: Vec::new(),
-        named: IndexMap::new(),
-        records: IndexMap::new(),
-        units: IndexMap::new(),
-        llm: None,
-    }
 }
 
 /// What the whole read tells the partial: every repo, in run order, the input summary
