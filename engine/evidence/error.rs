@@ -33,6 +33,10 @@ pub enum ErrorKind {
     Shape,
     /// A bound on evaluation steps, text size or item count was reached.
     Limit,
+    /// The items of nested record lists under one evidence name passed their total
+    /// bound. The total is what is at fault, not the item it was passed on (with lists
+    /// split over the cores, which item that is depends on timing), so none is named.
+    Budget,
     /// Any other failure inside an expression or template.
     Other,
 }
@@ -75,9 +79,12 @@ impl EvalError {
         self
     }
 
-    /// The error raised while computing record item `item`.
+    /// The error raised while computing record item `item` (a [`ErrorKind::Budget`]
+    /// error belongs to no item and stays without one).
     pub fn for_item(mut self, item: Option<&str>) -> EvalError {
-        self.item = item.map(str::to_owned);
+        if self.kind != ErrorKind::Budget {
+            self.item = item.map(str::to_owned);
+        }
         self
     }
 
@@ -109,13 +116,18 @@ impl EvalError {
 
 /// What to do about an error of `kind`, when there is more to say than its message.
 fn help(kind: ErrorKind) -> Option<String> {
-    use crate::evidence::limits::{FUEL, MAX_ITEMS, MAX_TEXT_BYTES};
+    use crate::evidence::limits::{FUEL, MAX_ITEMS, MAX_NESTED_RECORDS, MAX_TEXT_BYTES};
     match kind {
         ErrorKind::Undefined => Some(
             "a name or key that is not there on these inputs: check its spelling against the \
              data, or guard a read that may be absent with `is defined` or `.get(key, default)`"
                 .into(),
         ),
+        ErrorKind::Budget => Some(format!(
+            "nested record lists multiply: at most {MAX_NESTED_RECORDS} items in all under \
+             one evidence name; select fewer outer or inner items (`where`, a narrower \
+             `for_each`)"
+        )),
         ErrorKind::Limit => Some(format!(
             "every expression and template is bounded: {FUEL} steps, {} MiB of text, \
              {MAX_ITEMS} list items; compute less per value (filter with `where`, split a \

@@ -437,7 +437,7 @@ impl NestedBudget {
             return Ok(());
         }
         Err(EvalError {
-            kind: ErrorKind::Limit,
+            kind: ErrorKind::Budget,
             key_path: path.to_owned(),
             item: None,
             message: format!(
@@ -864,6 +864,9 @@ fn eval_items(
         for ((name, p, compiled), (_, plan)) in fields.iter().zip(&rec.fields) {
             observe_before(probe, plan, p, &item_value);
             let value = compiled.eval_opt(&item_value, item, p, None).map_err(|e| {
+                if e.kind == ErrorKind::Budget {
+                    return e;
+                }
                 // An error inside a nested list names both items.
                 let outer = item_label(item, offset + i);
                 EvalError {
@@ -1194,11 +1197,15 @@ mod tests {
         )];
         let err = evaluate(&env, &plan, &ctx).unwrap_err();
         assert_eq!(err.key_path, "evidence.o.fields.inner");
+        assert_eq!(err.kind, ErrorKind::Budget);
         assert!(
             err.message.contains("nested record lists"),
             "{}",
             err.message
         );
+        // The total is at fault, not the item it was passed on: none is named, so the
+        // error is the same whichever thread got there first.
+        assert_eq!(err.item, None);
     }
 
     /// An expression that did not compile at load fails where and as its text would:
