@@ -117,22 +117,26 @@ pub(crate) fn llm(
     Ok(out)
 }
 
-/// The per-repo scores of a run result (`caldera run` JSON): the verdicts of `scope:
+/// The per-repo scores of a run result (`caldera run` JSON, read from `path` as
+/// `caldera report` reads it): the verdicts of `scope:
 /// repo` judges, under the run's source (`heuristic` or its model), and each panel
 /// member's per-repo verdicts under its model; every source is prefixed with the file's
 /// name. A result without per-repo verdicts is an error: its suite-scope scores say
 /// nothing about single repos.
 pub(crate) fn from_result(
     path: &std::path::Path,
+    run: &serde_json::Value,
 ) -> Result<IndexMap<String, SourceScores>, Diagnostic> {
     let fail = |m: String| Diagnostic::error(Code::WrongType, m).in_file(path);
-    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-    let run: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| fail(format!("not a run result: {e}")))?;
-    let stem = path
-        .file_stem()
+    let name = path
+        .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".json.gz")
+        .or_else(|| name.strip_suffix(".json"))
+        .unwrap_or(&name)
+        .to_owned();
     let base = match run["mode"].as_str() {
         Some("heuristic") => "heuristic".to_owned(),
         _ => run["model"].as_str().unwrap_or("llm").to_owned(),

@@ -36,8 +36,8 @@ pub(crate) struct CalibrateArgs {
     /// an optional `note`), or JSONL objects with those keys (`.jsonl`).
     #[arg(long, value_name = "FILE")]
     pub labels: PathBuf,
-    /// Also read per-repo verdicts from a run result (repeatable): `scope: repo` judges
-    /// and panel members.
+    /// Also read per-repo verdicts from a run result (repeatable; `.json` or `.json.gz`):
+    /// `scope: repo` judges and panel members.
     #[arg(long = "result", value_name = "FILE")]
     pub results_files: Vec<PathBuf>,
     /// Leave out the heuristic (judged one repo at a time by default).
@@ -135,7 +135,10 @@ fn gather(
         }
     }
     for path in &args.results_files {
-        scores.extend(sources::from_result(path).map_err(|d| vec![d])?);
+        // Read as `caldera report` reads a result: bounded in size, `.json.gz` inflated,
+        // checked to be a run result of a format this caldera reads.
+        let run = crate::report::model::Report::read(path).map_err(|d| vec![d])?;
+        scores.extend(sources::from_result(path, &run.document()).map_err(|d| vec![d])?);
     }
     Ok(scores)
 }

@@ -16,7 +16,7 @@ use crate::view::history::Format;
 #[derive(Debug, Args)]
 pub(crate) struct HistoryArgs {
     /// A folder of results written by `caldera run` (results/<suite>/), one JSON file per
-    /// run.
+    /// run (`.json`, or `.json.gz` kept compressed).
     #[arg(value_name = "RESULTS_DIR")]
     pub folder: PathBuf,
     /// Output format.

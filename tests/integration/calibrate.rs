@@ -337,6 +337,28 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
     assert_eq!(sources[0]["scores"], sources[1]["scores"]);
     // critical-cves finds 4 of 5 (score 3); exact matching finds 2 of 3 GHSA-aliased CVEs.
     assert_eq!(sources[0]["scores"]["critical-cves"], 3);
+    // A result kept compressed is read as `report` reads it, named without `.json.gz`.
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut enc, &std::fs::read(root.join("run.json")).unwrap()).unwrap();
+    std::fs::write(root.join("kept.json.gz"), enc.finish().unwrap()).unwrap();
+    let out = caldera(
+        root,
+        &[
+            "calibrate",
+            "judges.d/per-repo",
+            "--labels",
+            "labels.csv",
+            "--result",
+            "kept.json.gz",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let c: Value = serde_json::from_str(&out.stdout).unwrap();
+    let kept = &c["dimensions"][0]["sources"][1];
+    assert_eq!(kept["source"], "kept: heuristic");
+    assert_eq!(kept["scores"], sources[1]["scores"]);
     // A result without per-repo verdicts cannot be a source.
     let out = caldera(
         root,
