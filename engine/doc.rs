@@ -87,6 +87,12 @@ impl Doc {
         })
     }
 
+    /// An unsigned JSON number as a document holds it: an integer while it fits in
+    /// `i64`, a float past that. (The parser and the id skim read numbers alike.)
+    pub(crate) fn of_u64(v: u64) -> Doc {
+        i64::try_from(v).map_or(Doc::Float(v as f64), Doc::Int)
+    }
+
     /// The string, for `Str`.
     pub fn as_str(&self) -> Option<&str> {
         match self {
@@ -433,7 +439,7 @@ impl<'de> Visitor<'de> for &DocVisitor {
         Ok(Doc::Int(v))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Doc, E> {
-        Ok(i64::try_from(v).map_or(Doc::Float(v as f64), Doc::Int))
+        Ok(Doc::of_u64(v))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Doc, E> {
         Ok(Doc::Float(v))

@@ -68,7 +68,7 @@ impl<'de> Visitor<'de> for Node<'_> {
         Ok(Doc::Int(v))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Doc, E> {
-        Ok(i64::try_from(v).map_or(Doc::Float(v as f64), Doc::Int))
+        Ok(Doc::of_u64(v))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Doc, E> {
         Ok(Doc::Float(v))
