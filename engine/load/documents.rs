@@ -481,36 +481,35 @@ fn parse_parallel(files: &[(PathBuf, String)], rules: &ReadRules<'_>) -> Vec<Par
             let (doc, bytes) = parse_json_file_as(f, rules.json)?;
             return Ok((doc, bytes, None));
         };
-        if let Some((id, bytes)) = skimmed_id(f, rules, fallback)
-            && !keep(&id)
-        {
-            return Ok((Doc::Null, bytes, Some(id)));
-        }
-        let (doc, bytes) = parse_json_file_as(f, rules.json)?;
-        let id = repo_id(&doc, rules.key).unwrap_or_else(|| fallback.clone());
-        if keep(&id) {
-            Ok((doc, bytes, Some(id)))
-        } else {
-            // Dropped now, whatever the run does with memory at exit: this is the point.
-            drop(doc);
-            Ok((Doc::Null, bytes, Some(id)))
-        }
+        with_bytes_of(f, |bytes| {
+            let size = bytes.len() as u64;
+            if let Some(id) = skimmed_id(bytes, rules, fallback)
+                && !keep(&id)
+            {
+                return Ok((Doc::Null, size, Some(id)));
+            }
+            let (doc, size) = parse_bytes(f, bytes, rules.json)?;
+            let id = repo_id(&doc, rules.key).unwrap_or_else(|| fallback.clone());
+            if keep(&id) {
+                Ok((doc, size, Some(id)))
+            } else {
+                // Dropped now, whatever the run does with memory at exit: this is the point.
+                drop(doc);
+                Ok((Doc::Null, size, Some(id)))
+            }
+        })
     })
 }
 
-/// The repo id of a strict JSON file and its size, read without building its document
-/// ([`crate::load::skim`]); `None` when only a full parse can tell (a lenient input,
-/// a file that does not read or parse cleanly), which then says why.
-fn skimmed_id(file: &Path, rules: &ReadRules<'_>, fallback: &str) -> Option<(String, u64)> {
+/// The repo id of a strict JSON file's `bytes`, read without building its document
+/// ([`crate::load::skim`]); `None` when only a full parse can tell (a lenient input, a
+/// file that does not parse cleanly), which then says why.
+fn skimmed_id(bytes: &[u8], rules: &ReadRules<'_>, fallback: &str) -> Option<String> {
     if rules.json != JsonMode::Strict {
         return None;
     }
-    let skimmed = with_bytes_of(file, |bytes| {
-        let part = crate::load::skim::skim(bytes, rules.key);
-        Ok(part.map(|part| (repo_id(&part, rules.key), bytes.len() as u64)))
-    });
-    let (id, bytes) = skimmed.ok()??;
-    Some((id.unwrap_or_else(|| fallback.to_owned()), bytes))
+    let part = crate::load::skim::skim(bytes, rules.key)?;
+    Some(repo_id(&part, rules.key).unwrap_or_else(|| fallback.to_owned()))
 }
 
 #[cfg(test)]
