@@ -312,21 +312,25 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
     // mixed-severity and sbom-monorepo, 3 for the other seven; mean 36 / 10 = 3.6, PASS
     // in the default decision table (3.5 <= x < 4.0): exit 0.
     assert_eq!(run.code, Some(0), "{run:?}");
-    let out = caldera(
-        root,
-        &[
-            "calibrate",
-            "judges.d/per-repo",
-            "--labels",
-            "labels.csv",
-            "--result",
-            "run.json",
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let c: Value = serde_json::from_str(&out.stdout).unwrap();
+    // The calibration of the per-repo judge with `result` as a second source.
+    let calibrate_with = |result: &str| -> Value {
+        let out = caldera(
+            root,
+            &[
+                "calibrate",
+                "judges.d/per-repo",
+                "--labels",
+                "labels.csv",
+                "--result",
+                result,
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let c = calibrate_with("run.json");
     let sources = c["dimensions"][0]["sources"].as_array().unwrap();
     let names: Vec<&str> = sources
         .iter()
@@ -341,21 +345,7 @@ fn a_run_results_per_repo_verdicts_are_a_source() {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     std::io::Write::write_all(&mut enc, &std::fs::read(root.join("run.json")).unwrap()).unwrap();
     std::fs::write(root.join("kept.json.gz"), enc.finish().unwrap()).unwrap();
-    let out = caldera(
-        root,
-        &[
-            "calibrate",
-            "judges.d/per-repo",
-            "--labels",
-            "labels.csv",
-            "--result",
-            "kept.json.gz",
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let c: Value = serde_json::from_str(&out.stdout).unwrap();
+    let c = calibrate_with("kept.json.gz");
     let kept = &c["dimensions"][0]["sources"][1];
     assert_eq!(kept["source"], "kept: heuristic");
     assert_eq!(kept["scores"], sources[1]["scores"]);
